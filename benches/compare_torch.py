@@ -1,0 +1,213 @@
+"""Run the same workloads on ferrograd and (if importable) PyTorch, in one run.
+
+    python benches/compare_torch.py           # full run
+    python benches/compare_torch.py --quick   # fewer repeats
+
+For each workload it prints the median over repeats for each library and the
+speed ratio ferrograd/PyTorch (above 1 means ferrograd is faster).  The "ref"
+column is what PyTorch measured on the 2-core development machine.
+
+Workloads:
+  (a) a chain of 20 elementwise ops on 16-element float32 tensors that require
+      grad, forward + backward; time per op (per-call overhead).
+  (b) 1024x1024 float32 matmul; GFLOP/s.
+  (c) a chain of elementwise ops on 4M-element float32 tensors, no grad;
+      effective GB/s, counting the bytes each op reads and writes.
+  (d) a 2-16-16-1 tanh MLP written with plain tensors and matmul, batch 32,
+      forward + backward; time per step.
+
+OpenBLAS is limited to one thread.  PyTorch keeps its default thread count.
+"""
+
+import os
+
+os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before numpy or torch is imported
+
+import argparse
+import gc
+import importlib
+import statistics
+import time
+
+
+def load(name):
+    try:
+        return importlib.import_module(name), None
+    except Exception as exc:  # not built, not installed, or broken
+        return None, f"{type(exc).__name__}: {exc}"
+
+
+def median_time(fn, number, repeat, warmup):
+    """Median over `repeat` runs of the time per call, each run making `number` calls."""
+    for _ in range(warmup):
+        fn()
+    gc.collect()
+    gc.disable()
+    try:
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            times.append((time.perf_counter() - start) / number)
+    finally:
+        gc.enable()
+    return statistics.median(times)
+
+
+# Each workload takes the library module `T` and the repeat settings, and returns
+# (value, unit, higher_is_better).
+
+SMALL_OPS = 20
+
+
+def small_elementwise_chain(T, quick):
+    x = T.randn(16, requires_grad=True)
+    w = T.randn(16)
+
+    def step():
+        y = x
+        for _ in range(SMALL_OPS // 5):
+            y = y * w
+            y = y + 0.5
+            y = y.tanh()
+            y = y * 2.0
+            y = y.sigmoid()
+        y.sum().backward()
+        x.grad = None
+
+    seconds = median_time(step, number=50 if quick else 200, repeat=5 if quick else 15, warmup=20)
+    return seconds / SMALL_OPS * 1e6, "µs/op", False
+
+
+MATMUL_N = 1024
+
+
+def matmul(T, quick):
+    a = T.randn(MATMUL_N, MATMUL_N)
+    b = T.randn(MATMUL_N, MATMUL_N)
+
+    def step():
+        a @ b
+
+    seconds = median_time(step, number=1, repeat=5 if quick else 20, warmup=3)
+    return 2 * MATMUL_N ** 3 / seconds / 1e9, "GFLOP/s", True
+
+
+BIG_N = 4 * 1024 * 1024
+
+
+def big_elementwise_chain(T, quick):
+    x = T.randn(BIG_N)
+
+    def step():
+        y = x * 2.0  # reads 1 tensor, writes 1
+        y = y + 1.0  # 1 + 1
+        y = y * x  # 2 + 1
+        y = y + x  # 2 + 1
+        y = y * 0.5  # 1 + 1
+        y = y - x  # 2 + 1
+
+    tensors_touched = 2 + 2 + 3 + 3 + 2 + 3
+    with T.no_grad():
+        seconds = median_time(step, number=1, repeat=5 if quick else 20, warmup=3)
+    return tensors_touched * BIG_N * 4 / seconds / 1e9, "GB/s", True
+
+
+def mlp(T, quick):
+    batch = 32
+    X = T.randn(batch, 2)
+    Y = T.randn(batch, 1)
+    W1 = (T.randn(2, 16) * 0.5).requires_grad_()
+    b1 = T.zeros(16).requires_grad_()
+    W2 = (T.randn(16, 16) * 0.25).requires_grad_()
+    b2 = T.zeros(16).requires_grad_()
+    W3 = (T.randn(16, 1) * 0.25).requires_grad_()
+    b3 = T.zeros(1).requires_grad_()
+    params = [W1, b1, W2, b2, W3, b3]
+
+    def step():
+        h = (X @ W1 + b1).tanh()
+        h = (h @ W2 + b2).tanh()
+        out = h @ W3 + b3
+        loss = ((out - Y) ** 2).mean()
+        loss.backward()
+        for p in params:
+            p.grad = None
+
+    seconds = median_time(step, number=50 if quick else 200, repeat=5 if quick else 15, warmup=20)
+    return seconds * 1e6, "µs/step", False
+
+
+WORKLOADS = [
+    ("(a) 20 elementwise ops, 16 elts, fwd+bwd", small_elementwise_chain, 9.4),
+    ("(b) matmul 1024x1024 f32", matmul, 245.0),
+    ("(c) elementwise chain, 4M elts, no grad", big_elementwise_chain, 27.0),
+    ("(d) MLP 2-16-16-1 tanh, batch 32, fwd+bwd", mlp, None),
+]
+
+
+def run(T, fn, quick):
+    try:
+        return fn(T, quick), None
+    except Exception as exc:
+        return None, f"{type(exc).__name__}: {exc}"
+
+
+def speed_ratio(ours, theirs):
+    """ferrograd speed / PyTorch speed."""
+    if ours is None or theirs is None:
+        return "-"
+    value, _, higher_is_better = ours
+    other = theirs[0]
+    ratio = value / other if higher_is_better else other / value
+    return f"{ratio:.2f}x"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats")
+    args = parser.parse_args()
+
+    fg, fg_error = load("ferrograd")
+    torch, torch_error = load("torch")
+    if fg is None:
+        print(f"ferrograd not importable ({fg_error})")
+    if torch is None:
+        print(f"torch not importable ({torch_error})")
+    else:
+        print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
+    if fg is None and torch is None:
+        raise SystemExit(1)
+    print(f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}"
+          f"{', quick' if args.quick else ''}")
+    print()
+
+    header = f"{'workload':44} {'ferrograd':>18} {'torch':>18} {'ref (torch)':>12} {'fg/torch speed':>15}"
+    print(header)
+    print("-" * len(header))
+    errors = []
+    for name, fn, reference in WORKLOADS:
+        results, cells = [], []
+        for label, lib in (("ferrograd", fg), ("torch", torch)):
+            result = None
+            if lib is None:
+                cells.append("-")
+            else:
+                result, error = run(lib, fn, args.quick)
+                if error is not None:
+                    errors.append(f"{label} {name}: {error}")
+                    cells.append("error")
+                else:
+                    value, unit, _ = result
+                    cells.append(f"{value:.1f} {unit}")
+            results.append(result)
+        ref = f"~{reference:g}" if reference is not None else "-"
+        print(f"{name:44} {cells[0]:>18} {cells[1]:>18} {ref:>12} {speed_ratio(*results):>15}",
+              flush=True)
+    for line in errors:
+        print(line)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,511 @@
+"""Tensor methods written in Python (argument parsing, conversions); the hot paths are in Rust."""
+
+import warnings
+from collections import namedtuple
+
+import numpy as np
+
+from . import _core
+
+Tensor = _core.Tensor
+
+_NP_TYPESTR = {"torch.float32": "<f4", "torch.float64": "<f8", "torch.int64": "<i8", "torch.bool": "|b1"}
+
+max_result = namedtuple("max", ["values", "indices"])
+min_result = namedtuple("min", ["values", "indices"])
+
+_NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more information."
+)
+
+
+class device:
+    """Only the CPU exists here."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type="cpu", index=None):
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        if type != "cpu":
+            raise RuntimeError(f"ferrograd runs on the CPU only; device {type!r} is not available")
+        self.type = type
+        self.index = index
+
+    def __repr__(self):
+        return f"device(type='{self.type}')"
+
+    def __str__(self):
+        return self.type
+
+    def __eq__(self, other):
+        return isinstance(other, (device, str)) and str(other) == "cpu"
+
+    def __hash__(self):
+        return hash("cpu")
+
+
+_CPU = device("cpu")
+
+
+def _grad_get(self):
+    g = self._grad
+    if g is None and not self.is_leaf and not self.retains_grad:
+        warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+    return g
+
+
+def _grad_set(self, value):
+    self._grad = value
+
+
+def _grad_del(self):
+    self._grad = None
+
+
+class _ArrayHolder:
+    """Exposes a tensor's memory to numpy through ``__array_interface__`` (no copy)."""
+
+    __slots__ = ("_t", "__array_interface__")
+
+    def __init__(self, t):
+        self._t = t
+        size = t.element_size()
+        self.__array_interface__ = {
+            "version": 3,
+            "shape": tuple(t.shape),
+            "typestr": _NP_TYPESTR[str(t.dtype)],
+            "data": (t.data_ptr(), False),
+            "strides": tuple(s * size for s in t.stride()),
+        }
+
+
+def numpy(self, *, force=False):
+    if self.requires_grad:
+        if not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+            )
+        self = self.detach()
+    self._mark_shared()
+    return np.asarray(_ArrayHolder(self))
+
+
+def __array__(self, dtype=None, copy=None):
+    a = self.detach().numpy()
+    if dtype is not None:
+        a = a.astype(dtype, copy=False)
+    return a
+
+
+def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Computes the gradient of this tensor with respect to the graph's leaves."""
+    from .autograd import backward as _backward
+
+    _backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+def register_hook(self, hook):
+    raise NotImplementedError("Tensor.register_hook is not supported by ferrograd yet")
+
+
+def size(self, dim=None):
+    if dim is None:
+        return self.shape
+    n = self.dim()
+    if not -max(n, 1) <= dim < max(n, 1):
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-max(n, 1)}, {max(n, 1) - 1}], but got {dim})"
+        )
+    return self.shape[dim] if n else 1
+
+
+def _dtype_of(x):
+    from . import float32
+
+    return x if x is not None else float32
+
+
+def to(self, *args, **kwargs):
+    """``to(dtype)``, ``to("cpu")``, ``to(other)``, ``to(device, dtype)``; ``copy=True`` copies."""
+    dtype = kwargs.pop("dtype", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    dev = kwargs.pop("device", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype = a.dtype
+        elif isinstance(a, (str, device)):
+            dev = a
+        elif isinstance(a, bool):
+            continue
+        elif a is not None:
+            dtype = a
+    if dev is not None:
+        device(dev)
+    if dtype is None:
+        return self.clone() if copy else self
+    return self._to_dtype(dtype, copy)
+
+
+def _cast(dtype_name):
+    def f(self):
+        from . import _DTYPES
+
+        return self._to_dtype(_DTYPES[dtype_name])
+
+    f.__name__ = dtype_name
+    return f
+
+
+def type_(self, dtype=None, non_blocking=False):
+    if dtype is None:
+        return {"torch.float32": "torch.FloatTensor", "torch.float64": "torch.DoubleTensor",
+                "torch.int64": "torch.LongTensor", "torch.bool": "torch.BoolTensor"}[str(self.dtype)]
+    if isinstance(dtype, str):
+        from . import float32, float64, int64, bool as bool_
+
+        dtype = {"torch.FloatTensor": float32, "torch.DoubleTensor": float64,
+                 "torch.LongTensor": int64, "torch.BoolTensor": bool_}[dtype]
+    return self.to(dtype)
+
+
+def type_as(self, other):
+    return self.to(other.dtype)
+
+
+def cpu(self):
+    return self
+
+
+def cuda(self, *args, **kwargs):
+    raise RuntimeError("Torch not compiled with CUDA enabled")
+
+
+def _binary_method(name):
+    def f(self, other):
+        return self._binary(name, other)
+
+    f.__name__ = name
+    return f
+
+
+def add(self, other, *, alpha=1):
+    if alpha != 1:
+        other = other * alpha
+    return self._binary("add", other)
+
+
+def sub(self, other, *, alpha=1):
+    if alpha != 1:
+        other = other * alpha
+    return self._binary("sub", other)
+
+
+def add_(self, other, *, alpha=1):
+    if alpha != 1:
+        other = other * alpha
+    return self._add_(other)
+
+
+def sub_(self, other, *, alpha=1):
+    if alpha != 1:
+        other = other * alpha
+    return self._sub_(other)
+
+
+def div(self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return self._binary("div", other)
+    if rounding_mode == "floor":
+        return self._binary("floor_divide", other)
+    if rounding_mode == "trunc":
+        q = self._binary("div", other)
+        return q.sign() * q.abs()._binary("floor_divide", 1) if q.is_floating_point() else q
+    raise RuntimeError(
+        f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
+    )
+
+
+def pow_(self, exponent):
+    self._binary_("pow", exponent)
+    return self
+
+
+def square(self):
+    return self * self
+
+
+def _max_min(want_max):
+    res_type = max_result if want_max else min_result
+
+    def f(self, dim=None, keepdim=False, *, axis=None):
+        if isinstance(dim, Tensor):
+            return self._binary("maximum" if want_max else "minimum", dim)
+        if dim is None:
+            dim = axis
+        if dim is None:
+            return self._max_all(want_max)
+        v, i = self._max_dim(dim, keepdim, want_max)
+        return res_type(v, i)
+
+    f.__name__ = "max" if want_max else "min"
+    return f
+
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return float(correction)
+    if unbiased is None:
+        return 1.0
+    return 1.0 if unbiased else 0.0
+
+
+def _var_std(take_sqrt):
+    def f(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
+        if isinstance(dim, bool):  # var(unbiased)
+            dim, unbiased = None, dim
+        if dim is None:
+            dim = axis
+        dims = [dim] if isinstance(dim, int) else (list(dim) if dim is not None else None)
+        return self._var(dims, _correction(unbiased, correction), keepdim, take_sqrt)
+
+    f.__name__ = "std" if take_sqrt else "var"
+    return f
+
+
+def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+    if p == "fro" or p is None:
+        p = 2.0
+    elif p == "nuc":
+        raise NotImplementedError("norm(p='nuc') is not supported by ferrograd yet")
+    dims = [dim] if isinstance(dim, int) else (list(dim) if dim is not None else None)
+    t = self.to(dtype) if dtype is not None else self
+    return t._norm(float(p), dims, keepdim)
+
+
+def split(self, split_size_or_sections, dim=0):
+    n = self.shape[dim] if self.dim() else 1
+    if isinstance(split_size_or_sections, int):
+        s = split_size_or_sections
+        if s <= 0 and n > 0:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+        sizes = [min(s, n - i) for i in range(0, n, s)] if s > 0 else [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if sum(sizes) != n:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                f"dimension {dim}), but got split_sizes={sizes}"
+            )
+    return tuple(self._split_sizes(sizes, dim))
+
+
+def chunk(self, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    n = self.shape[dim]
+    size = -(-n // chunks) if n else 0
+    if size == 0:
+        return tuple(self._split_sizes([0] * min(chunks, 1 if n == 0 else chunks), dim))
+    return split(self, size, dim)
+
+
+def unbind(self, dim=0):
+    return tuple(self.select(dim, i) for i in range(self.shape[dim]))
+
+
+def __iter__(self):
+    if self.dim() == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return iter(unbind(self, 0))
+
+
+def __format__(self, spec):
+    if self.dim() == 0:
+        return self.item().__format__(spec)
+    return object.__format__(self, spec)
+
+
+def __contains__(self, element):
+    return bool((self == element).any())
+
+
+def any_(self, dim=None, keepdim=False):
+    b = self.to(_dtype_bool())
+    if dim is None:
+        return b.sum() > 0
+    return b.sum(dim, keepdim=keepdim) > 0
+
+
+def all_(self, dim=None, keepdim=False):
+    b = self.to(_dtype_bool())
+    if dim is None:
+        return b.logical_not().sum() == 0
+    return b.logical_not().sum(dim, keepdim=keepdim) == 0
+
+
+def _dtype_bool():
+    from . import bool as b
+
+    return b
+
+
+def where(self, condition, other):
+    return _core.where(condition, self, other)
+
+
+def view_as(self, other):
+    return self.view(tuple(other.shape))
+
+
+def reshape_as(self, other):
+    return self.reshape(tuple(other.shape))
+
+
+def new_tensor(self, data, dtype=None, requires_grad=False, **kw):
+    from . import tensor
+
+    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def new_zeros(self, *size, dtype=None, requires_grad=False, **kw):
+    from . import zeros
+
+    return zeros(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def new_ones(self, *size, dtype=None, requires_grad=False, **kw):
+    from . import ones
+
+    return ones(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def new_full(self, size, fill_value, dtype=None, requires_grad=False, **kw):
+    from . import full
+
+    return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def new_empty(self, *size, dtype=None, requires_grad=False, **kw):
+    return new_zeros(self, *size, dtype=dtype, requires_grad=requires_grad)
+
+
+def gelu(self, approximate="none"):
+    return self._gelu(approximate)
+
+
+def __deepcopy__(self, memo):
+    if not self.is_leaf:
+        raise RuntimeError(
+            "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+            "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+            "because of a torch.nn.utils.weight_norm usage, see "
+            "https://github.com/pytorch/pytorch/pull/103001"
+        )
+    out = self.detach().clone()
+    if type(self) is not Tensor:
+        out = type(self).__new__(type(self), out) if hasattr(type(self), "__new__") else out
+    out.requires_grad_(self.requires_grad)
+    memo[id(self)] = out
+    return out
+
+
+def __reduce_ex__(self, protocol):
+    from . import _rebuild_tensor
+
+    return (_rebuild_tensor, (self.detach().numpy().copy(), self.requires_grad))
+
+
+_METHODS = {
+    "grad": property(_grad_get, _grad_set, _grad_del),
+    "device": property(lambda self: _CPU),
+    "is_cuda": property(lambda self: False),
+    "is_cpu": property(lambda self: True),
+    "layout": property(lambda self: "torch.strided"),
+    "numpy": numpy,
+    "__array__": __array__,
+    "__array_priority__": 1000,
+    "backward": backward,
+    "register_hook": register_hook,
+    "size": size,
+    "to": to,
+    "float": _cast("float32"),
+    "double": _cast("float64"),
+    "long": _cast("int64"),
+    "int": _cast("int64"),
+    "bool": _cast("bool"),
+    "type": type_,
+    "type_as": type_as,
+    "cpu": cpu,
+    "cuda": cuda,
+    "add": add,
+    "sub": sub,
+    "subtract": sub,
+    "add_": add_,
+    "sub_": sub_,
+    "mul": _binary_method("mul"),
+    "multiply": _binary_method("mul"),
+    "div": div,
+    "divide": div,
+    "true_divide": _binary_method("div"),
+    "pow": _binary_method("pow"),
+    "pow_": pow_,
+    "square": square,
+    "maximum": _binary_method("maximum"),
+    "minimum": _binary_method("minimum"),
+    "floor_divide": _binary_method("floor_divide"),
+    "remainder": _binary_method("remainder"),
+    "eq": _binary_method("eq"),
+    "ne": _binary_method("ne"),
+    "lt": _binary_method("lt"),
+    "le": _binary_method("le"),
+    "gt": _binary_method("gt"),
+    "ge": _binary_method("ge"),
+    "greater": _binary_method("gt"),
+    "less": _binary_method("lt"),
+    "logical_and": _binary_method("logical_and"),
+    "logical_or": _binary_method("logical_or"),
+    "logical_xor": _binary_method("logical_xor"),
+    "bitwise_and": _binary_method("bitwise_and"),
+    "bitwise_or": _binary_method("bitwise_or"),
+    "bitwise_xor": _binary_method("bitwise_xor"),
+    "negative": lambda self: self.neg(),
+    "clip": lambda self, min=None, max=None: self.clamp(min, max),
+    "clip_": lambda self, min=None, max=None: self.clamp_(min, max),
+    "max": _max_min(True),
+    "min": _max_min(False),
+    "var": _var_std(False),
+    "std": _var_std(True),
+    "norm": norm,
+    "split": split,
+    "chunk": chunk,
+    "unbind": unbind,
+    "__iter__": __iter__,
+    "__format__": __format__,
+    "__contains__": __contains__,
+    "any": any_,
+    "all": all_,
+    "where": where,
+    "view_as": view_as,
+    "reshape_as": reshape_as,
+    "new_tensor": new_tensor,
+    "new_zeros": new_zeros,
+    "new_ones": new_ones,
+    "new_full": new_full,
+    "new_empty": new_empty,
+    "__deepcopy__": __deepcopy__,
+    "__reduce_ex__": __reduce_ex__,
+    "silu": lambda self: self._silu(),
+}
+
+
+def install():
+    for name, fn in _METHODS.items():
+        setattr(Tensor, name, fn)

@@ -1,0 +1,369 @@
+//! The backward engine (PyTorch's engine.cpp, on one thread): count dependencies with an explicit
+//! stack, run a node once all its incoming gradients have arrived (highest sequence number
+//! first), sum gradients per node input, reduce broadcast gradients to the input's shape, and
+//! accumulate into leaves' `.grad`.
+
+use super::graph::{arena, unpack_saved, BackwardCtx, NodeId, NodeKind, NodeRef};
+use super::grad_mode::GradModeGuard;
+use crate::error::{Error, Result};
+use crate::layout::fmt_size;
+use crate::ops;
+use crate::tensor::Tensor;
+use std::collections::{BinaryHeap, HashMap, HashSet};
+
+pub struct BackwardOptions {
+    pub keep_graph: bool,
+    pub create_graph: bool,
+    /// `autograd.grad`: return the gradients of these tensors instead of accumulating.
+    /// `backward(inputs=...)`: accumulate only into these.
+    pub inputs: Option<Vec<Tensor>>,
+    pub accumulate: bool,
+    /// `autograd.grad(allow_unused=...)`.
+    pub allow_unused: bool,
+}
+
+struct Info {
+    kind: NodeKind,
+    next: Vec<super::graph::Edge>,
+    seq: u64,
+    num_outputs: usize,
+    input_meta: Vec<(Vec<usize>, crate::dtype::DType)>,
+    output_meta: Vec<(Vec<usize>, crate::dtype::DType)>,
+    retained: Vec<(u32, crate::tensor::WeakTensor)>,
+    has_saved: bool,
+}
+
+/// Runs backward from `roots` seeded with `grads`. Returns, for `autograd.grad`, the gradient of
+/// each of `opts.inputs` (None where unused and allowed).
+pub fn run_backward(
+    roots: &[Tensor],
+    grads: Vec<Tensor>,
+    opts: BackwardOptions,
+) -> Result<Vec<Option<Tensor>>> {
+    // Root edges, with PyTorch's check.
+    let mut root_edges = Vec::with_capacity(roots.len());
+    for (i, r) in roots.iter().enumerate() {
+        match super::graph::gradient_edge(r) {
+            Some(e) => root_edges.push(e),
+            None => {
+                return Err(Error::Runtime(format!(
+                    "element {i} of tensors does not require grad and does not have a grad_fn"
+                )))
+            }
+        }
+    }
+    // Capture targets: the edge through which each requested input receives its gradient.
+    let mut targets: Vec<(NodeRef, u32)> = Vec::new();
+    if let Some(inputs) = &opts.inputs {
+        for t in inputs {
+            match super::graph::gradient_edge(t) {
+                Some(e) => targets.push(e),
+                None => {
+                    return Err(Error::Runtime(
+                        "One of the differentiated Tensors does not require grad".into(),
+                    ))
+                }
+            }
+        }
+    }
+
+    // Discover the graph under one lock: every node reachable from the roots.
+    let mut infos: HashMap<NodeId, Info> = HashMap::new();
+    {
+        let a = arena();
+        let mut stack: Vec<NodeId> = root_edges.iter().map(|(n, _)| n.id()).collect();
+        while let Some(id) = stack.pop() {
+            if infos.contains_key(&id) {
+                continue;
+            }
+            let Some(n) = a.get(id) else { continue };
+            for e in &n.next {
+                if let Some(c) = e.node {
+                    if !infos.contains_key(&c) {
+                        stack.push(c);
+                    }
+                }
+            }
+            infos.insert(
+                id,
+                Info {
+                    kind: n.kind.clone(),
+                    next: n.next.clone(),
+                    seq: n.seq,
+                    num_outputs: n.output_meta.len().max(1),
+                    input_meta: n.input_meta.clone(),
+                    output_meta: n.output_meta.clone(),
+                    retained: n.retained.clone(),
+                    has_saved: n.saved_len() > 0,
+                },
+            );
+        }
+    }
+
+    // With targets, only nodes on a path to a target are needed (reverse reachability,
+    // computed iteratively in post-order).
+    let target_nodes: HashSet<NodeId> = targets.iter().map(|(n, _)| n.id()).collect();
+    let needed: Option<HashSet<NodeId>> = if opts.inputs.is_some() {
+        let mut needed: HashSet<NodeId> = HashSet::new();
+        let mut state: HashMap<NodeId, u8> = HashMap::new(); // 1 = open, 2 = done
+        for (root, _) in &root_edges {
+            let mut stack = vec![(root.id(), false)];
+            while let Some((id, expanded)) = stack.pop() {
+                if expanded {
+                    let info = &infos[&id];
+                    let any = target_nodes.contains(&id)
+                        || info
+                            .next
+                            .iter()
+                            .any(|e| e.node.is_some_and(|c| needed.contains(&c)));
+                    if any {
+                        needed.insert(id);
+                    }
+                    state.insert(id, 2);
+                    continue;
+                }
+                if state.contains_key(&id) || !infos.contains_key(&id) {
+                    continue;
+                }
+                state.insert(id, 1);
+                stack.push((id, true));
+                for e in &infos[&id].next {
+                    if let Some(c) = e.node {
+                        if !state.contains_key(&c) {
+                            stack.push((c, false));
+                        }
+                    }
+                }
+            }
+        }
+        Some(needed)
+    } else {
+        None
+    };
+    let is_needed = |id: &NodeId| needed.as_ref().is_none_or(|n| n.contains(id));
+
+    // Dependencies: number of incoming edges from needed nodes.
+    let mut deps: HashMap<NodeId, usize> = HashMap::new();
+    for (id, info) in &infos {
+        if !is_needed(id) || target_nodes.contains(id) && !opts.accumulate {
+            continue;
+        }
+        for e in &info.next {
+            if let Some(c) = e.node {
+                if is_needed(&c) {
+                    *deps.entry(c).or_insert(0) += 1;
+                }
+            }
+        }
+    }
+
+    let _mode = GradModeGuard::new(opts.create_graph);
+    let mut buffers: HashMap<NodeId, Vec<Option<Tensor>>> = HashMap::new();
+    for ((node, nr), g) in root_edges.iter().zip(grads) {
+        let n = infos[&node.id()].num_outputs;
+        let buf = buffers.entry(node.id()).or_insert_with(|| vec![None; n]);
+        add_to(&mut buf[*nr as usize], g)?;
+    }
+    let mut heap: BinaryHeap<(u64, NodeId)> = BinaryHeap::new();
+    let mut queued: HashSet<NodeId> = HashSet::new();
+    for (node, _) in &root_edges {
+        let id = node.id();
+        if deps.get(&id).copied().unwrap_or(0) == 0 && queued.insert(id) {
+            heap.push((infos[&id].seq, id));
+        }
+    }
+    let input_filter: Option<HashSet<usize>> = if opts.accumulate {
+        opts.inputs
+            .as_ref()
+            .map(|v| v.iter().map(|t| t.id()).collect())
+    } else {
+        None
+    };
+    let mut captured: Vec<Option<Tensor>> = vec![None; targets.len()];
+
+    while let Some((_, id)) = heap.pop() {
+        let info = &infos[&id];
+        let mut buf = buffers.remove(&id).unwrap_or_else(|| vec![None; info.num_outputs]);
+
+        // gradients of requested inputs
+        for (k, (t, nr)) in targets.iter().enumerate() {
+            if t.id() == id {
+                if let Some(g) = &buf[*nr as usize] {
+                    captured[k] = Some(g.clone());
+                }
+            }
+        }
+        // retain_grad() on non-leaf outputs of this node
+        for (nr, w) in &info.retained {
+            if let (Some(t), Some(g)) = (w.upgrade(), &buf[*nr as usize]) {
+                let t = Tensor(t);
+                let new = match t.grad() {
+                    None => ops::clone(g)?,
+                    Some(old) => ops::add(&old, g)?,
+                };
+                t.set_grad(Some(ops::detach_unless(new, opts.create_graph)));
+            }
+        }
+        if !opts.accumulate && target_nodes.contains(&id) {
+            continue;
+        }
+        if let (Some(filter), Some(inputs)) = (&input_filter, &opts.inputs) {
+            // backward(inputs=[non-leaf]) accumulates into that tensor's .grad
+            for t in inputs {
+                let m = t.meta();
+                if let Some(f) = &m.grad_fn {
+                    if f.id() == id {
+                        let nr = m.output_nr as usize;
+                        drop(m);
+                        if let Some(g) = buf[nr].clone() {
+                            accumulate_grad(t, g, opts.create_graph)?;
+                        }
+                    }
+                }
+            }
+            let _ = filter;
+        }
+
+        let input_grads: Vec<Option<Tensor>> = match &info.kind {
+            NodeKind::Accumulate(var) => {
+                let take = input_filter.as_ref().is_none_or(|f| f.contains(&var.id()));
+                if take && opts.accumulate {
+                    if let Some(g) = buf[0].take() {
+                        accumulate_grad(var, g, opts.create_graph)?;
+                    }
+                }
+                Vec::new()
+            }
+            NodeKind::Op(f) => {
+                let saved = unpack_saved(id, opts.create_graph)?;
+                let mut ctx = BackwardCtx {
+                    grads: buf,
+                    saved,
+                    needs_input_grad: info
+                        .next
+                        .iter()
+                        .map(|e| e.node.is_some_and(|c| is_needed(&c)))
+                        .collect(),
+                    output_meta: info.output_meta.clone(),
+                };
+                let out = f(&mut ctx)?;
+                drop(ctx);
+                out
+            }
+            NodeKind::External(f) => {
+                let out = f.call(buf)?;
+                if out.len() < info.next.len() {
+                    return Err(Error::Runtime(format!(
+                        "function {} returned an incorrect number of gradients (expected {}, got {})",
+                        NodeRef::from_id(id).map(|r| r.name()).unwrap_or_default(),
+                        info.next.len(),
+                        out.len()
+                    )));
+                }
+                out
+            }
+        };
+        if !opts.keep_graph && info.has_saved {
+            super::graph::release_saved(id);
+        }
+
+        for (i, e) in info.next.iter().enumerate() {
+            let Some(child) = e.node else { continue };
+            if !is_needed(&child) {
+                continue;
+            }
+            if let Some(Some(g)) = input_grads.get(i) {
+                let (shape, dtype) = &info.input_meta[i];
+                let g = validate_grad(g.clone(), shape, *dtype, i)?;
+                let n = infos[&child].num_outputs;
+                let b = buffers.entry(child).or_insert_with(|| vec![None; n]);
+                add_to(&mut b[e.input_nr as usize], g)?;
+            }
+            let d = deps.get_mut(&child).expect("counted above");
+            *d -= 1;
+            if *d == 0 && queued.insert(child) {
+                heap.push((infos[&child].seq, child));
+            }
+        }
+    }
+
+    if !opts.accumulate {
+        for (k, c) in captured.iter().enumerate() {
+            if c.is_none() && !opts.allow_unused {
+                return Err(Error::Runtime(format!("The differentiated Tensor at index {k} appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior.")));
+            }
+        }
+    }
+    Ok(captured)
+}
+
+fn add_to(slot: &mut Option<Tensor>, g: Tensor) -> Result<()> {
+    *slot = Some(match slot.take() {
+        None => g,
+        Some(old) => ops::add(&old, &g)?,
+    });
+    Ok(())
+}
+
+/// PyTorch's validate_outputs: sum a broadcast gradient back to the input's shape, cast dtype.
+fn validate_grad(
+    g: Tensor,
+    shape: &[usize],
+    dtype: crate::dtype::DType,
+    index: usize,
+) -> Result<Tensor> {
+    let g = if g.shape() != shape {
+        ops::sum_to(&g, shape).map_err(|_| {
+            Error::Runtime(format!(
+                "Function returned an invalid gradient at index {index} - got {} but expected shape compatible with {}",
+                crate::layout::fmt_list(g.shape()),
+                crate::layout::fmt_list(shape)
+            ))
+        })?
+    } else {
+        g
+    };
+    if g.dtype() != dtype {
+        ops::to_dtype(&g, dtype)
+    } else {
+        Ok(g)
+    }
+}
+
+/// AccumulateGrad: the first gradient is stored (materialised when it is an expanded view),
+/// later ones are added in place, or out of place when building a graph.
+pub fn accumulate_grad(var: &Tensor, g: Tensor, create_graph: bool) -> Result<()> {
+    if g.shape() != var.shape() {
+        return Err(Error::Runtime(format!(
+            "Mismatch in shape: grad has shape {} and variable has shape {}",
+            fmt_size(g.shape()),
+            fmt_size(var.shape())
+        )));
+    }
+    match var.grad() {
+        None => {
+            let g = if create_graph {
+                g
+            } else if g.is_contiguous()
+                && !g.requires_grad()
+                && g.storage().len() == g.numel()
+                && std::sync::Arc::strong_count(&g.0) == 1
+                && std::sync::Arc::strong_count(g.storage()) == 1
+            {
+                // steal: nobody else holds this tensor or its buffer (a fresh kernel output)
+                g
+            } else {
+                ops::clone(&g.detach())?
+            };
+            var.set_grad(Some(g));
+        }
+        Some(old) => {
+            if create_graph || old.requires_grad() {
+                var.set_grad(Some(ops::add(&old, &g)?));
+            } else {
+                ops::add_inplace_raw(&old, &g)?;
+            }
+        }
+    }
+    Ok(())
+}

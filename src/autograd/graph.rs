@@ -1,0 +1,520 @@
+//! The graph arena: integer-indexed nodes, each with its edges, its backward function and its
+//! saved tensors. Nodes are reference counted by hand (tensors' `grad_fn`, edges from other
+//! nodes, Python handles); a node whose count reaches zero is freed, and freeing walks the graph
+//! with an explicit work list, so a chain of any depth is freed without recursion.
+
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::layout::{fmt_list, Shape};
+use crate::tensor::{Tensor, WeakTensor};
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId {
+    pub idx: u32,
+    pub gen: u32,
+}
+
+/// Gradient arrives at `node`'s output number `input_nr` (PyTorch's Edge).
+#[derive(Debug, Clone, Copy)]
+pub struct Edge {
+    pub node: Option<NodeId>,
+    pub input_nr: u32,
+}
+
+pub type BackwardFn = dyn Fn(&mut BackwardCtx) -> Result<Vec<Option<Tensor>>> + Send + Sync;
+
+/// A backward implemented outside the core (a Python `autograd.Function`).
+pub trait ExternalBackward: Send + Sync {
+    fn call(&self, grads: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>>;
+}
+
+#[derive(Clone)]
+pub enum NodeKind {
+    Op(Arc<BackwardFn>),
+    External(Arc<dyn ExternalBackward>),
+    /// The sink of a leaf: holds the leaf strongly, as PyTorch's AccumulateGrad does.
+    Accumulate(Tensor),
+}
+
+pub struct SavedTensor {
+    tensor: Tensor,
+    version: u64,
+    is_output: bool,
+    output_nr: u32,
+    /// `(output_nr, node name)` of the tensor's grad_fn when it was saved, for error messages.
+    origin: Option<(u32, String)>,
+}
+
+/// What an op asks to save: one of its inputs, or one of its outputs (stored without its
+/// grad_fn to avoid a node -> tensor -> node cycle, and given it back on unpack).
+pub enum Saved {
+    Input(Tensor),
+    Output(Tensor, u32),
+}
+
+pub struct Node {
+    pub name: std::borrow::Cow<'static, str>,
+    pub kind: NodeKind,
+    pub next: Vec<Edge>,
+    pub seq: u64,
+    refcount: u32,
+    saved: Vec<SavedTensor>,
+    released: bool,
+    /// Shape and dtype of each forward input, to reduce broadcast gradients back to them.
+    pub input_meta: Vec<(Shape, DType)>,
+    /// Shape and dtype of each forward output, to materialise missing gradients as zeros.
+    pub output_meta: Vec<(Shape, DType)>,
+    /// Non-leaf outputs that called retain_grad(), by output number.
+    pub retained: Vec<(u32, WeakTensor)>,
+}
+
+impl Node {
+    pub fn saved_len(&self) -> usize {
+        self.saved.len()
+    }
+}
+
+struct Slot {
+    gen: u32,
+    node: Option<Node>,
+}
+
+#[derive(Default)]
+pub struct Arena {
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    live: usize,
+}
+
+static ARENA: Mutex<Arena> = Mutex::new(Arena {
+    slots: Vec::new(),
+    free: Vec::new(),
+    live: 0,
+});
+static SEQ: AtomicU64 = AtomicU64::new(0);
+
+pub fn arena() -> MutexGuard<'static, Arena> {
+    ARENA.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Number of live nodes (for leak tests).
+pub fn live_nodes() -> usize {
+    arena().live
+}
+
+impl Arena {
+    pub fn get(&self, id: NodeId) -> Option<&Node> {
+        let s = self.slots.get(id.idx as usize)?;
+        if s.gen == id.gen {
+            s.node.as_ref()
+        } else {
+            None
+        }
+    }
+    pub fn get_mut(&mut self, id: NodeId) -> Option<&mut Node> {
+        let s = self.slots.get_mut(id.idx as usize)?;
+        if s.gen == id.gen {
+            s.node.as_mut()
+        } else {
+            None
+        }
+    }
+    fn insert(&mut self, node: Node) -> NodeId {
+        self.live += 1;
+        if let Some(idx) = self.free.pop() {
+            let s = &mut self.slots[idx as usize];
+            s.node = Some(node);
+            NodeId { idx, gen: s.gen }
+        } else {
+            self.slots.push(Slot {
+                gen: 0,
+                node: Some(node),
+            });
+            NodeId {
+                idx: (self.slots.len() - 1) as u32,
+                gen: 0,
+            }
+        }
+    }
+    fn incref(&mut self, id: NodeId) {
+        if let Some(n) = self.get_mut(id) {
+            n.refcount += 1;
+        }
+    }
+    /// Decrements `id`; frees every node whose count reaches zero, iteratively. The freed nodes
+    /// are returned so that the caller drops them (and the tensors they hold) after unlocking.
+    fn decref(&mut self, id: NodeId, dead: &mut Vec<Node>) {
+        let mut stack = vec![id];
+        while let Some(id) = stack.pop() {
+            let Some(slot) = self.slots.get_mut(id.idx as usize) else {
+                continue;
+            };
+            if slot.gen != id.gen {
+                continue;
+            }
+            let Some(node) = slot.node.as_mut() else {
+                continue;
+            };
+            node.refcount -= 1;
+            if node.refcount == 0 {
+                let node = slot.node.take().expect("checked above");
+                slot.gen = slot.gen.wrapping_add(1);
+                self.free.push(id.idx);
+                self.live -= 1;
+                stack.extend(node.next.iter().filter_map(|e| e.node));
+                dead.push(node);
+            }
+        }
+    }
+}
+
+thread_local! {
+    static RELEASING: Cell<bool> = const { Cell::new(false) };
+    static PENDING: RefCell<Vec<NodeId>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Drops one reference to `id`. Dropping freed nodes may drop tensors that drop further
+/// references; those are queued and handled by the outermost call's loop (a trampoline), so the
+/// native stack never grows with graph depth.
+fn release(id: NodeId) {
+    if RELEASING.with(|r| r.get()) {
+        PENDING.with(|p| p.borrow_mut().push(id));
+        return;
+    }
+    RELEASING.with(|r| r.set(true));
+    let mut work = vec![id];
+    while !work.is_empty() {
+        let mut dead = Vec::new();
+        {
+            let mut a = arena();
+            for id in work.drain(..) {
+                a.decref(id, &mut dead);
+            }
+        }
+        drop(dead);
+        PENDING.with(|p| std::mem::swap(&mut *p.borrow_mut(), &mut work));
+    }
+    RELEASING.with(|r| r.set(false));
+}
+
+/// A strong, counted reference to a node (a tensor's grad_fn, a Python handle).
+pub struct NodeRef(NodeId);
+
+impl NodeRef {
+    /// Takes a new reference to a live node.
+    pub fn from_id(id: NodeId) -> Option<NodeRef> {
+        let mut a = arena();
+        a.get(id)?;
+        a.incref(id);
+        Some(NodeRef(id))
+    }
+    pub fn id(&self) -> NodeId {
+        self.0
+    }
+    pub fn name(&self) -> String {
+        arena()
+            .get(self.0)
+            .map(|n| n.name.to_string())
+            .unwrap_or_default()
+    }
+    /// `next_functions`: each edge's node (as a new reference) and input number.
+    pub fn next_functions(&self) -> Vec<(Option<NodeRef>, u32)> {
+        let mut a = arena();
+        let edges = a.get(self.0).map(|n| n.next.clone()).unwrap_or_default();
+        edges
+            .into_iter()
+            .map(|e| {
+                let r = e.node.map(|id| {
+                    a.incref(id);
+                    NodeRef(id)
+                });
+                (r, e.input_nr)
+            })
+            .collect()
+    }
+    /// The leaf of an AccumulateGrad node.
+    pub fn variable(&self) -> Option<Tensor> {
+        match arena().get(self.0).map(|n| n.kind.clone()) {
+            Some(NodeKind::Accumulate(t)) => Some(t),
+            _ => None,
+        }
+    }
+    pub fn add_retained(&self, output_nr: u32, t: WeakTensor) {
+        if let Some(n) = arena().get_mut(self.0) {
+            n.retained.push((output_nr, t));
+        }
+    }
+    /// The saved tensors, unpacked with version checks (for `ctx.saved_tensors`).
+    pub fn saved_tensors(&self) -> Result<Vec<Tensor>> {
+        unpack_saved(self.0, false)
+    }
+}
+
+impl Clone for NodeRef {
+    fn clone(&self) -> Self {
+        arena().incref(self.0);
+        NodeRef(self.0)
+    }
+}
+
+impl Drop for NodeRef {
+    fn drop(&mut self) {
+        release(self.0);
+    }
+}
+
+/// Where a gradient for `t` enters the graph: its grad_fn, or its AccumulateGrad node for a leaf
+/// that requires grad (created on first use), or nowhere. Returns a new reference to the node.
+pub fn gradient_edge(t: &Tensor) -> Option<(NodeRef, u32)> {
+    let mut m = t.meta();
+    if let Some(f) = &m.grad_fn {
+        return Some((f.clone(), m.output_nr));
+    }
+    if !m.requires_grad {
+        return None;
+    }
+    let mut a = arena();
+    if let Some(id) = m.grad_accumulator {
+        if a.get(id).is_some() {
+            a.incref(id);
+            return Some((NodeRef(id), 0));
+        }
+    }
+    let id = a.insert(Node {
+        name: "AccumulateGrad".into(),
+        kind: NodeKind::Accumulate(t.clone()),
+        next: Vec::new(),
+        seq: u64::MAX,
+        refcount: 1,
+        saved: Vec::new(),
+        released: false,
+        input_meta: Vec::new(),
+        output_meta: vec![(t.shape().to_vec(), t.dtype())],
+        retained: Vec::new(),
+    });
+    m.grad_accumulator = Some(id);
+    Some((NodeRef(id), 0))
+}
+
+/// True when an op on these inputs must record a node.
+pub fn needs_grad(inputs: &[&Tensor]) -> bool {
+    crate::autograd::is_grad_enabled() && inputs.iter().any(|t| t.requires_grad())
+}
+
+/// What a backward function sees.
+pub struct BackwardCtx {
+    pub grads: Vec<Option<Tensor>>,
+    pub saved: Vec<Tensor>,
+    pub needs_input_grad: Vec<bool>,
+    pub output_meta: Vec<(Shape, DType)>,
+}
+
+impl BackwardCtx {
+    /// The gradient of output `i`, zeros if none flowed into it.
+    pub fn grad(&self, i: usize) -> Result<Tensor> {
+        match &self.grads[i] {
+            Some(g) => Ok(g.clone()),
+            None => {
+                let (shape, dtype) = &self.output_meta[i];
+                Tensor::zeros(shape, *dtype)
+            }
+        }
+    }
+    pub fn needs(&self, i: usize) -> bool {
+        self.needs_input_grad.get(i).copied().unwrap_or(false)
+    }
+}
+
+fn make_saved(s: Saved) -> SavedTensor {
+    match s {
+        Saved::Input(t) => {
+            let origin = {
+                let m = t.meta();
+                m.grad_fn.as_ref().map(|f| (m.output_nr, f.name()))
+            };
+            SavedTensor {
+                version: t.version(),
+                tensor: t,
+                is_output: false,
+                output_nr: 0,
+                origin,
+            }
+        }
+        Saved::Output(t, nr) => SavedTensor {
+            version: t.version(),
+            tensor: t.detach(),
+            is_output: true,
+            output_nr: nr,
+            origin: None,
+        },
+    }
+}
+
+/// Creates a node for an op and makes it the grad_fn of `outputs`. Call it only when
+/// `needs_grad(inputs)`; float outputs become non-leaves that require grad.
+pub fn record_node(
+    name: std::borrow::Cow<'static, str>,
+    kind: NodeKind,
+    inputs: &[&Tensor],
+    outputs: &[&Tensor],
+    saved: Vec<Saved>,
+) -> NodeRef {
+    let edges: Vec<(Option<NodeRef>, u32)> = inputs
+        .iter()
+        .map(|t| match gradient_edge(t) {
+            Some((n, nr)) => (Some(n), nr),
+            None => (None, 0),
+        })
+        .collect();
+    let saved: Vec<SavedTensor> = saved.into_iter().map(make_saved).collect();
+    let node = Node {
+        name,
+        kind,
+        // the references taken by gradient_edge become the edges' references
+        next: edges
+            .into_iter()
+            .map(|(n, nr)| Edge {
+                node: n.map(|r| {
+                    let id = r.0;
+                    std::mem::forget(r);
+                    id
+                }),
+                input_nr: nr,
+            })
+            .collect(),
+        seq: SEQ.fetch_add(1, Ordering::Relaxed),
+        refcount: 1,
+        saved,
+        released: false,
+        input_meta: inputs
+            .iter()
+            .map(|t| (t.shape().to_vec(), t.dtype()))
+            .collect(),
+        output_meta: outputs
+            .iter()
+            .map(|t| (t.shape().to_vec(), t.dtype()))
+            .collect(),
+        retained: Vec::new(),
+    };
+    let id = arena().insert(node);
+    let node_ref = NodeRef(id);
+    for (i, out) in outputs.iter().enumerate() {
+        if !out.dtype().is_float() {
+            continue;
+        }
+        let mut m = out.meta();
+        m.grad_fn = Some(node_ref.clone());
+        m.output_nr = i as u32;
+        m.requires_grad = true;
+    }
+    node_ref
+}
+
+/// Records a built-in op: `f` computes the input gradients from the output gradients and the
+/// saved tensors, using differentiable ops (so it records a graph under create_graph).
+pub fn record(
+    name: &'static str,
+    inputs: &[&Tensor],
+    outputs: &[&Tensor],
+    saved: Vec<Saved>,
+    f: impl Fn(&mut BackwardCtx) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static,
+) {
+    drop(record_node(
+        name.into(),
+        NodeKind::Op(Arc::new(f)),
+        inputs,
+        outputs,
+        saved,
+    ));
+}
+
+pub const ERR_BACKWARD_TWICE: &str = "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward.";
+
+/// Unpacks a node's saved tensors: raises the backward-twice error once released and the
+/// in-place modification error when a saved tensor's version moved. With `with_grad_fn`, saved
+/// outputs get their node back as grad_fn (needed only when a graph of the backward is built).
+pub fn unpack_saved(id: NodeId, with_grad_fn: bool) -> Result<Vec<Tensor>> {
+    let a = arena();
+    let node = a
+        .get(id)
+        .ok_or_else(|| Error::Runtime(ERR_BACKWARD_TWICE.into()))?;
+    if node.released {
+        return Err(Error::Runtime(ERR_BACKWARD_TWICE.into()));
+    }
+    let mut out = Vec::with_capacity(node.saved.len());
+    for s in &node.saved {
+        let now = s.tensor.version();
+        if now != s.version {
+            let origin = if s.is_output {
+                Some((s.output_nr, node.name.to_string()))
+            } else {
+                s.origin.clone()
+            };
+            let which = origin
+                .map(|(nr, name)| format!(", which is output {nr} of {},", short_name(&name)))
+                .unwrap_or_default();
+            return Err(Error::Runtime(format!(
+                "one of the variables needed for gradient computation has been modified by an inplace operation: [{} {}]{} is at version {}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).",
+                s.tensor.dtype().legacy_name(),
+                fmt_list(s.tensor.shape()),
+                which,
+                now,
+                s.version
+            )));
+        }
+        out.push(s.tensor.clone());
+    }
+    let outputs: Vec<(usize, u32)> = node
+        .saved
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.is_output)
+        .map(|(i, s)| (i, s.output_nr))
+        .collect();
+    drop(a);
+    if with_grad_fn {
+        for (i, nr) in outputs {
+            if let Some(r) = NodeRef::from_id(id) {
+                let t = out[i].detach();
+                {
+                    let mut m = t.meta();
+                    m.grad_fn = Some(r);
+                    m.output_nr = nr;
+                    m.requires_grad = true;
+                }
+                out[i] = t;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The node name as PyTorch's in-place error prints it: `ExpBackward0` -> `Exp`,
+/// `SumBackward1` -> `Sum1`, `MySquareBackward` -> `MySquare`.
+fn short_name(name: &str) -> String {
+    if name == "CopySlices" {
+        return "torch::autograd::CopySlices".into();
+    }
+    match name.strip_suffix("Backward0") {
+        Some(s) => s.to_string(),
+        None => name.replacen("Backward", "", 1),
+    }
+}
+
+/// Frees a node's saved tensors after it ran (unless retain_graph).
+pub fn release_saved(id: NodeId) {
+    let saved = {
+        let mut a = arena();
+        match a.get_mut(id) {
+            Some(n) if !n.saved.is_empty() => {
+                n.released = true;
+                std::mem::take(&mut n.saved)
+            }
+            _ => Vec::new(),
+        }
+    };
+    drop(saved);
+}

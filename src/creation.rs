@@ -1,0 +1,171 @@
+//! Factories: arange, linspace, eye, and the random ones (a seeded xoshiro256** generator).
+
+use crate::dtype::{DType, Scalar};
+use crate::error::{Error, Result};
+use crate::layout::checked_numel;
+use crate::storage::Elem;
+use crate::tensor::Tensor;
+use std::sync::Mutex;
+
+pub fn arange(start: f64, end: f64, step: f64, dtype: DType) -> Result<Tensor> {
+    if step == 0.0 {
+        return Err(Error::Runtime("step must be nonzero".into()));
+    }
+    if !(start.is_finite() && end.is_finite()) {
+        return Err(Error::Runtime(format!("unsupported range: {start} -> {end}")));
+    }
+    if (step > 0.0 && end < start) || (step < 0.0 && end > start) {
+        return Err(Error::Runtime(
+            "upper bound and larger bound inconsistent with step sign".into(),
+        ));
+    }
+    let n = ((end - start) / step).ceil().max(0.0);
+    if n > (isize::MAX as f64) / 8.0 {
+        return Err(Error::Runtime(format!(
+            "Trying to create tensor with {n} elements, which exceeds the maximum supported size"
+        )));
+    }
+    let n = n as usize;
+    dispatch!(dtype, T => {
+        let mut v = crate::kernels::alloc::<T>(n)?;
+        if dtype == DType::I64 {
+            let (s, st) = (start as i64, step as i64);
+            v.extend((0..n).map(|i| T::from_i64(s + st * i as i64)));
+        } else {
+            v.extend((0..n).map(|i| T::from_f64(start + step * i as f64)));
+        }
+        Tensor::from_vec(v, vec![n])
+    })
+}
+
+pub fn linspace(start: f64, end: f64, steps: i64, dtype: DType) -> Result<Tensor> {
+    if steps < 0 {
+        return Err(Error::Runtime("number of steps must be non-negative".into()));
+    }
+    let n = steps as usize;
+    let step = if n > 1 { (end - start) / (n - 1) as f64 } else { 0.0 };
+    // PyTorch fills the first half from start and the second half from end (symmetric rounding)
+    let half = n / 2;
+    let vals: Vec<f64> = (0..n)
+        .map(|i| {
+            if i < half {
+                start + step * i as f64
+            } else {
+                end - step * (n - 1 - i) as f64
+            }
+        })
+        .collect();
+    dispatch!(dtype, T => Tensor::from_vec(vals.iter().map(|&x| T::from_f64(x)).collect(), vec![n]))
+}
+
+pub fn eye(n: usize, m: usize, dtype: DType) -> Result<Tensor> {
+    let t = Tensor::zeros(&[n, m], dtype)?;
+    dispatch!(dtype, T => {
+        let mut d = t.storage().write::<T>();
+        for i in 0..n.min(m) {
+            d[i * m + i] = T::from_f64(1.0);
+        }
+    });
+    Ok(t)
+}
+
+/// xoshiro256** seeded through splitmix64.
+pub struct Rng {
+    s: [u64; 4],
+    seed: u64,
+}
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        let mut z = seed;
+        let mut next = || {
+            z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut x = z;
+            x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            x ^ (x >> 31)
+        };
+        Rng {
+            s: [next(), next(), next(), next()],
+            seed,
+        }
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        let r = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
+        let t = self.s[1] << 17;
+        self.s[2] ^= self.s[0];
+        self.s[3] ^= self.s[1];
+        self.s[1] ^= self.s[2];
+        self.s[0] ^= self.s[3];
+        self.s[2] ^= t;
+        self.s[3] = self.s[3].rotate_left(45);
+        r
+    }
+    /// Uniform in [0, 1).
+    pub fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+    pub fn normal(&mut self) -> f64 {
+        // Box-Muller
+        let u1 = 1.0 - self.uniform();
+        let u2 = self.uniform();
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    }
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+}
+
+/// PyTorch's default seed, so runs are reproducible without manual_seed.
+pub const DEFAULT_SEED: u64 = 67280421310721;
+
+pub static GENERATOR: Mutex<Option<Rng>> = Mutex::new(None);
+
+pub fn with_rng<R>(f: impl FnOnce(&mut Rng) -> R) -> R {
+    let mut g = GENERATOR.lock().unwrap_or_else(|e| e.into_inner());
+    let rng = g.get_or_insert_with(|| Rng::new(DEFAULT_SEED));
+    f(rng)
+}
+
+pub fn manual_seed(seed: u64) {
+    *GENERATOR.lock().unwrap_or_else(|e| e.into_inner()) = Some(Rng::new(seed));
+}
+
+pub fn initial_seed() -> u64 {
+    with_rng(|r| r.seed())
+}
+
+pub enum Dist {
+    Uniform(f64, f64),
+    Normal(f64, f64),
+    /// integers in [low, high)
+    RandInt(i64, i64),
+}
+
+pub fn random(shape: &[usize], dist: Dist, dtype: DType) -> Result<Tensor> {
+    let n = checked_numel(shape)?;
+    if let Dist::RandInt(lo, hi) = dist {
+        if hi <= lo {
+            return Err(Error::Runtime(format!(
+                "random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}"
+            )));
+        }
+    }
+    dispatch!(dtype, T => {
+        let mut v = crate::kernels::alloc::<T>(n)?;
+        with_rng(|r| {
+            for _ in 0..n {
+                v.push(match dist {
+                    Dist::Uniform(a, b) => T::from_f64(a + (b - a) * r.uniform()),
+                    Dist::Normal(m, s) => T::from_f64(m + s * r.normal()),
+                    Dist::RandInt(lo, hi) => T::from_i64(lo + (r.next_u64() % (hi - lo) as u64) as i64),
+                });
+            }
+        });
+        Tensor::from_vec(v, shape.to_vec())
+    })
+}
+
+pub fn full_like_scalar(shape: &[usize], v: Scalar, dtype: DType) -> Result<Tensor> {
+    Tensor::full(shape, v, dtype)
+}

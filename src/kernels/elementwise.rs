@@ -1,0 +1,176 @@
+//! Elementwise maps over strided inputs, writing fresh contiguous outputs.
+
+use super::{alloc, PAR_THRESHOLD};
+use crate::error::Result;
+use crate::layout::Layout;
+use rayon::prelude::*;
+
+/// `out[i] = f(src[i])` over `layout`'s elements, in row-major order.
+pub fn unary<T, U, F>(src: &[T], layout: &Layout, f: F) -> Result<Vec<U>>
+where
+    T: Copy + Send + Sync,
+    U: Copy + Send + Sync,
+    F: Fn(T) -> U + Send + Sync,
+{
+    let n = layout.numel();
+    let mut out = alloc::<U>(n)?;
+    if let Some(r) = layout.contiguous_range() {
+        let s = &src[r];
+        if n >= PAR_THRESHOLD {
+            s.par_iter().map(|&x| f(x)).collect_into_vec(&mut out);
+        } else {
+            out.extend(s.iter().map(|&x| f(x)));
+        }
+    } else {
+        layout.for_each_offset(|o| out.push(f(src[o])));
+    }
+    Ok(out)
+}
+
+/// `out[i] = f(a[i], b[i])` where both layouts are already broadcast to the output shape.
+pub fn binary<A, B, U, F>(a: &[A], la: &Layout, b: &[B], lb: &Layout, f: F) -> Result<Vec<U>>
+where
+    A: Copy + Send + Sync,
+    B: Copy + Send + Sync,
+    U: Copy + Send + Sync,
+    F: Fn(A, B) -> U + Send + Sync,
+{
+    let n = la.numel();
+    let mut out = alloc::<U>(n)?;
+    match (la.contiguous_range(), lb.contiguous_range()) {
+        (Some(ra), Some(rb)) => {
+            let (a, b) = (&a[ra], &b[rb]);
+            if n >= PAR_THRESHOLD {
+                a.par_iter()
+                    .zip(b.par_iter())
+                    .map(|(&x, &y)| f(x, y))
+                    .collect_into_vec(&mut out);
+            } else {
+                out.extend(a.iter().zip(b.iter()).map(|(&x, &y)| f(x, y)));
+            }
+        }
+        _ if lb.strides.iter().all(|&s| s == 0) && la.is_contiguous() => {
+            // tensor op scalar
+            let y = b[lb.offset];
+            let a = &a[la.offset..la.offset + n];
+            if n >= PAR_THRESHOLD {
+                a.par_iter().map(|&x| f(x, y)).collect_into_vec(&mut out);
+            } else {
+                out.extend(a.iter().map(|&x| f(x, y)));
+            }
+        }
+        _ if la.strides.iter().all(|&s| s == 0) && lb.is_contiguous() => {
+            let x = a[la.offset];
+            let b = &b[lb.offset..lb.offset + n];
+            if n >= PAR_THRESHOLD {
+                b.par_iter().map(|&y| f(x, y)).collect_into_vec(&mut out);
+            } else {
+                out.extend(b.iter().map(|&y| f(x, y)));
+            }
+        }
+        _ => {
+            let ob = lb.offsets();
+            let mut k = 0;
+            la.for_each_offset(|oa| {
+                out.push(f(a[oa], b[ob[k]]));
+                k += 1;
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// `out[i] = f(c[i], a[i], b[i])`, all three layouts broadcast to the output shape.
+pub fn ternary<C, A, B, U, F>(
+    c: &[C],
+    lc: &Layout,
+    a: &[A],
+    la: &Layout,
+    b: &[B],
+    lb: &Layout,
+    f: F,
+) -> Result<Vec<U>>
+where
+    C: Copy,
+    A: Copy,
+    B: Copy,
+    F: Fn(C, A, B) -> U,
+{
+    let n = lc.numel();
+    let mut out = alloc::<U>(n)?;
+    let oa = la.offsets();
+    let ob = lb.offsets();
+    let mut k = 0;
+    lc.for_each_offset(|oc| {
+        out.push(f(c[oc], a[oa[k]], b[ob[k]]));
+        k += 1;
+    });
+    Ok(out)
+}
+
+/// Writes `values` (row-major, one per element of `layout`) into `dst` through `layout`.
+pub fn assign<T: Copy>(dst: &mut [T], layout: &Layout, values: &[T]) {
+    if let Some(r) = layout.contiguous_range() {
+        dst[r].copy_from_slice(values);
+        return;
+    }
+    let mut k = 0;
+    layout.for_each_offset(|o| {
+        dst[o] = values[k];
+        k += 1;
+    });
+}
+
+/// In place `dst[i] = f(dst[i], src[i])` through `layout`.
+pub fn update<T: Copy + Send + Sync, F>(dst: &mut [T], layout: &Layout, src: &[T], f: F)
+where
+    F: Fn(T, T) -> T + Send + Sync,
+{
+    if let Some(r) = layout.contiguous_range() {
+        let d = &mut dst[r];
+        if d.len() >= PAR_THRESHOLD {
+            d.par_iter_mut()
+                .zip(src.par_iter())
+                .for_each(|(x, &y)| *x = f(*x, y));
+        } else {
+            d.iter_mut().zip(src).for_each(|(x, &y)| *x = f(*x, y));
+        }
+        return;
+    }
+    let mut k = 0;
+    layout.for_each_offset(|o| {
+        dst[o] = f(dst[o], src[k]);
+        k += 1;
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_broadcast_and_strided() {
+        let a = [1.0f32, 2.0, 3.0];
+        let b = [10.0f32, 20.0];
+        let la = Layout::contiguous(vec![3, 1]).broadcast_to(&[3, 2]).unwrap();
+        let lb = Layout::contiguous(vec![2]).broadcast_to(&[3, 2]).unwrap();
+        let out = binary(&a, &la, &b, &lb, |x, y| x + y).unwrap();
+        assert_eq!(out, vec![11., 21., 12., 22., 13., 23.]);
+    }
+
+    #[test]
+    fn unary_parallel_matches_serial() {
+        let n = PAR_THRESHOLD * 3 + 7;
+        let a: Vec<f64> = (0..n).map(|i| i as f64).collect();
+        let out = unary(&a, &Layout::contiguous(vec![n]), |x| x * 2.0).unwrap();
+        assert!(out.iter().enumerate().all(|(i, &v)| v == 2.0 * i as f64));
+    }
+
+    #[test]
+    fn assign_through_transpose() {
+        let mut d = [0i64; 6];
+        let l = Layout::contiguous(vec![2, 3]).transpose(0, 1);
+        assign(&mut d, &l, &[1, 2, 3, 4, 5, 6]);
+        assert_eq!(d, [1, 3, 5, 2, 4, 6]);
+    }
+}

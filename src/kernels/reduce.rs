@@ -1,0 +1,165 @@
+//! Reductions over a contiguous buffer viewed as `(outer, red, inner)`: the reduced axis is the
+//! middle one, so a reduction over any single block of adjacent dims needs no copy.
+
+use super::{alloc, PAR_THRESHOLD};
+use crate::error::Result;
+use rayon::prelude::*;
+
+/// Sum of a contiguous run with 8 independent accumulators (vectorises; a single running sum
+/// cannot, because float addition is not associative).
+pub fn sum_slice<T>(x: &[T]) -> T
+where
+    T: Copy + Default + std::ops::Add<Output = T>,
+{
+    let mut acc = [T::default(); 8];
+    let chunks = x.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for i in 0..8 {
+            acc[i] = acc[i] + c[i];
+        }
+    }
+    let mut s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for &v in rest {
+        s = s + v;
+    }
+    s
+}
+
+/// `out[o, i] = fold(init, data[o, r, i] for r in 0..red)`.
+pub fn fold<T, A, F>(
+    data: &[T],
+    outer: usize,
+    red: usize,
+    inner: usize,
+    init: A,
+    f: F,
+) -> Result<Vec<A>>
+where
+    T: Copy + Send + Sync,
+    A: Copy + Send + Sync,
+    F: Fn(A, T) -> A + Send + Sync,
+{
+    let mut out = alloc::<A>(outer * inner)?;
+    out.resize(outer * inner, init);
+    let block = |o: usize, dst: &mut [A]| {
+        let base = o * red * inner;
+        for r in 0..red {
+            let row = &data[base + r * inner..base + (r + 1) * inner];
+            for (d, &v) in dst.iter_mut().zip(row) {
+                *d = f(*d, v);
+            }
+        }
+    };
+    if inner > 0 && outer * red * inner >= PAR_THRESHOLD && outer > 1 {
+        out.par_chunks_mut(inner)
+            .enumerate()
+            .for_each(|(o, dst)| block(o, dst));
+    } else if inner > 0 {
+        out.chunks_mut(inner)
+            .enumerate()
+            .for_each(|(o, dst)| block(o, dst));
+    }
+    Ok(out)
+}
+
+/// Sum over the middle axis, with the multi-accumulator sum when `inner == 1`.
+pub fn sum<T>(data: &[T], outer: usize, red: usize, inner: usize) -> Result<Vec<T>>
+where
+    T: Copy + Default + Send + Sync + std::ops::Add<Output = T>,
+{
+    if inner == 1 {
+        let mut out = alloc::<T>(outer)?;
+        if outer * red >= PAR_THRESHOLD && outer > 1 {
+            data.par_chunks(red.max(1))
+                .take(outer)
+                .map(sum_slice)
+                .collect_into_vec(&mut out);
+            if red == 0 {
+                out = vec![T::default(); outer];
+            }
+        } else if red == 0 {
+            out.resize(outer, T::default());
+        } else if outer == 1 && red >= PAR_THRESHOLD {
+            let parts: Vec<T> = data.par_chunks(PAR_THRESHOLD / 4).map(sum_slice).collect();
+            out.push(sum_slice(&parts));
+        } else {
+            out.extend(data.chunks(red).map(sum_slice));
+        }
+        return Ok(out);
+    }
+    fold(data, outer, red, inner, T::default(), |a, b| a + b)
+}
+
+/// Index and value of the max (or min, with `less`) over the middle axis. NaN wins, and the
+/// first occurrence wins ties, as in PyTorch.
+pub fn arg_extreme<T>(
+    data: &[T],
+    outer: usize,
+    red: usize,
+    inner: usize,
+    want_max: bool,
+) -> Result<(Vec<T>, Vec<i64>)>
+where
+    T: Copy + PartialOrd + Send + Sync,
+{
+    let n = outer * inner;
+    let mut vals = alloc::<T>(n)?;
+    let mut idxs = alloc::<i64>(n)?;
+    for o in 0..outer {
+        for i in 0..inner {
+            let base = o * red * inner + i;
+            let mut best = data[base];
+            let mut bi = 0usize;
+            #[allow(clippy::eq_op)]
+            let is_nan = |v: T| v != v;
+            if !is_nan(best) {
+                for r in 1..red {
+                    let v = data[base + r * inner];
+                    if is_nan(v) {
+                        best = v;
+                        bi = r;
+                        break;
+                    }
+                    let better = if want_max { v > best } else { v < best };
+                    if better {
+                        best = v;
+                        bi = r;
+                    }
+                }
+            }
+            vals.push(best);
+            idxs.push(bi as i64);
+        }
+    }
+    Ok((vals, idxs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sum_middle_axis() {
+        // shape (2, 3, 2), reduce axis 1
+        let d: Vec<f64> = (0..12).map(|x| x as f64).collect();
+        assert_eq!(sum(&d, 2, 3, 2).unwrap(), vec![6., 9., 24., 27.]);
+        assert_eq!(sum(&d, 1, 12, 1).unwrap(), vec![66.]);
+    }
+
+    #[test]
+    fn sum_large_is_accurate() {
+        let n = 1 << 20;
+        let d = vec![1.0f32; n];
+        assert_eq!(sum(&d, 1, n, 1).unwrap(), vec![n as f32]);
+    }
+
+    #[test]
+    fn argmax_ties_and_nan() {
+        let d = [1.0f32, 3.0, 3.0, 0.0];
+        assert_eq!(arg_extreme(&d, 1, 4, 1, true).unwrap().1, vec![1]);
+        let d = [1.0f32, f32::NAN, 3.0];
+        assert_eq!(arg_extreme(&d, 1, 3, 1, true).unwrap().1, vec![1]);
+        assert_eq!(arg_extreme(&[2i64, 1, 1], 1, 3, 1, false).unwrap().1, vec![1]);
+    }
+}

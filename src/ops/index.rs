@@ -1,0 +1,401 @@
+//! gather / scatter_add / index_select / index_add and advanced indexing (`x[idx]`).
+
+use super::binary::Operand;
+use super::shape::{region, squeeze, sum_to, unsqueeze, Region};
+use crate::autograd::graph::{needs_grad, record};
+use crate::dtype::{DType, Scalar};
+use crate::error::{Error, Result};
+use crate::layout::{broadcast_shapes, contiguous_strides, wrap_dim, Layout};
+use crate::storage::Elem;
+use crate::tensor::Tensor;
+
+fn check_index_dtype(index: &Tensor, what: &str) -> Result<Vec<i64>> {
+    if index.dtype() != DType::I64 {
+        return Err(Error::Runtime(format!(
+            "{what}(): Expected dtype int64 for index"
+        )));
+    }
+    Ok(index.to_vec::<i64>())
+}
+
+fn wrap_index(i: i64, size: usize, dim: usize) -> Result<usize> {
+    let s = size as i64;
+    let w = if i < 0 { i + s } else { i };
+    if w < 0 || w >= s {
+        return Err(Error::Index(format!(
+            "index {i} is out of bounds for dimension {dim} with size {size}"
+        )));
+    }
+    Ok(w as usize)
+}
+
+/// Row-major multi-index of flat position `i` in `shape`.
+fn unravel(mut i: usize, shape: &[usize], out: &mut [usize]) {
+    for d in (0..shape.len()).rev() {
+        out[d] = i % shape[d].max(1);
+        i /= shape[d].max(1);
+    }
+}
+
+fn offset_of(l: &Layout, idx: &[usize]) -> usize {
+    l.offset + idx.iter().zip(&l.strides).map(|(i, s)| i * s).sum::<usize>()
+}
+
+/// `gather(dim, index)` (GatherBackward0).
+pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
+    let d = wrap_dim(dim, t.ndim())?;
+    let idx = check_index_dtype(index, "gather")?;
+    if index.ndim() != t.ndim().max(1) && !(t.ndim() == 0 && index.ndim() <= 1) {
+        return Err(Error::Runtime(
+            "Index tensor must have the same number of dimensions as input tensor".into(),
+        ));
+    }
+    let ishape = index.shape().to_vec();
+    let n = ishape.len();
+    let mut mi = vec![0usize; n];
+    let out = dispatch!(t.dtype(), T => {
+        let src = t.storage().read::<T>();
+        let mut v: Vec<T> = Vec::with_capacity(idx.len());
+        for (k, &ix) in idx.iter().enumerate() {
+            unravel(k, &ishape, &mut mi);
+            for q in 0..n {
+                if q != d && t.ndim() > 0 && mi[q] >= t.shape()[q] {
+                    return Err(Error::Runtime(format!(
+                        "Size does not match at dimension {q} expected index {} to be smaller than self {} apart from dimension {d}",
+                        crate::layout::fmt_list(&ishape), crate::layout::fmt_list(t.shape())
+                    )));
+                }
+            }
+            let size = if t.ndim() == 0 { 1 } else { t.shape()[d] };
+            mi[d] = wrap_index(ix, size, d)?;
+            let off = if t.ndim() == 0 { t.layout().offset } else { offset_of(t.layout(), &mi) };
+            v.push(src[off]);
+        }
+        Tensor::from_vec(v, ishape.clone())?
+    });
+    if needs_grad(&[t]) {
+        let (shape, index) = (t.shape().to_vec(), index.clone());
+        record("GatherBackward0", &[t], &[&out], vec![], move |ctx| {
+            let z = Tensor::zeros(&shape, ctx.grad(0)?.dtype())?;
+            Ok(vec![Some(scatter_add(&z, d as i64, &index, &ctx.grad(0)?)?)])
+        });
+    }
+    Ok(out)
+}
+
+/// `scatter_add(dim, index, src)`, out of place (ScatterAddBackward0).
+pub fn scatter_add(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+    let d = wrap_dim(dim, t.ndim())?;
+    let idx = check_index_dtype(index, "scatter_add")?;
+    let out = super::materialize(t)?;
+    let ishape = index.shape().to_vec();
+    let n = ishape.len();
+    let mut mi = vec![0usize; n];
+    let ostrides = contiguous_strides(t.shape());
+    dispatch!(t.dtype(), T => {
+        let s = super::cast_vec::<T>(src)?;
+        let sl = Layout::contiguous(src.shape().to_vec());
+        let mut dst = out.storage().write::<T>();
+        for (k, &ix) in idx.iter().enumerate() {
+            unravel(k, &ishape, &mut mi);
+            let sv = s[offset_of(&sl, &mi)];
+            let size = if t.ndim() == 0 { 1 } else { t.shape()[d] };
+            mi[d] = wrap_index(ix, size, d)?;
+            let off: usize = mi.iter().zip(&ostrides).map(|(i, s)| i * s).sum();
+            dst[off] = add_elem(dst[off], sv);
+        }
+    });
+    if needs_grad(&[t, src]) {
+        let index = index.clone();
+        record("ScatterAddBackward0", &[t, src], &[&out], vec![], move |ctx| {
+            let g = ctx.grad(0)?;
+            Ok(vec![Some(g.clone()), Some(gather(&g, d as i64, &index)?)])
+        });
+    }
+    Ok(out)
+}
+
+#[inline(always)]
+fn add_elem<T: Elem>(a: T, b: T) -> T {
+    match T::DTYPE {
+        DType::I64 => T::from_i64(a.to_i64().wrapping_add(b.to_i64())),
+        DType::Bool => T::from_bool(a.is_true() || b.is_true()),
+        _ => T::from_f64(a.to_f64() + b.to_f64()),
+    }
+}
+
+/// `index_select(dim, index)` (IndexSelectBackward0).
+pub fn index_select(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
+    if index.ndim() > 1 {
+        return Err(Error::Index(
+            "index_select(): Index is supposed to be a vector".into(),
+        ));
+    }
+    let d = wrap_dim(dim, t.ndim())?;
+    let idx = check_index_dtype(index, "index_select")?;
+    let size = if t.ndim() == 0 { 1 } else { t.shape()[d] };
+    let idx: Vec<usize> = idx
+        .iter()
+        .map(|&i| wrap_index(i, size, d))
+        .collect::<Result<_>>()?;
+    let out = {
+        let _g = crate::autograd::GradModeGuard::new(false);
+        let it = Tensor::from_vec(idx.iter().map(|&i| i as i64).collect(), vec![idx.len()])?;
+        let mut ind: Vec<Option<Tensor>> = vec![None; t.ndim().max(1)];
+        ind[d] = Some(it);
+        if t.ndim() == 0 {
+            unsqueeze(t, 0)?.detach()
+        } else {
+            crate::ops::index::index(&t.detach(), &ind)?
+        }
+    };
+    let out = if t.ndim() == 0 && index.ndim() == 0 { squeeze(&out, None)? } else { out };
+    if needs_grad(&[t]) {
+        let (shape, index) = (t.shape().to_vec(), index.clone());
+        record("IndexSelectBackward0", &[t], &[&out], vec![], move |ctx| {
+            let z = Tensor::zeros(&shape, ctx.grad(0)?.dtype())?;
+            Ok(vec![Some(index_add(&z, d as i64, &index, &ctx.grad(0)?)?)])
+        });
+    }
+    Ok(out)
+}
+
+/// `index_add(dim, index, source)`, out of place (IndexAddBackward0).
+pub fn index_add(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+    let d = wrap_dim(dim, t.ndim())?;
+    let mut ind: Vec<Option<Tensor>> = vec![None; t.ndim().max(1)];
+    ind[d] = Some(index.clone());
+    let out = {
+        let _g = crate::autograd::GradModeGuard::new(false);
+        index_put(&t.detach(), &ind, &src.detach(), true)?
+    };
+    if needs_grad(&[t, src]) {
+        let index = index.clone();
+        record("IndexAddBackward0", &[t, src], &[&out], vec![], move |ctx| {
+            let g = ctx.grad(0)?;
+            Ok(vec![Some(g.clone()), Some(index_select(&g, d as i64, &index)?)])
+        });
+    }
+    Ok(out)
+}
+
+/// Result shape and source positions (row-major linear indices into `shape`) of advanced
+/// indexing with one optional int64 index tensor per dim, PyTorch's placement rules included.
+fn plan_advanced(shape: &[usize], indices: &[Option<Tensor>]) -> Result<(Vec<usize>, Vec<usize>)> {
+    let n = shape.len();
+    let adv: Vec<usize> = (0..indices.len()).filter(|&i| indices[i].is_some()).collect();
+    let mut bshape: Vec<usize> = vec![];
+    let mut vals: Vec<(usize, Vec<i64>, Layout)> = vec![];
+    for &i in &adv {
+        let t = indices[i].as_ref().expect("adv");
+        if t.dtype() != DType::I64 {
+            return Err(Error::Index(
+                "tensors used as indices must be long, int, byte or bool tensors".into(),
+            ));
+        }
+        bshape = broadcast_shapes(&bshape, t.shape()).map_err(|_| {
+            Error::Index(format!(
+                "shape mismatch: indexing tensors could not be broadcast together with shapes {}",
+                adv.iter()
+                    .map(|&j| crate::layout::fmt_list(indices[j].as_ref().expect("adv").shape()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
+    }
+    for &i in &adv {
+        let t = indices[i].as_ref().expect("adv");
+        let l = Layout::contiguous(t.shape().to_vec()).broadcast_to(&bshape)?;
+        vals.push((i, t.to_vec::<i64>(), l));
+    }
+    let adjacent = adv.windows(2).all(|w| w[1] == w[0] + 1);
+    let first = adv.first().copied().unwrap_or(0);
+    let rest: Vec<usize> = (0..n).filter(|i| !adv.contains(i)).collect();
+    // result dims: either [before adv] + B + [after adv] (adjacent) or B + [rest]
+    let (pre, post): (Vec<usize>, Vec<usize>) = if adjacent {
+        (
+            rest.iter().copied().filter(|&i| i < first).collect(),
+            rest.iter().copied().filter(|&i| i > first).collect(),
+        )
+    } else {
+        (vec![], rest.clone())
+    };
+    let mut out_shape: Vec<usize> = pre.iter().map(|&i| shape[i]).collect();
+    out_shape.extend(&bshape);
+    out_shape.extend(post.iter().map(|&i| shape[i]));
+    let total = crate::layout::checked_numel(&out_shape)?;
+    let strides = contiguous_strides(shape);
+    let bn = bshape.len();
+    let mut oi = vec![0usize; out_shape.len()];
+    let mut src = vec![0usize; n];
+    let mut lin = Vec::with_capacity(total);
+    for k in 0..total {
+        unravel(k, &out_shape, &mut oi);
+        for (j, &d) in pre.iter().enumerate() {
+            src[d] = oi[j];
+        }
+        let bidx = &oi[pre.len()..pre.len() + bn];
+        for (d, v, l) in &vals {
+            let raw = v[offset_of(l, bidx) - l.offset];
+            src[*d] = wrap_index(raw, shape[*d], *d)?;
+        }
+        for (j, &d) in post.iter().enumerate() {
+            src[d] = oi[pre.len() + bn + j];
+        }
+        lin.push(src.iter().zip(&strides).map(|(i, s)| i * s).sum());
+    }
+    Ok((out_shape, lin))
+}
+
+/// Advanced indexing (IndexBackward0).
+pub fn index(t: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor> {
+    if indices.len() > t.ndim() {
+        return Err(Error::Index(format!(
+            "too many indices for tensor of dimension {}",
+            t.ndim()
+        )));
+    }
+    let (shape, lin) = plan_advanced(t.shape(), indices)?;
+    let out = dispatch!(t.dtype(), T => {
+        let data = t.to_vec::<T>();
+        Tensor::from_vec(lin.iter().map(|&i| data[i]).collect(), shape)?
+    });
+    if needs_grad(&[t]) {
+        let (ishape, ind) = (t.shape().to_vec(), indices.to_vec());
+        record("IndexBackward0", &[t], &[&out], vec![], move |ctx| {
+            let g = ctx.grad(0)?;
+            let z = Tensor::zeros(&ishape, g.dtype())?;
+            Ok(vec![Some(index_put(&z, &ind, &g, true)?)])
+        });
+    }
+    Ok(out)
+}
+
+/// `index_put(indices, values, accumulate)`, out of place (IndexPutBackward0).
+pub fn index_put(t: &Tensor, indices: &[Option<Tensor>], values: &Tensor, accumulate: bool) -> Result<Tensor> {
+    let (shape, lin) = plan_advanced(t.shape(), indices)?;
+    let vals = super::shape::broadcast_to(&values.detach(), &shape).map_err(|_| {
+        Error::Runtime(format!(
+            "shape mismatch: value tensor of shape {} cannot be broadcast to indexing result of shape {}",
+            crate::layout::fmt_list(values.shape()),
+            crate::layout::fmt_list(&shape)
+        ))
+    })?;
+    let out = super::materialize(t)?;
+    dispatch!(t.dtype(), T => {
+        let v = super::cast_vec::<T>(&vals)?;
+        let mut d = out.storage().write::<T>();
+        for (k, &i) in lin.iter().enumerate() {
+            d[i] = if accumulate { add_elem(d[i], v[k]) } else { v[k] };
+        }
+    });
+    if needs_grad(&[t, values]) {
+        let ind = indices.to_vec();
+        let vshape = values.shape().to_vec();
+        record("IndexPutBackward0", &[t, values], &[&out], vec![], move |ctx| {
+            let g = ctx.grad(0)?;
+            let gt = if accumulate {
+                g.clone()
+            } else {
+                let z = Tensor::scalar(Scalar::Float(0.0), g.dtype());
+                index_put(&g, &ind, &z, false)?
+            };
+            let gv = sum_to(&index(&g, &ind)?, &vshape)?;
+            Ok(vec![Some(gt), Some(gv)])
+        });
+    }
+    Ok(out)
+}
+
+/// Positions of the true elements of a bool mask, one int64 tensor per mask dim.
+pub fn nonzero_split(mask: &Tensor) -> Result<Vec<Tensor>> {
+    let vals = mask.to_vec::<u8>();
+    let shape = mask.shape().to_vec();
+    let n = shape.len();
+    let mut cols: Vec<Vec<i64>> = vec![Vec::new(); n];
+    let mut mi = vec![0usize; n];
+    for (k, &v) in vals.iter().enumerate() {
+        if v != 0 {
+            unravel(k, &shape, &mut mi);
+            for d in 0..n {
+                cols[d].push(mi[d] as i64);
+            }
+        }
+    }
+    cols.into_iter()
+        .map(|c| {
+            let len = c.len();
+            Tensor::from_vec(c, vec![len])
+        })
+        .collect()
+}
+
+/// One step of basic indexing, replayable on any tensor of the same shape.
+#[derive(Clone, Debug)]
+pub enum IndexStep {
+    Region(Region),
+    Unsqueeze(usize),
+}
+
+/// A parsed Python index: basic steps (views), then optional advanced indices.
+#[derive(Clone, Debug, Default)]
+pub struct ParsedIndex {
+    pub steps: Vec<IndexStep>,
+    pub advanced: Option<Vec<Option<Tensor>>>,
+}
+
+impl ParsedIndex {
+    /// The basic (view) part.
+    pub fn view(&self, t: &Tensor) -> Result<Tensor> {
+        let mut cur = t.clone();
+        for s in &self.steps {
+            cur = match s {
+                IndexStep::Region(r) => region(&cur, *r)?,
+                IndexStep::Unsqueeze(d) => unsqueeze(&cur, *d as i64)?,
+            };
+        }
+        Ok(cur)
+    }
+    /// `t[idx]` (differentiable).
+    pub fn get(&self, t: &Tensor) -> Result<Tensor> {
+        let v = self.view(t)?;
+        match &self.advanced {
+            Some(ind) => index(&v, ind),
+            None => Ok(v),
+        }
+    }
+}
+
+/// Out-of-place `t[idx] = value` (CopySlices): the backward of an indexed assignment.
+pub fn index_assign(t: &Tensor, idx: &ParsedIndex, value: &Operand) -> Result<Tensor> {
+    let out = super::materialize(t)?;
+    let value_t = match value {
+        Operand::T(v) => v.clone(),
+        Operand::S(s) => Tensor::scalar(*s, t.dtype()),
+    };
+    super::inplace::write_index(&out, idx, &value_t.detach())?;
+    let vt = match value {
+        Operand::T(v) => Some(v.clone()),
+        Operand::S(_) => None,
+    };
+    let ins: Vec<&Tensor> = [Some(t), vt.as_ref()].into_iter().flatten().collect();
+    if needs_grad(&ins) {
+        let idx2 = idx.clone();
+        let vshape = value_t.shape().to_vec();
+        let has_v = vt.is_some();
+        record("CopySlices", &ins, &[&out], vec![], move |ctx| {
+            let g = ctx.grad(0)?;
+            let zero = Operand::S(Scalar::Float(0.0));
+            let gt = {
+                let _guard = crate::autograd::GradModeGuard::new(false);
+                index_assign(&g, &idx2, &zero)?
+            };
+            let mut grads = vec![Some(gt)];
+            if has_v {
+                grads.push(Some(sum_to(&idx2.get(&g)?, &vshape)?));
+            }
+            Ok(grads)
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,232 @@
+//! In-place ops. Without autograd they write through the tensor's layout and bump the version
+//! counter. When a graph must be recorded, the op runs out of place on a snapshot that carries
+//! the tensor's history, the result is written back, and the tensor's grad_fn becomes the op's
+//! node (PyTorch's "rebase history").
+
+use super::binary::{binary_forward, BinOp, Operand};
+use super::index::{index_assign, ParsedIndex};
+use super::{cast_vec, materialize};
+use crate::autograd::graph::needs_grad;
+use crate::autograd::is_grad_enabled;
+use crate::dtype::{DType, Scalar};
+use crate::error::{Error, Result};
+use crate::kernels::elementwise;
+use crate::layout::fmt_list;
+use crate::tensor::Tensor;
+
+/// PyTorch's check_inplace.
+pub fn check_inplace(x: &Tensor) -> Result<()> {
+    if !is_grad_enabled() {
+        return Ok(());
+    }
+    let m = x.meta();
+    if m.grad_fn.is_none() && m.requires_grad && m.view_base.is_none() {
+        return Err(Error::Runtime(
+            "a leaf Variable that requires grad is being used in an in-place operation.".into(),
+        ));
+    }
+    if let Some(base) = &m.view_base {
+        if base.is_leaf() && base.requires_grad() {
+            return Err(Error::Runtime(
+                "a view of a leaf Variable that requires grad is being used in an in-place operation.".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn can_cast(from: DType, to: DType) -> bool {
+    !(from.is_float() && !to.is_float() || from != DType::Bool && to == DType::Bool)
+}
+
+/// Writes `r` (broadcastable to `x`) into `x` through its layout, casting, and bumps the version.
+pub fn write_values(x: &Tensor, r: &Tensor) -> Result<()> {
+    if !can_cast(r.dtype(), x.dtype()) {
+        return Err(Error::Runtime(format!(
+            "result type {} can't be cast to the desired output type {}",
+            r.dtype().kernel_name(),
+            x.dtype().kernel_name()
+        )));
+    }
+    let rb = if r.shape() == x.shape() {
+        r.clone()
+    } else {
+        let l = r.layout().broadcast_to(x.shape()).map_err(|_| {
+            Error::Runtime(format!(
+                "output with shape {} doesn't match the broadcast shape {}",
+                fmt_list(x.shape()),
+                fmt_list(&crate::layout::broadcast_shapes(x.shape(), r.shape()).unwrap_or_else(|_| r.shape().to_vec()))
+            ))
+        })?;
+        r.with_layout(l)
+    };
+    dispatch!(x.dtype(), T => {
+        let vals = cast_vec::<T>(&rb)?;
+        let mut d = x.storage().write::<T>();
+        elementwise::assign(&mut d, x.layout(), &vals);
+    });
+    x.storage().bump_version();
+    Ok(())
+}
+
+/// A contiguous copy of `x` that carries `x`'s autograd identity (grad_fn, output_nr).
+fn snapshot(x: &Tensor) -> Result<Tensor> {
+    let s = materialize(x)?;
+    {
+        let xm = x.meta();
+        let mut sm = s.meta();
+        sm.grad_fn = xm.grad_fn.clone();
+        sm.output_nr = xm.output_nr;
+        sm.requires_grad = xm.requires_grad;
+    }
+    Ok(s)
+}
+
+/// Runs `f` (an out-of-place op on x's value) and stores its result into `x`.
+pub fn apply_inplace(x: &Tensor, others: &[&Tensor], f: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<()> {
+    check_inplace(x)?;
+    let mut all = vec![x];
+    all.extend_from_slice(others);
+    if !needs_grad(&all) {
+        let r = {
+            let _g = crate::autograd::GradModeGuard::new(false);
+            f(&x.detach())?
+        };
+        return write_values(x, &r);
+    }
+    if x.meta().view_base.is_some() {
+        return Err(Error::NotImplemented(
+            "an in-place operation on a view that must record autograd history is not supported by ferrograd yet; apply the operation out of place".into(),
+        ));
+    }
+    let r = f(&snapshot(x)?)?;
+    if r.shape() != x.shape() {
+        return Err(Error::Runtime(format!(
+            "output with shape {} doesn't match the broadcast shape {}",
+            fmt_list(x.shape()),
+            fmt_list(r.shape())
+        )));
+    }
+    write_values(x, &r.detach())?;
+    let (gf, nr) = {
+        let m = r.meta();
+        (m.grad_fn.clone(), m.output_nr)
+    };
+    let mut m = x.meta();
+    m.grad_fn = gf;
+    m.output_nr = nr;
+    m.requires_grad = true;
+    Ok(())
+}
+
+/// `x.add_(other)` etc.
+pub fn binary_inplace(op: BinOp, x: &Tensor, other: &Operand) -> Result<()> {
+    let others: Vec<&Tensor> = match other {
+        Operand::T(t) => vec![t],
+        Operand::S(_) => vec![],
+    };
+    let rt = super::binary::result_type(&[&Operand::T(x.clone()), other]);
+    let rt = if op == BinOp::Div && !rt.is_float() { DType::F32 } else { rt };
+    if !can_cast(rt, x.dtype()) {
+        return Err(Error::Runtime(format!(
+            "result type {} can't be cast to the desired output type {}",
+            rt.kernel_name(),
+            x.dtype().kernel_name()
+        )));
+    }
+    apply_inplace(x, &others, |s| super::binary::binary(op, &Operand::T(s.clone()), other))
+}
+
+/// Gradient accumulation: `dst += src`, no autograd, same shape.
+pub fn add_inplace_raw(dst: &Tensor, src: &Tensor) -> Result<()> {
+    let _g = crate::autograd::GradModeGuard::new(false);
+    let r = binary_forward(BinOp::Add, &Operand::T(dst.detach()), &Operand::T(src.detach()))?;
+    write_values(dst, &r)
+}
+
+pub fn fill_(x: &Tensor, v: Scalar) -> Result<()> {
+    check_inplace(x)?;
+    let t = Tensor::scalar(v, x.dtype());
+    if is_grad_enabled() && x.requires_grad() {
+        return apply_inplace(x, &[], |s| {
+            super::binary::binary(BinOp::Mul, &Operand::T(s.clone()), &Operand::S(Scalar::Float(0.0)))
+                .and_then(|z| super::binary::binary(BinOp::Add, &Operand::T(z), &Operand::T(t.clone())))
+        });
+    }
+    write_values(x, &t)
+}
+
+pub fn zero_(x: &Tensor) -> Result<()> {
+    fill_(x, Scalar::Int(0))
+}
+
+/// `x.copy_(src)`: broadcasting, casting, differentiable w.r.t. src.
+pub fn copy_(x: &Tensor, src: &Tensor) -> Result<()> {
+    check_inplace(x)?;
+    if is_grad_enabled() && (x.requires_grad() || src.requires_grad()) {
+        let dt = x.dtype();
+        let shape: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
+        return apply_inplace(x, &[src], |s| {
+            let c = super::to_dtype(src, dt)?;
+            let e = super::shape::expand(&c, &shape)?;
+            // 0 * s keeps s's edge (its gradient is zero, as in PyTorch's CopyBackwards)
+            let z = super::binary::binary(BinOp::Mul, &Operand::T(s.clone()), &Operand::S(Scalar::Float(0.0)))?;
+            super::binary::binary(BinOp::Add, &Operand::T(z), &Operand::T(e))
+        });
+    }
+    let r = if src.dtype() != x.dtype() {
+        super::to_dtype(&src.detach(), x.dtype())?
+    } else {
+        src.detach()
+    };
+    // copy_ casts freely (float -> int truncates), unlike arithmetic in-place ops
+    let r = if !can_cast(r.dtype(), x.dtype()) { super::to_dtype(&r, x.dtype())? } else { r };
+    write_values(x, &r)
+}
+
+/// Raw write of `value` into `x[idx]` (no autograd).
+pub fn write_index(x: &Tensor, idx: &ParsedIndex, value: &Tensor) -> Result<()> {
+    let _g = crate::autograd::GradModeGuard::new(false);
+    let target = idx.view(&x.detach())?;
+    match &idx.advanced {
+        None => {
+            let v = if value.dtype() != x.dtype() {
+                super::to_dtype(value, x.dtype())?
+            } else {
+                value.clone()
+            };
+            write_values(&target, &v)
+        }
+        Some(ind) => {
+            let v = if value.dtype() != x.dtype() {
+                super::to_dtype(value, x.dtype())?
+            } else {
+                value.clone()
+            };
+            let r = super::index::index_put(&materialize(&target)?, ind, &v, false)?;
+            write_values(&target, &r)
+        }
+    }
+}
+
+/// `x[idx] = value`.
+pub fn setitem(x: &Tensor, idx: &ParsedIndex, value: &Operand) -> Result<()> {
+    let vt = match value {
+        Operand::T(t) => Some(t.clone()),
+        Operand::S(_) => None,
+    };
+    let mut all = vec![x];
+    if let Some(v) = &vt {
+        all.push(v);
+    }
+    if needs_grad(&all) {
+        let others: Vec<&Tensor> = vt.iter().collect();
+        return apply_inplace(x, &others, |s| index_assign(s, idx, value));
+    }
+    check_inplace(x)?;
+    let v = match value {
+        Operand::T(t) => t.clone(),
+        Operand::S(s) => Tensor::scalar(*s, x.dtype()),
+    };
+    write_index(x, idx, &v)
+}

@@ -1,0 +1,266 @@
+//! mm, bmm, mv, dot, outer and matmul with broadcast batch dims.
+
+use super::binary::mul;
+use super::shape::{squeeze, sum_to, transpose, unsqueeze};
+use crate::autograd::graph::{needs_grad, record, Saved};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::kernels::alloc;
+use crate::kernels::matmul::{matmul as kmatmul, Mat};
+use crate::layout::{broadcast_shapes, fmt_list, Layout};
+use crate::storage::Elem;
+use crate::tensor::Tensor;
+use rayon::prelude::*;
+
+fn check_same_dtype(a: &Tensor, b: &Tensor) -> Result<DType> {
+    if a.dtype() != b.dtype() {
+        return Err(Error::Runtime(format!(
+            "expected m1 and m2 to have the same dtype, but got: {} != {}",
+            a.dtype().torch_name().trim_start_matches("torch."),
+            b.dtype().torch_name().trim_start_matches("torch.")
+        )));
+    }
+    if a.dtype() == DType::Bool {
+        return Err(Error::Runtime(
+            "\"addmm_impl_cpu_\" not implemented for 'Bool'".into(),
+        ));
+    }
+    Ok(a.dtype())
+}
+
+/// Batched product over layouts `(batch..., n, k) @ (batch..., k, m)` already broadcast to the
+/// same batch shape; parallel over the batch when the matrices are small.
+fn batched_typed<T: Elem>(a: &Tensor, la: &Layout, b: &Tensor, lb: &Layout, n: usize, k: usize, m: usize) -> Result<Vec<T>> {
+    let nb = la.ndim() - 2;
+    let batch: usize = la.shape[..nb].iter().product();
+    let mut out = alloc::<T>(batch * n * m)?;
+    out.resize(batch * n * m, T::default());
+    let da = a.storage().read::<T>();
+    let db = b.storage().read::<T>();
+    let batch_off = |l: &Layout, mut i: usize| -> usize {
+        let mut off = l.offset;
+        for d in (0..nb).rev() {
+            off += (i % l.shape[d]) * l.strides[d];
+            i /= l.shape[d];
+        }
+        off
+    };
+    let (ars, acs) = (la.strides[nb], la.strides[nb + 1]);
+    let (brs, bcs) = (lb.strides[nb], lb.strides[nb + 1]);
+    let one = |i: usize, dst: &mut [T]| {
+        let am = Mat { data: &da, offset: batch_off(la, i), rs: ars, cs: acs };
+        let bm = Mat { data: &db, offset: batch_off(lb, i), rs: brs, cs: bcs };
+        kmatmul(n, k, m, am, bm, dst);
+    };
+    if batch > 1 && n * m > 0 && batch * n * k * m >= 1 << 18 && n * k * m < 1 << 18 {
+        out.par_chunks_mut(n * m).enumerate().for_each(|(i, d)| one(i, d));
+    } else if n * m > 0 {
+        out.chunks_mut(n * m).enumerate().for_each(|(i, d)| one(i, d));
+    }
+    Ok(out)
+}
+
+/// Forward only: `a (..., n, k) @ b (..., k, m)` with broadcast batch dims (both >= 2-D).
+fn matmul_nd(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let dtype = check_same_dtype(a, b)?;
+    let (an, bn) = (a.ndim(), b.ndim());
+    let (n, k) = (a.shape()[an - 2], a.shape()[an - 1]);
+    let (k2, m) = (b.shape()[bn - 2], b.shape()[bn - 1]);
+    if k != k2 {
+        return Err(Error::Runtime(if an == 2 && bn == 2 {
+            format!("mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
+        } else {
+            format!(
+                "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
+                a.shape()[..an - 2].iter().product::<usize>(), k,
+                b.shape()[..bn - 2].iter().product::<usize>(), k2
+            )
+        }));
+    }
+    let batch = broadcast_shapes(&a.shape()[..an - 2], &b.shape()[..bn - 2]).map_err(|_| {
+        Error::Runtime(format!(
+            "matmul: batch dimensions of {} and {} cannot be broadcast",
+            fmt_list(a.shape()),
+            fmt_list(b.shape())
+        ))
+    })?;
+    let mut sa = batch.clone();
+    sa.extend([n, k]);
+    let mut sb = batch.clone();
+    sb.extend([k, m]);
+    let la = a.layout().broadcast_to(&sa)?;
+    let lb = b.layout().broadcast_to(&sb)?;
+    let mut so = batch;
+    so.extend([n, m]);
+    dispatch!(dtype, T => Tensor::from_vec(batched_typed::<T>(a, &la, b, &lb, n, k, m)?, so))
+}
+
+fn mt(t: &Tensor) -> Result<Tensor> {
+    transpose(t, -2, -1)
+}
+
+/// `mm` (MmBackward0).
+pub fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.ndim() != 2 {
+        return Err(Error::Runtime("self must be a matrix".into()));
+    }
+    if b.ndim() != 2 {
+        return Err(Error::Runtime("mat2 must be a matrix".into()));
+    }
+    let out = matmul_nd(a, b)?;
+    record_nd("MmBackward0", a, b, &out);
+    Ok(out)
+}
+
+/// `bmm` (BmmBackward0): 3-D operands with the same batch size.
+pub fn bmm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.ndim() != 3 {
+        return Err(Error::Runtime("batch1 must be a 3D tensor".into()));
+    }
+    if b.ndim() != 3 {
+        return Err(Error::Runtime("batch2 must be a 3D tensor".into()));
+    }
+    if a.shape()[0] != b.shape()[0] || a.shape()[2] != b.shape()[1] {
+        return Err(Error::Runtime(format!(
+            "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
+            a.shape()[0], a.shape()[2], b.shape()[0], b.shape()[1]
+        )));
+    }
+    let out = matmul_nd(a, b)?;
+    record_nd("BmmBackward0", a, b, &out);
+    Ok(out)
+}
+
+fn record_nd(name: &'static str, a: &Tensor, b: &Tensor, out: &Tensor) {
+    if !needs_grad(&[a, b]) {
+        return;
+    }
+    let saved = vec![Saved::Input(a.clone()), Saved::Input(b.clone())];
+    record(name, &[a, b], &[out], saved, |ctx| {
+        let g = ctx.grad(0)?;
+        let (a, b) = (&ctx.saved[0], &ctx.saved[1]);
+        let ga = if ctx.needs(0) { Some(sum_to(&matmul(&g, &mt(b)?)?, a.shape())?) } else { None };
+        let gb = if ctx.needs(1) { Some(sum_to(&matmul(&mt(a)?, &g)?, b.shape())?) } else { None };
+        Ok(vec![ga, gb])
+    });
+}
+
+/// `dot` (DotBackward0).
+pub fn dot(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.ndim() != 1 || b.ndim() != 1 {
+        return Err(Error::Runtime(format!(
+            "1D tensors expected, but got {}D and {}D tensors",
+            a.ndim(),
+            b.ndim()
+        )));
+    }
+    if a.numel() != b.numel() {
+        return Err(Error::Runtime(format!(
+            "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively",
+            a.numel(), b.numel(), a.numel(), b.numel()
+        )));
+    }
+    check_same_dtype(a, b)?;
+    let a2 = a.with_layout(a.layout().unsqueeze(0));
+    let b2 = b.with_layout(b.layout().unsqueeze(1));
+    let out = matmul_nd(&a2, &b2)?;
+    let out = out.with_layout(Layout::contiguous(vec![]));
+    if needs_grad(&[a, b]) {
+        let saved = vec![Saved::Input(a.clone()), Saved::Input(b.clone())];
+        record("DotBackward0", &[a, b], &[&out], saved, |ctx| {
+            let g = ctx.grad(0)?;
+            Ok(vec![Some(mul(&g, &ctx.saved[1])?), Some(mul(&g, &ctx.saved[0])?)])
+        });
+    }
+    Ok(out)
+}
+
+/// `mv` (MvBackward0).
+pub fn mv(a: &Tensor, v: &Tensor) -> Result<Tensor> {
+    if a.ndim() != 2 || v.ndim() != 1 {
+        return Err(Error::Runtime(format!(
+            "vector + matrix @ vector expected, got {}, {}, {}",
+            1,
+            a.ndim(),
+            v.ndim()
+        )));
+    }
+    if a.shape()[1] != v.shape()[0] {
+        return Err(Error::Runtime(format!(
+            "size mismatch, got input ({}), mat ({}x{}), vec ({})",
+            a.shape()[0],
+            a.shape()[0],
+            a.shape()[1],
+            v.shape()[0]
+        )));
+    }
+    let v2 = v.with_layout(v.layout().unsqueeze(1));
+    let out = matmul_nd(a, &v2)?;
+    let out = out.with_layout(Layout::contiguous(vec![a.shape()[0]]));
+    if needs_grad(&[a, v]) {
+        let saved = vec![Saved::Input(a.clone()), Saved::Input(v.clone())];
+        record("MvBackward0", &[a, v], &[&out], saved, |ctx| {
+            let g = ctx.grad(0)?;
+            let (a, v) = (&ctx.saved[0], &ctx.saved[1]);
+            let ga = if ctx.needs(0) { Some(mul(&unsqueeze(&g, 1)?, &unsqueeze(v, 0)?)?) } else { None };
+            let gv = if ctx.needs(1) { Some(mv(&mt(a)?, &g)?) } else { None };
+            Ok(vec![ga, gv])
+        });
+    }
+    Ok(out)
+}
+
+pub fn outer(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.ndim() != 1 || b.ndim() != 1 {
+        return Err(Error::Runtime(format!(
+            "outer: Expected 1-D argument self, but got {}-D",
+            a.ndim().max(b.ndim())
+        )));
+    }
+    mul(&unsqueeze(a, 1)?, b)
+}
+
+/// `matmul` / `@` with PyTorch's dispatch on the operands' dims.
+pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let (an, bn) = (a.ndim(), b.ndim());
+    if an == 0 || bn == 0 {
+        return Err(Error::Runtime(format!(
+            "both arguments to matmul need to be at least 1D, but they are {an}D and {bn}D"
+        )));
+    }
+    match (an, bn) {
+        (1, 1) => dot(a, b),
+        (2, 2) => mm(a, b),
+        (2, 1) => mv(a, b),
+        (1, 2) => {
+            if a.shape()[0] != b.shape()[0] {
+                return Err(Error::Runtime(format!(
+                    "mat1 and mat2 shapes cannot be multiplied (1x{} and {}x{})",
+                    a.shape()[0],
+                    b.shape()[0],
+                    b.shape()[1]
+                )));
+            }
+            squeeze(&mm(&unsqueeze(a, 0)?, b)?, Some(&[0]))
+        }
+        _ => {
+            let a2 = if an == 1 { unsqueeze(a, 0)? } else { a.clone() };
+            let b2 = if bn == 1 { unsqueeze(b, 1)? } else { b.clone() };
+            let out = matmul_nd(&a2, &b2)?;
+            let name = if an == 3 && bn == 3 && a.shape()[0] == b.shape()[0] {
+                "BmmBackward0"
+            } else {
+                "UnsafeViewBackward0"
+            };
+            record_nd(name, &a2, &b2, &out);
+            let mut out = out;
+            if an == 1 {
+                out = squeeze(&out, Some(&[-2]))?;
+            }
+            if bn == 1 {
+                out = squeeze(&out, Some(&[-1]))?;
+            }
+            Ok(out)
+        }
+    }
+}

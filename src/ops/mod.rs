@@ -1,0 +1,96 @@
+//! Ops: each is a forward (a kernel call), what it saves, and its backward formula written with
+//! these same differentiable ops, side by side.
+
+pub mod binary;
+pub mod index;
+pub mod inplace;
+pub mod matmul;
+pub mod reduce;
+pub mod shape;
+pub mod unary;
+
+pub use binary::*;
+pub use index::*;
+pub use inplace::*;
+pub use matmul::*;
+pub use reduce::*;
+pub use shape::*;
+pub use unary::*;
+
+use crate::autograd::graph::{needs_grad, record, Saved};
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::kernels::elementwise;
+use crate::storage::Elem;
+use crate::tensor::Tensor;
+
+/// A contiguous copy of `t`'s elements as a new tensor (no autograd).
+pub fn materialize(t: &Tensor) -> Result<Tensor> {
+    dispatch!(t.dtype(), T => {
+        let data = t.storage().read::<T>();
+        let v = elementwise::unary(&data, t.layout(), |x: T| x)?;
+        drop(data);
+        Tensor::from_vec(v, t.shape().to_vec())
+    })
+}
+
+/// Elements converted to `U` (row-major), for kernels computing in another dtype.
+pub fn cast_vec<U: Elem>(t: &Tensor) -> Result<Vec<U>> {
+    dispatch!(t.dtype(), T => {
+        let data = t.storage().read::<T>();
+        elementwise::unary(&data, t.layout(), convert::<T, U>)
+    })
+}
+
+/// Value conversion between element types, as PyTorch's `to(dtype)` does it.
+#[inline(always)]
+pub fn convert<T: Elem, U: Elem>(x: T) -> U {
+    match (T::DTYPE, U::DTYPE) {
+        (DType::I64, _) | (DType::Bool, _) => U::from_i64(x.to_i64()),
+        (_, DType::Bool) => U::from_bool(x.is_true()),
+        _ => U::from_f64(x.to_f64()),
+    }
+}
+
+/// `to(dtype)`: a copy in another dtype (ToCopyBackward0), or `t` itself when it already has it.
+pub fn to_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
+    if t.dtype() == dtype {
+        return Ok(t.clone());
+    }
+    let out = dispatch!(dtype, U => Tensor::from_vec(cast_vec::<U>(t)?, t.shape().to_vec())?);
+    if needs_grad(&[t]) && dtype.is_float() {
+        let src = t.dtype();
+        record("ToCopyBackward0", &[t], &[&out], vec![], move |ctx| {
+            Ok(vec![Some(to_dtype(&ctx.grad(0)?, src)?)])
+        });
+    }
+    Ok(out)
+}
+
+/// `clone()`: a contiguous copy (CloneBackward0).
+pub fn clone(t: &Tensor) -> Result<Tensor> {
+    let out = materialize(t)?;
+    if needs_grad(&[t]) {
+        record("CloneBackward0", &[t], &[&out], vec![], |ctx| {
+            Ok(vec![Some(ctx.grad(0)?)])
+        });
+    }
+    Ok(out)
+}
+
+/// `contiguous()`: `t` itself when already contiguous, else a clone.
+pub fn contiguous(t: &Tensor) -> Result<Tensor> {
+    if t.is_contiguous() {
+        Ok(t.clone())
+    } else {
+        clone(t)
+    }
+}
+
+pub fn detach_unless(t: Tensor, keep_graph: bool) -> Tensor {
+    if keep_graph {
+        t
+    } else {
+        t.detach()
+    }
+}

@@ -1,0 +1,565 @@
+//! Reductions, softmax and log_softmax.
+
+use super::binary::{binary, mul, mul_scalar, sub, BinOp, Operand};
+use super::shape::{expand, reshape};
+use super::{to_dtype, unary};
+use crate::autograd::graph::{needs_grad, record, Saved};
+use crate::dtype::{DType, Scalar};
+use crate::error::{Error, Result};
+use crate::kernels::reduce as kr;
+use crate::layout::{reduce_dims, wrap_dim, Layout};
+use crate::storage::Elem;
+use crate::tensor::Tensor;
+
+/// A tensor arranged as `(outer, red, inner)` with the reduced dims in the middle block.
+struct Plan {
+    data: Tensor,
+    outer: usize,
+    red: usize,
+    inner: usize,
+    keep_shape: Vec<usize>,
+    out_shape: Vec<usize>,
+}
+
+fn plan(t: &Tensor, dims: &[usize], keepdim: bool) -> Result<Plan> {
+    let shape = t.shape();
+    let n = shape.len();
+    let mut keep_shape = shape.to_vec();
+    for &d in dims {
+        keep_shape[d] = 1;
+    }
+    let out_shape: Vec<usize> = if keepdim {
+        keep_shape.clone()
+    } else {
+        (0..n).filter(|i| !dims.contains(i)).map(|i| shape[i]).collect()
+    };
+    let adjacent = dims.windows(2).all(|w| w[1] == w[0] + 1);
+    let (data, outer, red, inner) = if t.is_contiguous() && adjacent && !dims.is_empty() {
+        let (a, b) = (dims[0], dims[dims.len() - 1] + 1);
+        (
+            t.detach(),
+            shape[..a].iter().product(),
+            shape[a..b].iter().product(),
+            shape[b..].iter().product(),
+        )
+    } else {
+        let kept: Vec<usize> = (0..n).filter(|i| !dims.contains(i)).collect();
+        let order: Vec<usize> = kept.iter().chain(dims.iter()).copied().collect();
+        let permuted = t.with_layout(t.layout().permute(&order));
+        let data = if permuted.is_contiguous() {
+            permuted
+        } else {
+            super::materialize(&permuted)?
+        };
+        (
+            data,
+            kept.iter().map(|&i| shape[i]).product(),
+            dims.iter().map(|&i| shape[i]).product(),
+            1,
+        )
+    };
+    Ok(Plan {
+        data,
+        outer,
+        red,
+        inner,
+        keep_shape,
+        out_shape,
+    })
+}
+
+fn contiguous_slice<T: Elem, R>(t: &Tensor, f: impl FnOnce(&[T]) -> R) -> R {
+    let d = t.storage().read::<T>();
+    let r = t.layout().contiguous_range().expect("planned contiguous");
+    f(&d[r])
+}
+
+/// Expands a reduced gradient back over the reduced dims.
+pub fn expand_back(g: &Tensor, in_shape: &[usize], keep_shape: &[usize]) -> Result<Tensor> {
+    let g = reshape(g, keep_shape)?;
+    let s: Vec<i64> = in_shape.iter().map(|&d| d as i64).collect();
+    expand(&g, &s)
+}
+
+fn dims_of(dims: Option<&[i64]>, ndim: usize) -> Result<Vec<usize>> {
+    reduce_dims(dims, ndim)
+}
+
+/// `sum(dim, keepdim, dtype)`: SumBackward0 over everything, SumBackward1 with dims.
+pub fn sum_dims(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    let dtype = dtype.unwrap_or(match t.dtype() {
+        DType::Bool | DType::I64 => DType::I64,
+        d => d,
+    });
+    let src = if t.dtype() != dtype {
+        to_dtype(&t.detach(), dtype)?
+    } else {
+        t.detach()
+    };
+    let rd = dims_of(dims, t.ndim())?;
+    let p = plan(&src, &rd, keepdim)?;
+    let out = dispatch!(dtype, T => {
+        let v = match dtype {
+            DType::F32 => contiguous_slice::<f32, _>(&p.data, |s| kr::sum(s, p.outer, p.red, p.inner))?
+                .into_iter().map(|x| T::from_f64(x as f64)).collect::<Vec<T>>(),
+            DType::F64 => contiguous_slice::<f64, _>(&p.data, |s| kr::sum(s, p.outer, p.red, p.inner))?
+                .into_iter().map(T::from_f64).collect(),
+            _ => contiguous_slice::<i64, _>(&p.data, |s| kr::fold(s, p.outer, p.red, p.inner, 0i64, |a, b| a.wrapping_add(b)))?
+                .into_iter().map(T::from_i64).collect(),
+        };
+        Tensor::from_vec(v, p.out_shape.clone())?
+    });
+    if dtype.is_float() && needs_grad(&[t]) {
+        let name = if dims.is_some_and(|d| !d.is_empty()) {
+            "SumBackward1"
+        } else {
+            "SumBackward0"
+        };
+        let (ishape, kshape) = (t.shape().to_vec(), p.keep_shape.clone());
+        record(name, &[t], &[&out], vec![], move |ctx| {
+            Ok(vec![Some(expand_back(&ctx.grad(0)?, &ishape, &kshape)?)])
+        });
+    }
+    Ok(out)
+}
+
+pub fn sum(t: &Tensor) -> Result<Tensor> {
+    sum_dims(t, None, false, None)
+}
+
+pub fn mean(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    let dt = dtype.unwrap_or(t.dtype());
+    if !dt.is_float() {
+        return Err(Error::Runtime(format!(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
+            dt.kernel_name()
+        )));
+    }
+    let rd = dims_of(dims, t.ndim())?;
+    let count: usize = rd.iter().map(|&d| t.shape()[d]).product();
+    let s = {
+        let _g = crate::autograd::GradModeGuard::new(false);
+        sum_dims(t, dims, keepdim, Some(dt))?
+    };
+    let out = mul_scalar(&s, 1.0 / count as f64)?.detach();
+    if needs_grad(&[t]) {
+        let name = if dims.is_some_and(|d| !d.is_empty()) {
+            "MeanBackward1"
+        } else {
+            "MeanBackward0"
+        };
+        let ishape = t.shape().to_vec();
+        let mut kshape = ishape.clone();
+        for &d in &rd {
+            kshape[d] = 1;
+        }
+        record(name, &[t], &[&out], vec![], move |ctx| {
+            let g = mul_scalar(&ctx.grad(0)?, 1.0 / count as f64)?;
+            Ok(vec![Some(expand_back(&g, &ishape, &kshape)?)])
+        });
+    }
+    Ok(out)
+}
+
+/// `prod(dim=None)` (ProdBackward0/1). The gradient is out/x, computed without division where
+/// an element is zero.
+pub fn prod(t: &Tensor, dim: Option<i64>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    let dtype = dtype.unwrap_or(match t.dtype() {
+        DType::Bool | DType::I64 => DType::I64,
+        d => d,
+    });
+    let src = to_dtype(&t.detach(), dtype)?;
+    let dims: Option<Vec<i64>> = dim.map(|d| vec![d]);
+    let rd = dims_of(dims.as_deref(), t.ndim())?;
+    let p = plan(&src, &rd, keepdim && dim.is_some())?;
+    let out = dispatch!(dtype, T => {
+        let v = contiguous_slice::<T, _>(&p.data, |s| kr::fold(s, p.outer, p.red, p.inner, 1.0f64, |a, b: T| a * b.to_f64()))?;
+        let v: Vec<T> = if dtype == DType::I64 {
+            contiguous_slice::<T, _>(&p.data, |s| kr::fold(s, p.outer, p.red, p.inner, 1i64, |a, b: T| a.wrapping_mul(b.to_i64())))?
+                .into_iter().map(T::from_i64).collect()
+        } else {
+            v.into_iter().map(T::from_f64).collect()
+        };
+        Tensor::from_vec(v, p.out_shape.clone())?
+    });
+    if dtype.is_float() && needs_grad(&[t]) {
+        let name = if dim.is_some() { "ProdBackward1" } else { "ProdBackward0" };
+        let ishape = t.shape().to_vec();
+        let kshape = p.keep_shape.clone();
+        record(name, &[t], &[&out], vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)], move |ctx| {
+            let g = ctx.grad(0)?;
+            let (x, o) = (&ctx.saved[0], &ctx.saved[1]);
+            let ge = expand_back(&g, &ishape, &kshape)?;
+            let oe = expand_back(o, &ishape, &kshape)?;
+            let has_zero = x.to_f64_vec().iter().any(|&v| v == 0.0);
+            let d = if !has_zero {
+                binary(BinOp::Div, &Operand::T(oe), &Operand::T(x.clone()))?
+            } else {
+                prod_others(x, &rd)?
+            };
+            Ok(vec![Some(mul(&ge, &d)?)])
+        });
+    }
+    Ok(out)
+}
+
+/// For each element, the product of the other elements of its reduction group (no graph).
+fn prod_others(x: &Tensor, rd: &[usize]) -> Result<Tensor> {
+    let shape = x.shape().to_vec();
+    let vals = x.to_f64_vec();
+    let n = vals.len();
+    let strides = crate::layout::contiguous_strides(&shape);
+    let mut groups: std::collections::HashMap<Vec<usize>, Vec<usize>> = Default::default();
+    for i in 0..n {
+        let key: Vec<usize> = (0..shape.len())
+            .filter(|d| !rd.contains(d))
+            .map(|d| (i / strides[d]) % shape[d])
+            .collect();
+        groups.entry(key).or_default().push(i);
+    }
+    let mut out = vec![0.0; n];
+    for idx in groups.values() {
+        for &i in idx {
+            out[i] = idx.iter().filter(|&&j| j != i).map(|&j| vals[j]).product();
+        }
+    }
+    to_dtype(&Tensor::from_vec(out, shape)?, x.dtype())
+}
+
+/// amax / amin over dims (AmaxBackward0 / AminBackward0): ties share the gradient evenly.
+pub fn amax(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, want_max: bool) -> Result<Tensor> {
+    let rd = dims_of(dims, t.ndim())?;
+    for &d in &rd {
+        if t.shape()[d] == 0 {
+            return Err(Error::Index(format!(
+                "{}(): Expected reduction dim {} to have non-zero size.",
+                if want_max { "amax" } else { "amin" },
+                d
+            )));
+        }
+    }
+    if t.numel() == 0 && rd.is_empty() {
+        return Err(Error::Runtime("amax(): Expected reduction dim to be specified for input.numel() == 0.".into()));
+    }
+    let p = plan(&t.detach(), &rd, keepdim)?;
+    let out = dispatch!(t.dtype(), T => {
+        let (v, _) = contiguous_slice::<T, _>(&p.data, |s| kr::arg_extreme(s, p.outer, p.red, p.inner, want_max))?;
+        Tensor::from_vec(v, p.out_shape.clone())?
+    });
+    if needs_grad(&[t]) {
+        let name = if want_max { "AmaxBackward0" } else { "AminBackward0" };
+        let ishape = t.shape().to_vec();
+        let kshape = p.keep_shape.clone();
+        let idims: Vec<i64> = rd.iter().map(|&d| d as i64).collect();
+        record(name, &[t], &[&out], vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)], move |ctx| {
+            let g = ctx.grad(0)?;
+            Ok(vec![Some(evenly_distribute(&g, &ctx.saved[0], &ctx.saved[1], &ishape, &kshape, &idims)?)])
+        });
+    }
+    Ok(out)
+}
+
+fn evenly_distribute(g: &Tensor, x: &Tensor, out: &Tensor, ishape: &[usize], kshape: &[usize], dims: &[i64]) -> Result<Tensor> {
+    let oe = expand_back(out, ishape, kshape)?;
+    let mask = binary(BinOp::Eq, &Operand::T(x.clone()), &Operand::T(oe))?;
+    let maskf = to_dtype(&mask, g.dtype())?;
+    let count = sum_dims(&maskf, Some(dims), true, None)?;
+    let ge = expand_back(g, ishape, kshape)?;
+    let share = binary(BinOp::Div, &Operand::T(ge), &Operand::T(expand_back(&count, ishape, kshape)?))?;
+    mul(&share, &maskf)
+}
+
+/// `max()`/`min()` of the whole tensor (MaxBackward1 / MinBackward1).
+pub fn max_all(t: &Tensor, want_max: bool) -> Result<Tensor> {
+    if t.numel() == 0 {
+        return Err(Error::Runtime(format!(
+            "{}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.",
+            if want_max { "max" } else { "min" }
+        )));
+    }
+    let out = {
+        let _g = crate::autograd::GradModeGuard::new(false);
+        amax(t, None, false, want_max)?
+    };
+    if needs_grad(&[t]) {
+        let name = if want_max { "MaxBackward1" } else { "MinBackward1" };
+        let ishape = t.shape().to_vec();
+        let kshape = vec![1; ishape.len()];
+        let dims: Vec<i64> = (0..ishape.len() as i64).collect();
+        record(name, &[t], &[&out], vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)], move |ctx| {
+            let g = ctx.grad(0)?;
+            Ok(vec![Some(evenly_distribute(&g, &ctx.saved[0], &ctx.saved[1], &ishape, &kshape, &dims)?)])
+        });
+    }
+    Ok(out)
+}
+
+/// `max(dim)`/`min(dim)`: values and int64 indices (MaxBackward0 routes the gradient to the index).
+pub fn max_dim(t: &Tensor, dim: i64, keepdim: bool, want_max: bool) -> Result<(Tensor, Tensor)> {
+    let d = wrap_dim(dim, t.ndim())?;
+    let rd = if t.ndim() == 0 { vec![] } else { vec![d] };
+    if t.ndim() > 0 && t.shape()[d] == 0 {
+        return Err(Error::Index(format!(
+            "{}(): Expected reduction dim {} to have non-zero size.",
+            if want_max { "max" } else { "min" },
+            d
+        )));
+    }
+    let p = plan(&t.detach(), &rd, keepdim)?;
+    let (vals, idx) = dispatch!(t.dtype(), T => {
+        let (v, i) = contiguous_slice::<T, _>(&p.data, |s| kr::arg_extreme(s, p.outer, p.red, p.inner, want_max))?;
+        (Tensor::from_vec(v, p.out_shape.clone())?, Tensor::from_vec(i, p.out_shape.clone())?)
+    });
+    if needs_grad(&[t]) {
+        let name = if want_max { "MaxBackward0" } else { "MinBackward0" };
+        let ishape = t.shape().to_vec();
+        let kshape = p.keep_shape.clone();
+        let index = idx.clone();
+        record(name, &[t], &[&vals], vec![], move |ctx| {
+            let g = reshape(&ctx.grad(0)?, &kshape)?;
+            let i = reshape(&index, &kshape)?;
+            let z = Tensor::zeros(&ishape, g.dtype())?;
+            Ok(vec![Some(super::index::scatter_add(&z, d as i64, &i, &g)?)])
+        });
+    }
+    Ok((vals, idx))
+}
+
+/// argmax / argmin; `dim=None` reduces the flattened tensor.
+pub fn argmax(t: &Tensor, dim: Option<i64>, keepdim: bool, want_max: bool) -> Result<Tensor> {
+    match dim {
+        Some(d) => Ok(max_dim(&t.detach(), d, keepdim, want_max)?.1),
+        None => {
+            if t.numel() == 0 {
+                return Err(Error::Runtime(format!(
+                    "{}(): Expected reduction dim to be specified for input.numel() == 0.",
+                    if want_max { "argmax" } else { "argmin" }
+                )));
+            }
+            let flat = super::materialize(t)?;
+            let flat = flat.with_layout(Layout::contiguous(vec![t.numel()]));
+            let (_, i) = max_dim(&flat, 0, false, want_max)?;
+            if keepdim {
+                reshape(&i, &vec![1; t.ndim()])
+            } else {
+                Ok(i)
+            }
+        }
+    }
+}
+
+/// var / std with `correction` (1 = unbiased). VarBackward0 / StdBackward0.
+pub fn var(t: &Tensor, dims: Option<&[i64]>, correction: f64, keepdim: bool, take_sqrt: bool) -> Result<Tensor> {
+    crate::dtype::check_float(t.dtype(), if take_sqrt { "std" } else { "var" })?;
+    let rd = dims_of(dims, t.ndim())?;
+    let n: usize = rd.iter().map(|&d| t.shape()[d]).product();
+    let idims: Vec<i64> = rd.iter().map(|&d| d as i64).collect();
+    let denom = (n as f64 - correction).max(0.0);
+    let x = t.detach();
+    let (out, mean_k) = {
+        let _g = crate::autograd::GradModeGuard::new(false);
+        let m = mean(&x, Some(&idims), true, None)?;
+        let c = sub(&x, &m)?;
+        let sq = sum_dims(&mul(&c, &c)?, Some(&idims), keepdim, None)?;
+        let v = mul_scalar(&sq, 1.0 / denom)?;
+        (if take_sqrt { unary::sqrt(&v)? } else { v }, m)
+    };
+    if needs_grad(&[t]) {
+        let ishape = t.shape().to_vec();
+        let mut kshape = ishape.clone();
+        for &d in &rd {
+            kshape[d] = 1;
+        }
+        let name = if take_sqrt { "StdBackward0" } else { "VarBackward0" };
+        let _ = mean_k;
+        record(name, &[t], &[&out], vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)], move |ctx| {
+            let g = ctx.grad(0)?;
+            let x = &ctx.saved[0];
+            let m = mean(x, Some(&idims), true, None)?;
+            let c = sub(x, &m)?;
+            let ge = expand_back(&g, &ishape, &kshape)?;
+            let r = if take_sqrt {
+                let se = expand_back(&ctx.saved[1], &ishape, &kshape)?;
+                binary(BinOp::Div, &Operand::T(mul_scalar(&mul(&ge, &c)?, 1.0 / denom)?), &Operand::T(se))?
+            } else {
+                mul_scalar(&mul(&ge, &c)?, 2.0 / denom)?
+            };
+            Ok(vec![Some(r)])
+        });
+    }
+    Ok(out)
+}
+
+/// logsumexp over dims, stable (LogsumexpBackward0).
+pub fn logsumexp(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+    let x = if t.dtype().is_float() { t.detach() } else { to_dtype(&t.detach(), DType::F32)? };
+    let rd = dims_of(Some(dims), t.ndim())?;
+    let idims: Vec<i64> = rd.iter().map(|&d| d as i64).collect();
+    let out = {
+        let _g = crate::autograd::GradModeGuard::new(false);
+        let m = amax(&x, Some(&idims), true, true)?;
+        // where the max is infinite, subtract 0 instead (keeps -inf rows at -inf, not nan)
+        let finite = binary(BinOp::Eq, &Operand::T(unary::abs(&m)?), &Operand::S(Scalar::Float(f64::INFINITY)))?;
+        let m = super::binary::masked_fill(&m, &finite, Scalar::Float(0.0))?;
+        let s = sum_dims(&unary::exp(&sub(&x, &m)?)?, Some(&idims), true, None)?;
+        let r = super::binary::add(&unary::log(&s)?, &m)?;
+        if keepdim { r } else { super::shape::squeeze(&r, Some(&idims))? }
+    };
+    if needs_grad(&[t]) {
+        let ishape = t.shape().to_vec();
+        let mut kshape = ishape.clone();
+        for &d in &rd {
+            kshape[d] = 1;
+        }
+        record("LogsumexpBackward0", &[t], &[&out], vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)], move |ctx| {
+            let g = ctx.grad(0)?;
+            let ge = expand_back(&g, &ishape, &kshape)?;
+            let oe = expand_back(&ctx.saved[1], &ishape, &kshape)?;
+            Ok(vec![Some(mul(&ge, &unary::exp(&sub(&ctx.saved[0], &oe)?)?)?)])
+        });
+    }
+    Ok(out)
+}
+
+/// Vector p-norm over dims (LinalgVectorNormBackward0).
+pub fn norm(t: &Tensor, p: f64, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+    crate::dtype::check_float(t.dtype(), "linalg.vector_norm")?;
+    let rd = dims_of(dims, t.ndim())?;
+    let idims: Vec<i64> = rd.iter().map(|&d| d as i64).collect();
+    let x = t.detach();
+    let out = {
+        let _g = crate::autograd::GradModeGuard::new(false);
+        let a = unary::abs(&x)?;
+        if p == f64::INFINITY {
+            amax(&a, Some(&idims), keepdim, true)?
+        } else if p == f64::NEG_INFINITY {
+            amax(&a, Some(&idims), keepdim, false)?
+        } else if p == 0.0 {
+            let nz = binary(BinOp::Ne, &Operand::T(a), &Operand::S(Scalar::Float(0.0)))?;
+            sum_dims(&to_dtype(&nz, x.dtype())?, Some(&idims), keepdim, None)?
+        } else if p == 1.0 {
+            sum_dims(&a, Some(&idims), keepdim, None)?
+        } else if p == 2.0 {
+            unary::sqrt(&sum_dims(&mul(&x, &x)?, Some(&idims), keepdim, None)?)?
+        } else {
+            let s = sum_dims(&binary(BinOp::Pow, &Operand::T(a), &Operand::S(Scalar::Float(p)))?, Some(&idims), keepdim, None)?;
+            binary(BinOp::Pow, &Operand::T(s), &Operand::S(Scalar::Float(1.0 / p)))?
+        }
+    };
+    if needs_grad(&[t]) {
+        let ishape = t.shape().to_vec();
+        let mut kshape = ishape.clone();
+        for &d in &rd {
+            kshape[d] = 1;
+        }
+        record("LinalgVectorNormBackward0", &[t], &[&out], vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)], move |ctx| {
+            let g = ctx.grad(0)?;
+            let (x, o) = (&ctx.saved[0], &ctx.saved[1]);
+            let ge = expand_back(&g, &ishape, &kshape)?;
+            let oe = expand_back(o, &ishape, &kshape)?;
+            let zero = Operand::S(Scalar::Float(0.0));
+            let r = if p == 0.0 {
+                mul_scalar(&ge, 0.0)?
+            } else if p == 1.0 {
+                mul(&ge, &unary::sign(x)?)?
+            } else if p.is_infinite() {
+                let a = unary::abs(x)?;
+                let mask = to_dtype(&binary(BinOp::Eq, &Operand::T(a), &Operand::T(oe))?, x.dtype())?;
+                let cnt = expand_back(&sum_dims(&mask, Some(&idims), true, None)?, &ishape, &kshape)?;
+                let share = binary(BinOp::Div, &Operand::T(mul(&ge, &mask)?), &Operand::T(cnt))?;
+                mul(&share, &unary::sign(x)?)?
+            } else {
+                // g * x * |x|^(p-2) / norm^(p-1), 0 where norm == 0
+                let scale = if p == 2.0 {
+                    x.clone()
+                } else {
+                    let a = unary::abs(x)?;
+                    mul(x, &binary(BinOp::Pow, &Operand::T(a), &Operand::S(Scalar::Float(p - 2.0)))?)?
+                };
+                let den = if p == 2.0 { oe.clone() } else { binary(BinOp::Pow, &Operand::T(oe.clone()), &Operand::S(Scalar::Float(p - 1.0)))? };
+                let r = binary(BinOp::Div, &Operand::T(mul(&ge, &scale)?), &Operand::T(den))?;
+                let zmask = binary(BinOp::Eq, &Operand::T(oe), &zero)?;
+                super::binary::masked_fill(&r, &zmask, Scalar::Float(0.0))?
+            };
+            Ok(vec![Some(r)])
+        });
+    }
+    Ok(out)
+}
+
+/// Fused, stable softmax / log_softmax along `dim`.
+fn softmax_forward(x: &Tensor, d: usize, log: bool) -> Result<Tensor> {
+    let p = plan(x, &[d], true)?;
+    let (outer, red, inner) = (p.outer, p.red, p.inner);
+    let out = dispatch!(x.dtype(), T => {
+        let v = contiguous_slice::<T, _>(&p.data, |s| {
+            let mut out = vec![T::default(); s.len()];
+            for o in 0..outer {
+                for i in 0..inner {
+                    let at = |r: usize| o * red * inner + r * inner + i;
+                    let mut m = f64::NEG_INFINITY;
+                    for r in 0..red {
+                        m = m.max(s[at(r)].to_f64());
+                    }
+                    if m.is_infinite() { m = if m > 0.0 { m } else { 0.0 }; }
+                    let mut sum = 0.0;
+                    for r in 0..red {
+                        sum += (s[at(r)].to_f64() - m).exp();
+                    }
+                    let ls = sum.ln();
+                    for r in 0..red {
+                        let z = s[at(r)].to_f64() - m;
+                        out[at(r)] = T::from_f64(if log { z - ls } else { z.exp() / sum });
+                    }
+                }
+            }
+            out
+        });
+        Tensor::from_vec(v, x.shape().to_vec())?
+    });
+    Ok(if p.data.ptr_eq(x) || x.is_contiguous() { out } else {
+        // plan() permuted the reduced dim last; undo it
+        let n = x.ndim();
+        let kept: Vec<usize> = (0..n).filter(|&i| i != d).collect();
+        let order: Vec<usize> = kept.iter().copied().chain([d]).collect();
+        let pshape: Vec<usize> = order.iter().map(|&i| x.shape()[i]).collect();
+        let mut inv = vec![0usize; n];
+        for (i, &o) in order.iter().enumerate() { inv[o] = i; }
+        let permuted = out.with_layout(Layout::contiguous(pshape).permute(&inv));
+        super::materialize(&permuted)?
+    })
+}
+
+pub fn softmax(t: &Tensor, dim: i64, log: bool) -> Result<Tensor> {
+    if !t.dtype().is_float() {
+        return Err(Error::Runtime(format!(
+            "\"{}\" not implemented for '{}'",
+            if log { "log_softmax_lastdim_kernel_impl" } else { "softmax_lastdim_kernel_impl" },
+            t.dtype().kernel_name()
+        )));
+    }
+    let d = wrap_dim(dim, t.ndim())?;
+    let out = if t.ndim() == 0 {
+        if log { mul_scalar(&t.detach(), 0.0)? } else { super::binary::add_scalar(&mul_scalar(&t.detach(), 0.0)?, 1.0)? }
+    } else {
+        softmax_forward(&t.detach(), d, log)?
+    };
+    if needs_grad(&[t]) {
+        let dd = [d as i64];
+        if log {
+            record("LogSoftmaxBackward0", &[t], &[&out], vec![Saved::Output(out.clone(), 0)], move |ctx| {
+                let g = ctx.grad(0)?;
+                let s = sum_dims(&g, Some(&dd), true, None)?;
+                Ok(vec![Some(sub(&g, &mul(&unary::exp(&ctx.saved[0])?, &s)?)?)])
+            });
+        } else {
+            record("SoftmaxBackward0", &[t], &[&out], vec![Saved::Output(out.clone(), 0)], move |ctx| {
+                let g = ctx.grad(0)?;
+                let y = &ctx.saved[0];
+                let s = sum_dims(&mul(&g, y)?, Some(&dd), true, None)?;
+                Ok(vec![Some(mul(y, &sub(&g, &s)?)?)])
+            });
+        }
+    }
+    Ok(out)
+}

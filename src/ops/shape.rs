@@ -1,0 +1,548 @@
+//! Views (no copy: new layouts over the same storage) and shape-changing copies.
+
+use super::reduce::sum_dims;
+use crate::autograd::graph::{needs_grad, record};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::kernels::elementwise;
+use crate::layout::{checked_numel, fmt_list, wrap_dim, Layout};
+use crate::tensor::Tensor;
+
+/// A tensor sharing `t`'s storage with another layout, remembered as a view of `t`'s base.
+pub fn view_of(t: &Tensor, layout: Layout) -> Tensor {
+    let out = t.with_layout(layout);
+    let base = t.meta().view_base.clone().unwrap_or_else(|| t.clone());
+    out.meta().view_base = Some(base);
+    out
+}
+
+/// Resolves a single -1 in a requested shape (PyTorch's infer_size).
+pub fn infer_shape(shape: &[i64], numel: usize) -> Result<Vec<usize>> {
+    let mut infer = None;
+    let mut known = 1usize;
+    for (i, &d) in shape.iter().enumerate() {
+        if d == -1 {
+            if infer.is_some() {
+                return Err(Error::Runtime("only one dimension can be inferred".into()));
+            }
+            infer = Some(i);
+        } else if d < 0 {
+            return Err(Error::Runtime(format!("invalid shape dimension {d}")));
+        } else {
+            known = known.checked_mul(d as usize).ok_or_else(|| {
+                Error::Runtime(format!("shape '{shape:?}' is invalid for input of size {numel}"))
+            })?;
+        }
+    }
+    let show = || {
+        let parts: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+        format!("[{}]", parts.join(", "))
+    };
+    let mut out: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
+    match infer {
+        Some(i) => {
+            if known == 0 || numel % known != 0 {
+                return Err(Error::Runtime(format!(
+                    "shape '{}' is invalid for input of size {}",
+                    show(),
+                    numel
+                )));
+            }
+            out[i] = numel / known;
+        }
+        None => {
+            if known != numel {
+                return Err(Error::Runtime(format!(
+                    "shape '{}' is invalid for input of size {}",
+                    show(),
+                    numel
+                )));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn record_reshape(name: &'static str, t: &Tensor, out: &Tensor) {
+    if needs_grad(&[t]) {
+        let shape = t.shape().to_vec();
+        record(name, &[t], &[out], vec![], move |ctx| {
+            Ok(vec![Some(reshape(&ctx.grad(0)?, &shape)?)])
+        });
+    }
+}
+
+/// `view`: never copies; errors when the strides do not allow it.
+pub fn view(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    let shape = infer_shape(shape, t.numel())?;
+    let layout = t.layout().view(&shape).ok_or_else(|| {
+        Error::Runtime("view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.".into())
+    })?;
+    let out = view_of(t, layout);
+    record_reshape("ViewBackward0", t, &out);
+    Ok(out)
+}
+
+/// `reshape`: a view when possible, else a copy.
+pub fn reshape(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    let ishape: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+    reshape_i(t, &ishape)
+}
+
+pub fn reshape_i(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    let shape = infer_shape(shape, t.numel())?;
+    if shape == t.shape() && !needs_grad(&[t]) {
+        return Ok(view_of(t, t.layout().clone()));
+    }
+    if let Some(layout) = t.layout().view(&shape) {
+        let out = view_of(t, layout);
+        record_reshape("ViewBackward0", t, &out);
+        return Ok(out);
+    }
+    let copy = super::clone(t)?;
+    let out = copy.with_layout(Layout::contiguous(shape));
+    record_reshape("UnsafeViewBackward0", &copy, &out);
+    Ok(out)
+}
+
+pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    let n = t.ndim();
+    if dims.len() != n {
+        return Err(Error::Runtime(format!(
+            "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = {} is not equal to len(dims) = {}",
+            n,
+            dims.len()
+        )));
+    }
+    let mut seen = vec![false; n];
+    let mut wd = Vec::with_capacity(n);
+    for &d in dims {
+        let w = wrap_dim(d, n)?;
+        if seen[w] {
+            return Err(Error::Runtime("permute(): duplicate dims are not allowed.".into()));
+        }
+        seen[w] = true;
+        wd.push(w);
+    }
+    let out = view_of(t, t.layout().permute(&wd));
+    if needs_grad(&[t]) {
+        let mut inv = vec![0i64; n];
+        for (i, &d) in wd.iter().enumerate() {
+            inv[d] = i as i64;
+        }
+        record("PermuteBackward0", &[t], &[&out], vec![], move |ctx| {
+            Ok(vec![Some(permute(&ctx.grad(0)?, &inv)?)])
+        });
+    }
+    Ok(out)
+}
+
+fn transpose_named(t: &Tensor, a: i64, b: i64, name: &'static str) -> Result<Tensor> {
+    let n = t.ndim();
+    if n == 0 {
+        return Ok(view_of(t, t.layout().clone()));
+    }
+    let (wa, wb) = (wrap_dim(a, n)?, wrap_dim(b, n)?);
+    let out = view_of(t, t.layout().transpose(wa, wb));
+    if needs_grad(&[t]) {
+        record(name, &[t], &[&out], vec![], move |ctx| {
+            Ok(vec![Some(transpose(&ctx.grad(0)?, a, b)?)])
+        });
+    }
+    Ok(out)
+}
+
+pub fn transpose(t: &Tensor, a: i64, b: i64) -> Result<Tensor> {
+    transpose_named(t, a, b, "TransposeBackward0")
+}
+
+/// `t()`: transpose of a tensor with at most 2 dims (TBackward0).
+pub fn t2(t: &Tensor) -> Result<Tensor> {
+    if t.ndim() > 2 {
+        return Err(Error::Runtime(format!(
+            "t() expects a tensor with <= 2 dimensions, but self is {}D",
+            t.ndim()
+        )));
+    }
+    if t.ndim() < 2 {
+        let out = view_of(t, t.layout().clone());
+        if needs_grad(&[t]) {
+            record("TBackward0", &[t], &[&out], vec![], |ctx| Ok(vec![Some(ctx.grad(0)?)]));
+        }
+        return Ok(out);
+    }
+    transpose_named(t, 0, 1, "TBackward0")
+}
+
+pub fn unsqueeze(t: &Tensor, dim: i64) -> Result<Tensor> {
+    let d = wrap_dim(dim, t.ndim() + 1)?;
+    let out = view_of(t, t.layout().unsqueeze(d));
+    if needs_grad(&[t]) {
+        record("UnsqueezeBackward0", &[t], &[&out], vec![], move |ctx| {
+            Ok(vec![Some(squeeze(&ctx.grad(0)?, Some(&[d as i64]))?)])
+        });
+    }
+    Ok(out)
+}
+
+/// `squeeze()` (all size-1 dims, SqueezeBackward0) or `squeeze(dims)` (SqueezeBackward1).
+pub fn squeeze(t: &Tensor, dims: Option<&[i64]>) -> Result<Tensor> {
+    let n = t.ndim();
+    let drop: Vec<bool> = match dims {
+        None => t.shape().iter().map(|&s| s == 1).collect(),
+        Some(ds) => {
+            let mut v = vec![false; n];
+            for &d in ds {
+                let w = wrap_dim(d, n)?;
+                if n > 0 && t.shape()[w] == 1 {
+                    v[w] = true;
+                }
+            }
+            v
+        }
+    };
+    let l = t.layout();
+    let layout = Layout {
+        shape: (0..n).filter(|&i| !drop[i]).map(|i| l.shape[i]).collect(),
+        strides: (0..n).filter(|&i| !drop[i]).map(|i| l.strides[i]).collect(),
+        offset: l.offset,
+    };
+    let out = view_of(t, layout);
+    let name = if dims.is_none() {
+        "SqueezeBackward0"
+    } else {
+        "SqueezeBackward1"
+    };
+    record_reshape(name, t, &out);
+    Ok(out)
+}
+
+/// `expand`: -1 keeps a dim; new leading dims may be added. Never copies.
+pub fn expand(t: &Tensor, sizes: &[i64]) -> Result<Tensor> {
+    let n = sizes.len();
+    if n < t.ndim() {
+        return Err(Error::Runtime(format!(
+            "expand({}{{{}}}, size=[{}]): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
+            t.dtype().legacy_name().trim_start_matches("torch."),
+            fmt_list(t.shape()).trim_matches(|c| c == '[' || c == ']'),
+            sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", "),
+            n,
+            t.ndim()
+        )));
+    }
+    let lead = n - t.ndim();
+    let mut shape = Vec::with_capacity(n);
+    for (i, &s) in sizes.iter().enumerate() {
+        if s == -1 {
+            if i < lead {
+                return Err(Error::Runtime(format!(
+                    "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}"
+                )));
+            }
+            shape.push(t.shape()[i - lead]);
+        } else if s < 0 {
+            return Err(Error::Runtime(format!("expand: invalid size {s}")));
+        } else {
+            shape.push(s as usize);
+        }
+    }
+    let out = view_of(t, t.layout().broadcast_to(&shape)?);
+    if needs_grad(&[t]) {
+        let ishape = t.shape().to_vec();
+        record("ExpandBackward0", &[t], &[&out], vec![], move |ctx| {
+            Ok(vec![Some(sum_to(&ctx.grad(0)?, &ishape)?)])
+        });
+    }
+    Ok(out)
+}
+
+pub fn broadcast_to(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    let s: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+    expand(t, &s)
+}
+
+/// Sums `g` down to `shape` (the reverse of broadcasting).
+pub fn sum_to(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    if g.shape() == shape {
+        return Ok(g.clone());
+    }
+    let lead = g
+        .ndim()
+        .checked_sub(shape.len())
+        .ok_or_else(|| Error::Runtime("sum_to: target has more dims".into()))?;
+    let mut dims: Vec<i64> = (0..lead as i64).collect();
+    for (i, &s) in shape.iter().enumerate() {
+        let gs = g.shape()[lead + i];
+        if s == 1 && gs != 1 {
+            dims.push((lead + i) as i64);
+        } else if s != gs {
+            return Err(Error::Runtime(format!(
+                "sum_to: shape {} is not reducible to {}",
+                fmt_list(g.shape()),
+                fmt_list(shape)
+            )));
+        }
+    }
+    let r = if dims.is_empty() {
+        g.clone()
+    } else {
+        sum_dims(g, Some(&dims), true, None)?
+    };
+    reshape(&r, shape)
+}
+
+/// A rectangular region of a tensor: `start:start+len*step:step` along `dim`, or one index.
+#[derive(Clone, Copy, Debug)]
+pub enum Region {
+    Slice {
+        dim: usize,
+        start: usize,
+        len: usize,
+        step: usize,
+    },
+    Select {
+        dim: usize,
+        index: usize,
+    },
+}
+
+impl Region {
+    pub fn apply(&self, l: &Layout) -> Layout {
+        match *self {
+            Region::Slice {
+                dim,
+                start,
+                len,
+                step,
+            } => l.slice(dim, start, len, step),
+            Region::Select { dim, index } => l.select(dim, index),
+        }
+    }
+}
+
+/// The region of `t` as a view (SliceBackward0 / SelectBackward0).
+pub fn region(t: &Tensor, r: Region) -> Result<Tensor> {
+    let out = view_of(t, r.apply(t.layout()));
+    if needs_grad(&[t]) {
+        let shape = t.shape().to_vec();
+        let name = match r {
+            Region::Slice { .. } => "SliceBackward0",
+            Region::Select { .. } => "SelectBackward0",
+        };
+        record(name, &[t], &[&out], vec![], move |ctx| {
+            Ok(vec![Some(embed(&ctx.grad(0)?, &shape, r)?)])
+        });
+    }
+    Ok(out)
+}
+
+/// Zeros of `shape` with `g` written into region `r` (the backward of `region`).
+pub fn embed(g: &Tensor, shape: &[usize], r: Region) -> Result<Tensor> {
+    let out = Tensor::zeros(shape, g.dtype())?;
+    let target = r.apply(out.layout());
+    dispatch!(g.dtype(), T => {
+        let vals = g.to_vec::<T>();
+        let mut d = out.storage().write::<T>();
+        elementwise::assign(&mut d, &target, &vals);
+    });
+    if needs_grad(&[g]) {
+        record("SliceBackwardBackward0", &[g], &[&out], vec![], move |ctx| {
+            Ok(vec![Some(region(&ctx.grad(0)?, r)?)])
+        });
+    }
+    Ok(out)
+}
+
+pub fn narrow(t: &Tensor, dim: i64, start: i64, len: i64) -> Result<Tensor> {
+    if t.ndim() == 0 {
+        return Err(Error::Runtime("narrow() cannot be applied to a 0-dim tensor.".into()));
+    }
+    let d = wrap_dim(dim, t.ndim())?;
+    let size = t.shape()[d] as i64;
+    let start = if start < 0 { start + size } else { start };
+    if start < 0 || start > size {
+        return Err(Error::Index(format!(
+            "start out of range (expected to be in range of [{}, {}], but got {})",
+            -size, size, start
+        )));
+    }
+    if len < 0 || start + len > size {
+        return Err(Error::Runtime(format!(
+            "start ({start}) + length ({len}) exceeds dimension size ({size})."
+        )));
+    }
+    region(
+        t,
+        Region::Slice {
+            dim: d,
+            start: start as usize,
+            len: len as usize,
+            step: 1,
+        },
+    )
+}
+
+pub fn select(t: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
+    if t.ndim() == 0 {
+        return Err(Error::Index(
+            "select() cannot be applied to a 0-dim tensor.".into(),
+        ));
+    }
+    let d = wrap_dim(dim, t.ndim())?;
+    let size = t.shape()[d] as i64;
+    let i = if index < 0 { index + size } else { index };
+    if i < 0 || i >= size {
+        return Err(Error::Index(format!(
+            "index {index} is out of bounds for dimension {d} with size {size}"
+        )));
+    }
+    region(
+        t,
+        Region::Select {
+            dim: d,
+            index: i as usize,
+        },
+    )
+}
+
+/// `cat` along `dim` (CatBackward0).
+pub fn cat(ts: &[Tensor], dim: i64) -> Result<Tensor> {
+    if ts.is_empty() {
+        return Err(Error::Runtime(
+            "torch.cat(): expected a non-empty list of Tensors".into(),
+        ));
+    }
+    // legacy behaviour: 1-d empty tensors are skipped
+    let parts: Vec<&Tensor> = ts
+        .iter()
+        .filter(|t| !(t.ndim() == 1 && t.numel() == 0))
+        .collect();
+    let parts: Vec<&Tensor> = if parts.is_empty() { vec![&ts[0]] } else { parts };
+    let first = parts[0];
+    if first.ndim() == 0 {
+        return Err(Error::Runtime(
+            "zero-dimensional tensor (at position 0) cannot be concatenated".into(),
+        ));
+    }
+    let d = wrap_dim(dim, first.ndim())?;
+    let mut dtype = first.dtype();
+    let mut total = 0usize;
+    for (i, t) in parts.iter().enumerate() {
+        if t.ndim() != first.ndim() {
+            return Err(Error::Runtime(format!(
+                "Tensors must have same number of dimensions: got {} and {}",
+                first.ndim(),
+                t.ndim()
+            )));
+        }
+        for k in 0..first.ndim() {
+            if k != d && t.shape()[k] != first.shape()[k] {
+                return Err(Error::Runtime(format!(
+                    "Sizes of tensors must match except in dimension {}. Expected size {} but got size {} for tensor number {} in the list.",
+                    d, first.shape()[k], t.shape()[k], i
+                )));
+            }
+        }
+        dtype = DType::promote(dtype, t.dtype());
+        total += t.shape()[d];
+    }
+    let mut shape = first.shape().to_vec();
+    shape[d] = total;
+    checked_numel(&shape)?;
+    let out = Tensor::zeros(&shape, dtype)?;
+    let mut start = 0;
+    dispatch!(dtype, T => {
+        let mut dst = out.storage().write::<T>();
+        for t in &parts {
+            let len = t.shape()[d];
+            let vals = super::cast_vec::<T>(t)?;
+            let target = out.layout().narrow(d, start, len);
+            elementwise::assign(&mut dst, &target, &vals);
+            start += len;
+        }
+    });
+    let refs: Vec<&Tensor> = parts.to_vec();
+    if dtype.is_float() && needs_grad(&refs) {
+        let sizes: Vec<usize> = parts.iter().map(|t| t.shape()[d]).collect();
+        record("CatBackward0", &refs, &[&out], vec![], move |ctx| {
+            let g = ctx.grad(0)?;
+            let mut start = 0;
+            let mut grads = Vec::with_capacity(sizes.len());
+            for &len in &sizes {
+                grads.push(Some(narrow(&g, d as i64, start as i64, len as i64)?));
+                start += len;
+            }
+            Ok(grads)
+        });
+    }
+    Ok(out)
+}
+
+/// `stack` along a new `dim` (StackBackward0).
+pub fn stack(ts: &[Tensor], dim: i64) -> Result<Tensor> {
+    if ts.is_empty() {
+        return Err(Error::Runtime("stack expects a non-empty TensorList".into()));
+    }
+    let d = wrap_dim(dim, ts[0].ndim() + 1)?;
+    for (i, t) in ts.iter().enumerate() {
+        if t.shape() != ts[0].shape() {
+            return Err(Error::Runtime(format!(
+                "stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {}",
+                fmt_list(ts[0].shape()),
+                fmt_list(t.shape()),
+                i
+            )));
+        }
+    }
+    let unsq: Vec<Tensor> = ts
+        .iter()
+        .map(|t| t.with_layout(t.layout().unsqueeze(d)))
+        .collect();
+    let out = {
+        let _g = crate::autograd::GradModeGuard::new(false);
+        cat(&unsq, d as i64)?
+    };
+    let refs: Vec<&Tensor> = ts.iter().collect();
+    if out.dtype().is_float() && needs_grad(&refs) {
+        let n = ts.len();
+        record("StackBackward0", &refs, &[&out], vec![], move |ctx| {
+            let g = ctx.grad(0)?;
+            (0..n)
+                .map(|i| select(&g, d as i64, i as i64).map(Some))
+                .collect()
+        });
+    }
+    Ok(out)
+}
+
+/// `split` into pieces of `size` (or the given sizes) along `dim`.
+pub fn split(t: &Tensor, sizes: &[usize], dim: i64) -> Result<Vec<Tensor>> {
+    let d = wrap_dim(dim, t.ndim())?;
+    let mut start = 0;
+    let mut out = Vec::with_capacity(sizes.len());
+    for &len in sizes {
+        out.push(narrow(t, d as i64, start as i64, len as i64)?);
+        start += len;
+    }
+    Ok(out)
+}
+
+pub fn flatten(t: &Tensor, start: i64, end: i64) -> Result<Tensor> {
+    if t.ndim() == 0 {
+        return reshape(t, &[1]);
+    }
+    let s = wrap_dim(start, t.ndim())?;
+    let e = wrap_dim(end, t.ndim())?;
+    if s > e {
+        return Err(Error::Runtime(
+            "flatten() has invalid args: start_dim cannot come after end_dim".into(),
+        ));
+    }
+    if s == e {
+        return Ok(t.clone());
+    }
+    let mut shape: Vec<usize> = t.shape()[..s].to_vec();
+    shape.push(t.shape()[s..=e].iter().product());
+    shape.extend_from_slice(&t.shape()[e + 1..]);
+    reshape(t, &shape)
+}

@@ -1,0 +1,249 @@
+//! All PyO3 code: the `ferrograd._core` module.
+
+pub mod convert;
+pub mod errors;
+pub mod node;
+pub mod tensor;
+
+use crate::autograd::engine::{run_backward, BackwardOptions};
+use crate::creation::{self, Dist};
+use crate::dtype::{DType, Scalar};
+use crate::ops::{self, Operand};
+use crate::storage::{Elem, Storage};
+use crate::tensor::Tensor;
+use convert::{dtype_arg, operand, PyDType};
+use errors::run;
+use numpy::{PyReadonlyArrayDyn, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use std::ptr::NonNull;
+use std::sync::Arc;
+use tensor::PyTensor;
+
+fn tensors(v: &[PyRef<'_, PyTensor>]) -> Vec<Tensor> {
+    v.iter().map(|t| t.t.clone()).collect()
+}
+
+fn copy_array<T: Elem + numpy::Element>(a: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    let ro: PyReadonlyArrayDyn<'_, T> = a.extract()?;
+    let shape = ro.shape().to_vec();
+    let v: Vec<T> = match ro.as_slice() {
+        Ok(s) => s.to_vec(),
+        Err(_) => ro.as_array().iter().copied().collect(),
+    };
+    Ok(Tensor::from_vec(v, shape)?)
+}
+
+/// A copy of a numpy array (float32, float64, int64 or bool) as a new tensor.
+#[pyfunction]
+fn _from_array(a: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    let kind: String = a.getattr("dtype")?.getattr("str")?.extract()?;
+    let t = match kind.as_str() {
+        "<f4" => copy_array::<f32>(a)?,
+        "<f8" => copy_array::<f64>(a)?,
+        "<i8" => copy_array::<i64>(a)?,
+        "|b1" => {
+            let u8s = a.call_method1("view", ("uint8",))?;
+            let t = copy_array::<u8>(&u8s)?;
+            Tensor::from_parts(t.storage().clone(), t.layout().clone(), DType::Bool)
+        }
+        other => {
+            return Err(PyTypeError::new_err(format!(
+                "can't convert np.ndarray of type {other}; ferrograd supports float32, float64, int64 and bool"
+            )))
+        }
+    };
+    Ok(PyTensor::new(t))
+}
+
+/// A tensor over memory owned by `owner` (`from_numpy`): `ptr` and the element `strides` come
+/// from the array's `__array_interface__`, checked by the Python caller.
+#[pyfunction]
+fn _from_ptr(
+    ptr: usize,
+    len: usize,
+    dtype: &Bound<'_, PyAny>,
+    shape: Vec<usize>,
+    strides: Vec<usize>,
+    owner: Py<PyAny>,
+) -> PyResult<PyTensor> {
+    let dtype = dtype_arg(Some(dtype))?.expect("dtype");
+    let Some(nn) = NonNull::new(ptr as *mut u8) else {
+        return Err(PyValueError::new_err("null data pointer"));
+    };
+    if ptr % dtype.size() != 0 {
+        return Err(PyValueError::new_err("misaligned numpy array"));
+    }
+    let span = shape
+        .iter()
+        .zip(&strides)
+        .map(|(&d, &s)| d.saturating_sub(1) * s)
+        .sum::<usize>()
+        + 1;
+    if shape.iter().all(|&d| d > 0) && span > len {
+        return Err(PyValueError::new_err("array strides exceed its buffer"));
+    }
+    // SAFETY: `ptr` is the data pointer of the numpy array `owner`, whose buffer holds `len`
+    // elements of `dtype` (len = nbytes / itemsize, computed by the caller from the array's
+    // interface) and is properly aligned (checked above). `owner` keeps the array, hence the
+    // buffer, alive for the storage's lifetime; numpy never moves an array's data.
+    let storage = unsafe { Storage::from_external(nn, len, dtype, Box::new(owner)) };
+    let layout = crate::layout::Layout { shape, strides, offset: 0 };
+    Ok(PyTensor::new(Tensor::from_parts(Arc::new(storage), layout, dtype)))
+}
+
+#[pyfunction]
+fn _full(shape: Vec<usize>, value: &Bound<'_, PyAny>, dtype: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    let d = dtype_arg(Some(dtype))?.expect("dtype");
+    let v = convert::scalar_of(value).ok_or_else(|| PyTypeError::new_err("fill value must be a number"))?;
+    Ok(PyTensor::new(Tensor::full(&shape, v, d)?))
+}
+
+#[pyfunction]
+fn _arange(start: f64, end: f64, step: f64, dtype: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    let d = dtype_arg(Some(dtype))?.expect("dtype");
+    Ok(PyTensor::new(creation::arange(start, end, step, d)?))
+}
+
+#[pyfunction]
+fn _linspace(start: f64, end: f64, steps: i64, dtype: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    let d = dtype_arg(Some(dtype))?.expect("dtype");
+    Ok(PyTensor::new(creation::linspace(start, end, steps, d)?))
+}
+
+#[pyfunction]
+fn _eye(n: usize, m: usize, dtype: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    let d = dtype_arg(Some(dtype))?.expect("dtype");
+    Ok(PyTensor::new(creation::eye(n, m, d)?))
+}
+
+#[pyfunction]
+fn _random(shape: Vec<usize>, kind: &str, a: f64, b: f64, dtype: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    let d = dtype_arg(Some(dtype))?.expect("dtype");
+    let dist = match kind {
+        "uniform" => Dist::Uniform(a, b),
+        "normal" => Dist::Normal(a, b),
+        "randint" => Dist::RandInt(a as i64, b as i64),
+        _ => return Err(PyValueError::new_err(format!("unknown distribution {kind}"))),
+    };
+    Ok(PyTensor::new(creation::random(&shape, dist, d)?))
+}
+
+#[pyfunction]
+fn manual_seed(seed: i64) {
+    creation::manual_seed(seed as u64);
+}
+
+#[pyfunction]
+fn initial_seed() -> u64 {
+    creation::initial_seed()
+}
+
+#[pyfunction]
+#[pyo3(signature = (tensors, dim=0))]
+fn cat(py: Python<'_>, tensors: Vec<PyRef<'_, PyTensor>>, dim: i64) -> PyResult<PyTensor> {
+    let ts = self::tensors(&tensors);
+    run(py, ts.iter().map(|t| t.numel()).sum::<usize>() > errors::HEAVY_NUMEL, move || ops::cat(&ts, dim)).map(PyTensor::new)
+}
+
+#[pyfunction]
+#[pyo3(signature = (tensors, dim=0))]
+fn stack(py: Python<'_>, tensors: Vec<PyRef<'_, PyTensor>>, dim: i64) -> PyResult<PyTensor> {
+    let ts = self::tensors(&tensors);
+    run(py, ts.iter().map(|t| t.numel()).sum::<usize>() > errors::HEAVY_NUMEL, move || ops::stack(&ts, dim)).map(PyTensor::new)
+}
+
+#[pyfunction]
+#[pyo3(name = "where")]
+fn where_(py: Python<'_>, condition: PyRef<'_, PyTensor>, input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    let c = condition.t.clone();
+    let a = operand(input).ok_or_else(|| PyTypeError::new_err("where(): input must be a Tensor or a number"))?;
+    let b = operand(other).ok_or_else(|| PyTypeError::new_err("where(): other must be a Tensor or a number"))?;
+    run(py, c.numel() > errors::HEAVY_NUMEL, move || ops::where_op(&c, &a, &b)).map(PyTensor::new)
+}
+
+#[pyfunction]
+fn is_grad_enabled() -> bool {
+    crate::autograd::is_grad_enabled()
+}
+
+#[pyfunction]
+fn _set_grad_enabled(mode: bool) {
+    crate::autograd::set_grad_enabled(mode);
+}
+
+#[pyfunction]
+fn _live_nodes() -> usize {
+    crate::autograd::graph::live_nodes()
+}
+
+/// The engine entry point behind `backward()` and `autograd.grad()`; runs without the GIL.
+#[pyfunction]
+#[pyo3(signature = (roots, grads, keep_graph, create_graph, inputs=None, accumulate=true, allow_unused=false))]
+#[allow(clippy::too_many_arguments)]
+fn _run_backward(
+    py: Python<'_>,
+    roots: Vec<PyRef<'_, PyTensor>>,
+    grads: Vec<PyRef<'_, PyTensor>>,
+    keep_graph: bool,
+    create_graph: bool,
+    inputs: Option<Vec<PyRef<'_, PyTensor>>>,
+    accumulate: bool,
+    allow_unused: bool,
+) -> PyResult<Vec<Option<PyTensor>>> {
+    let roots = tensors(&roots);
+    let grads = tensors(&grads);
+    let inputs = inputs.map(|v| tensors(&v));
+    let opts = BackwardOptions { keep_graph, create_graph, inputs, accumulate, allow_unused };
+    let out = run(py, true, move || run_backward(&roots, grads, opts))?;
+    Ok(out.into_iter().map(|o| o.map(PyTensor::new)).collect())
+}
+
+/// `s / x` helper for function forms with a scalar first argument.
+#[pyfunction]
+fn _scalar_binary(py: Python<'_>, name: &str, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    let op = match name {
+        "add" => ops::BinOp::Add, "sub" => ops::BinOp::Sub, "mul" => ops::BinOp::Mul, "div" => ops::BinOp::Div,
+        "pow" => ops::BinOp::Pow, _ => return Err(PyValueError::new_err(name.to_string())),
+    };
+    let (Some(x), Some(y)) = (operand(a), operand(b)) else {
+        return Err(PyTypeError::new_err(format!("{name}(): expected Tensors or numbers")));
+    };
+    if let (Operand::S(_), Operand::S(_)) = (&x, &y) {
+        return Err(PyTypeError::new_err(format!("{name}(): at least one argument must be a Tensor")));
+    }
+    run(py, false, move || ops::binary(op, &x, &y)).map(PyTensor::new)
+}
+
+#[pymodule]
+#[pyo3(name = "_core")]
+fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyTensor>()?;
+    m.add_class::<PyDType>()?;
+    m.add_class::<node::PyNodeHandle>()?;
+    m.add("float32", PyDType(DType::F32))?;
+    m.add("float64", PyDType(DType::F64))?;
+    m.add("int64", PyDType(DType::I64))?;
+    m.add("bool", PyDType(DType::Bool))?;
+    m.add_function(wrap_pyfunction!(_from_array, m)?)?;
+    m.add_function(wrap_pyfunction!(_from_ptr, m)?)?;
+    m.add_function(wrap_pyfunction!(_full, m)?)?;
+    m.add_function(wrap_pyfunction!(_arange, m)?)?;
+    m.add_function(wrap_pyfunction!(_linspace, m)?)?;
+    m.add_function(wrap_pyfunction!(_eye, m)?)?;
+    m.add_function(wrap_pyfunction!(_random, m)?)?;
+    m.add_function(wrap_pyfunction!(manual_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(initial_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(cat, m)?)?;
+    m.add_function(wrap_pyfunction!(stack, m)?)?;
+    m.add_function(wrap_pyfunction!(where_, m)?)?;
+    m.add_function(wrap_pyfunction!(is_grad_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_grad_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(_live_nodes, m)?)?;
+    m.add_function(wrap_pyfunction!(_run_backward, m)?)?;
+    m.add_function(wrap_pyfunction!(_scalar_binary, m)?)?;
+    m.add_function(wrap_pyfunction!(node::_record_function, m)?)?;
+    m.add_function(wrap_pyfunction!(node::_saved_tensors, m)?)?;
+    let _ = Scalar::Int(0);
+    Ok(())
+}

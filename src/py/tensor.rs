@@ -1,0 +1,758 @@
+//! The Python `Tensor` class. Hot methods are here in Rust; argument-heavy conveniences live in
+//! `python/ferrograd/_tensor.py`, attached to this same class.
+
+use super::convert::{dims_arg, dtype_arg, operand, parse_index, scalar_of, shape_args, PyDType};
+use super::errors::{run, HEAVY_NUMEL};
+use super::node::node_object;
+use crate::autograd::graph::NodeRef;
+use crate::dtype::{DType, Scalar};
+use crate::ops::{self, BinOp, Operand};
+use crate::tensor::Tensor;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::pyclass::CompareOp;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyList, PyTuple};
+
+#[pyclass(name = "Tensor", module = "ferrograd", subclass, frozen, weakref)]
+pub struct PyTensor {
+    pub t: Tensor,
+}
+
+impl PyTensor {
+    pub fn new(t: Tensor) -> Self {
+        PyTensor { t }
+    }
+}
+
+fn heavy(ts: &[&Tensor]) -> bool {
+    ts.iter().map(|t| t.numel()).sum::<usize>() >= HEAVY_NUMEL
+        && !ts.iter().any(|t| t.storage().is_shared())
+}
+
+fn wrap(t: Tensor) -> PyTensor {
+    PyTensor { t }
+}
+
+static SIZE_CLS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static REPR_FN: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// `torch.Size` from a shape.
+pub fn size_object<'py>(py: Python<'py>, shape: &[usize]) -> PyResult<Bound<'py, PyAny>> {
+    let cls = SIZE_CLS.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+        Ok(py.import("ferrograd._size")?.getattr("Size")?.unbind())
+    })?;
+    cls.bind(py).call1((PyTuple::new(py, shape)?,))
+}
+
+fn binop(py: Python<'_>, op: BinOp, a: Operand, b: Operand) -> PyResult<PyTensor> {
+    let hv = match (&a, &b) {
+        (Operand::T(x), Operand::T(y)) => heavy(&[x, y]),
+        (Operand::T(x), _) | (_, Operand::T(x)) => heavy(&[x]),
+        _ => false,
+    };
+    run(py, hv, || ops::binary(op, &a, &b)).map(wrap)
+}
+
+/// `self op other`, or NotImplemented for operands that are not tensors or numbers.
+fn forward_op(slf: &PyTensor, other: &Bound<'_, PyAny>, op: BinOp, reflected: bool) -> PyResult<Py<PyAny>> {
+    let py = other.py();
+    let Some(o) = operand(other) else {
+        return Ok(py.NotImplemented());
+    };
+    let s = Operand::T(slf.t.clone());
+    let (a, b) = if reflected { (o, s) } else { (s, o) };
+    Ok(binop(py, op, a, b)?.into_pyobject(py)?.into_any().unbind())
+}
+
+fn other_operand(o: &Bound<'_, PyAny>) -> PyResult<Operand> {
+    operand(o).ok_or_else(|| {
+        PyTypeError::new_err(format!(
+            "expected a Tensor or a number, but got {}",
+            o.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+        ))
+    })
+}
+
+fn tensor_arg(o: &Bound<'_, PyAny>, what: &str) -> PyResult<Tensor> {
+    o.cast::<PyTensor>()
+        .map(|t| t.get().t.clone())
+        .map_err(|_| {
+            PyTypeError::new_err(format!(
+                "{what} must be a Tensor, not {}",
+                o.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            ))
+        })
+}
+
+macro_rules! unary_methods {
+    ($($name:ident => $f:path),* $(,)?) => {
+        #[pymethods]
+        impl PyTensor {
+            $(
+                fn $name(&self, py: Python<'_>) -> PyResult<PyTensor> {
+                    let t = self.t.clone();
+                    run(py, heavy(&[&t]), move || $f(&t)).map(wrap)
+                }
+            )*
+        }
+    };
+}
+
+unary_methods! {
+    exp => ops::exp, log => ops::log, log1p => ops::log1p, sqrt => ops::sqrt, rsqrt => ops::rsqrt,
+    sin => ops::sin, cos => ops::cos, tanh => ops::tanh, sigmoid => ops::sigmoid, relu => ops::relu,
+    abs => ops::abs, sign => ops::sign, neg => ops::neg, erf => ops::erf, reciprocal => ops::reciprocal,
+    logical_not => ops::logical_not, clone => ops::clone, contiguous => ops::contiguous,
+    __neg__ => ops::neg, __abs__ => ops::abs, __invert__ => ops::bitwise_not, bitwise_not => ops::bitwise_not,
+    _silu => ops::silu,
+}
+
+#[pymethods]
+impl PyTensor {
+    // ---- attributes ----
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        size_object(py, self.t.shape())
+    }
+    #[getter]
+    fn dtype(&self) -> PyDType {
+        PyDType(self.t.dtype())
+    }
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.t.ndim()
+    }
+    fn dim(&self) -> usize {
+        self.t.ndim()
+    }
+    fn numel(&self) -> usize {
+        self.t.numel()
+    }
+    fn nelement(&self) -> usize {
+        self.t.numel()
+    }
+    fn element_size(&self) -> usize {
+        self.t.dtype().size()
+    }
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.t.dtype().size()
+    }
+    #[pyo3(signature = (dim=None))]
+    fn stride<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+        let s = &self.t.layout().strides;
+        match dim {
+            None => Ok(PyTuple::new(py, s)?.into_any()),
+            Some(d) => {
+                let w = crate::layout::wrap_dim(d, self.t.ndim())?;
+                Ok(s[w].into_pyobject(py)?.into_any())
+            }
+        }
+    }
+    fn storage_offset(&self) -> usize {
+        self.t.layout().offset
+    }
+    fn is_contiguous(&self) -> bool {
+        self.t.is_contiguous()
+    }
+    fn is_floating_point(&self) -> bool {
+        self.t.dtype().is_float()
+    }
+    #[getter]
+    fn _version(&self) -> u64 {
+        self.t.version()
+    }
+    #[getter]
+    fn requires_grad(&self) -> bool {
+        self.t.requires_grad()
+    }
+    #[setter]
+    fn set_requires_grad(&self, v: bool) -> PyResult<()> {
+        Ok(self.t.set_requires_grad(v)?)
+    }
+    #[pyo3(signature = (requires_grad=true))]
+    fn requires_grad_<'py>(slf: &Bound<'py, Self>, requires_grad: bool) -> PyResult<Bound<'py, Self>> {
+        slf.get().t.set_requires_grad(requires_grad)?;
+        Ok(slf.clone())
+    }
+    #[getter]
+    fn is_leaf(&self) -> bool {
+        self.t.is_leaf()
+    }
+    #[getter]
+    fn grad_fn<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        match self.t.grad_fn() {
+            None => Ok(None),
+            Some(n) => Ok(Some(node_object(py, n)?)),
+        }
+    }
+    #[getter]
+    fn output_nr(&self) -> u32 {
+        self.t.meta().output_nr
+    }
+    #[getter]
+    fn _grad(&self) -> Option<PyTensor> {
+        self.t.grad().map(wrap)
+    }
+    #[setter]
+    fn set__grad(&self, g: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        match g {
+            None => self.t.set_grad(None),
+            Some(g) if g.is_none() => self.t.set_grad(None),
+            Some(g) => {
+                let g = tensor_arg(g, "assigned grad")?;
+                if g.shape() != self.t.shape() {
+                    return Err(PyRuntimeError::new_err(format!(
+                        "assigned grad has data of a different size"
+                    )));
+                }
+                if g.dtype() != self.t.dtype() {
+                    return Err(PyTypeError::new_err(
+                        "assigned grad has data of a different type",
+                    ));
+                }
+                self.t.set_grad(Some(g));
+            }
+        }
+        Ok(())
+    }
+    #[getter]
+    fn retains_grad(&self) -> bool {
+        let m = self.t.meta();
+        m.retains_grad && m.grad_fn.is_some()
+    }
+    fn retain_grad(&self) -> PyResult<()> {
+        let mut m = self.t.meta();
+        if !m.requires_grad {
+            return Err(PyRuntimeError::new_err(
+                "can't retain_grad on Tensor that has requires_grad=False",
+            ));
+        }
+        if m.retains_grad {
+            return Ok(());
+        }
+        if let Some(f) = m.grad_fn.clone() {
+            m.retains_grad = true;
+            let nr = m.output_nr;
+            drop(m);
+            f.add_retained(nr, self.t.downgrade());
+        }
+        Ok(())
+    }
+    fn detach(&self) -> PyTensor {
+        wrap(self.t.detach())
+    }
+    fn detach_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+        {
+            let t = &slf.get().t;
+            if t.meta().view_base.is_some() && t.grad_fn().is_some() {
+                return Err(PyRuntimeError::new_err("Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence detach_() cannot be called on these gradients. To fix this error, please refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."));
+            }
+            let mut m = t.meta();
+            m.grad_fn = None;
+            m.requires_grad = false;
+            m.output_nr = 0;
+        }
+        Ok(slf.clone())
+    }
+    #[getter]
+    fn data(&self) -> PyTensor {
+        wrap(self.t.detach())
+    }
+    fn _is_view(&self) -> bool {
+        self.t.meta().view_base.is_some()
+    }
+    #[getter]
+    fn _base(&self) -> Option<PyTensor> {
+        self.t.meta().view_base.clone().map(wrap)
+    }
+    fn data_ptr(&self) -> usize {
+        self.t.storage().data_ptr() as usize + self.t.layout().offset * self.t.dtype().size()
+    }
+    fn _storage_ptr(&self) -> usize {
+        self.t.storage().data_ptr() as usize
+    }
+    fn _storage_len(&self) -> usize {
+        self.t.storage().len()
+    }
+    fn _mark_shared(&self) {
+        self.t.storage().mark_shared();
+    }
+
+    // ---- conversions ----
+    fn item<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(match self.t.item()? {
+            Scalar::Bool(b) => pyo3::types::PyBool::new(py, b).to_owned().into_any(),
+            Scalar::Int(i) => i.into_pyobject(py)?.into_any(),
+            Scalar::Float(f) => f.into_pyobject(py)?.into_any(),
+        })
+    }
+    fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        fn build<'py>(py: Python<'py>, shape: &[usize], flat: &mut impl Iterator<Item = Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+            if shape.is_empty() {
+                return Ok(flat.next().expect("enough elements"));
+            }
+            let items: Vec<Bound<'py, PyAny>> = (0..shape[0]).map(|_| build(py, &shape[1..], flat)).collect::<PyResult<_>>()?;
+            Ok(PyList::new(py, items)?.into_any())
+        }
+        let shape = self.t.shape().to_vec();
+        let items: Vec<Bound<'py, PyAny>> = match self.t.dtype() {
+            DType::F32 => self.t.to_vec::<f32>().into_iter().map(|v| Ok((v as f64).into_pyobject(py)?.into_any())).collect::<PyResult<_>>()?,
+            DType::F64 => self.t.to_vec::<f64>().into_iter().map(|v| Ok(v.into_pyobject(py)?.into_any())).collect::<PyResult<_>>()?,
+            DType::I64 => self.t.to_vec::<i64>().into_iter().map(|v| Ok(v.into_pyobject(py)?.into_any())).collect::<PyResult<_>>()?,
+            DType::Bool => self.t.to_vec::<u8>().into_iter().map(|v| Ok(pyo3::types::PyBool::new(py, v != 0).to_owned().into_any())).collect::<PyResult<_>>()?,
+        };
+        build(py, &shape, &mut items.into_iter())
+    }
+    fn __bool__(&self) -> PyResult<bool> {
+        if self.t.numel() != 1 {
+            return Err(PyRuntimeError::new_err(format!(
+                "Boolean value of Tensor with {} values is ambiguous",
+                if self.t.numel() == 0 { "no".to_string() } else { "more than one".to_string() }
+            )));
+        }
+        Ok(self.t.item()?.to_f64() != 0.0)
+    }
+    fn __float__(&self) -> PyResult<f64> {
+        Ok(self.t.item()?.to_f64())
+    }
+    fn __int__(&self) -> PyResult<i64> {
+        Ok(self.t.item()?.to_i64())
+    }
+    fn __index__(&self) -> PyResult<i64> {
+        if self.t.dtype() != DType::I64 && self.t.dtype() != DType::Bool {
+            return Err(PyTypeError::new_err("only integer tensors of a single element can be converted to an index"));
+        }
+        Ok(self.t.item()?.to_i64())
+    }
+    fn __len__(&self) -> PyResult<usize> {
+        if self.t.ndim() == 0 {
+            return Err(PyTypeError::new_err("len() of a 0-d tensor"));
+        }
+        Ok(self.t.shape()[0])
+    }
+    fn __hash__(slf: &Bound<'_, Self>) -> isize {
+        slf.as_ptr() as isize
+    }
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let py = slf.py();
+        let f = REPR_FN.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+            Ok(py.import("ferrograd._tensor_str")?.getattr("tensor_repr")?.unbind())
+        })?;
+        f.bind(py).call1((slf,))?.extract()
+    }
+    fn __str__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        Self::__repr__(slf)
+    }
+    /// Same dtype, new storage: `to(dtype)`; `copy=True` forces a copy.
+    #[pyo3(signature = (dtype, copy=false))]
+    fn _to_dtype(&self, py: Python<'_>, dtype: &Bound<'_, PyAny>, copy: bool) -> PyResult<PyTensor> {
+        let d = dtype_arg(Some(dtype))?.expect("dtype");
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || {
+            let r = ops::to_dtype(&t, d)?;
+            if copy && r.ptr_eq(&t) { ops::clone(&t) } else { Ok(r) }
+        }).map(wrap)
+    }
+
+    // ---- arithmetic operators ----
+    fn __add__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::Add, false) }
+    fn __radd__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::Add, true) }
+    fn __sub__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::Sub, false) }
+    fn __rsub__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::Sub, true) }
+    fn __mul__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::Mul, false) }
+    fn __rmul__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::Mul, true) }
+    fn __truediv__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::Div, false) }
+    fn __rtruediv__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let py = o.py();
+        let Some(Operand::S(s)) = operand(o) else { return Ok(py.NotImplemented()) };
+        // PyTorch computes `s / x` as reciprocal(x) * s
+        let t = self.t.clone();
+        let r = run(py, heavy(&[&t]), move || ops::binary(BinOp::Mul, &Operand::T(ops::reciprocal(&t)?), &Operand::S(s)))?;
+        Ok(wrap(r).into_pyobject(py)?.into_any().unbind())
+    }
+    fn __floordiv__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::FloorDiv, false) }
+    fn __rfloordiv__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::FloorDiv, true) }
+    fn __mod__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::Rem, false) }
+    fn __rmod__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::Rem, true) }
+    fn __pow__(&self, o: &Bound<'_, PyAny>, _m: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::Pow, false) }
+    fn __rpow__(&self, o: &Bound<'_, PyAny>, _m: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::Pow, true) }
+    fn __and__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::BitAnd, false) }
+    fn __rand__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::BitAnd, true) }
+    fn __or__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::BitOr, false) }
+    fn __ror__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::BitOr, true) }
+    fn __xor__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::BitXor, false) }
+    fn __rxor__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::BitXor, true) }
+    fn __matmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let Ok(b) = o.cast::<PyTensor>() else { return Ok(py.NotImplemented()) };
+        let (a, c) = (self.t.clone(), b.get().t.clone());
+        let r = run(py, heavy(&[&a, &c]), move || ops::matmul(&a, &c))?;
+        Ok(wrap(r).into_pyobject(py)?.into_any().unbind())
+    }
+    fn __rmatmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let Ok(b) = o.cast::<PyTensor>() else { return Ok(py.NotImplemented()) };
+        let (a, s) = (b.get().t.clone(), self.t.clone());
+        let r = run(py, heavy(&[&a, &s]), move || ops::matmul(&a, &s))?;
+        Ok(wrap(r).into_pyobject(py)?.into_any().unbind())
+    }
+    fn __pos__(&self) -> PyTensor {
+        wrap(self.t.clone())
+    }
+    fn __richcmp__(&self, o: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
+        let bop = match op {
+            CompareOp::Eq => BinOp::Eq,
+            CompareOp::Ne => BinOp::Ne,
+            CompareOp::Lt => BinOp::Lt,
+            CompareOp::Le => BinOp::Le,
+            CompareOp::Gt => BinOp::Gt,
+            CompareOp::Ge => BinOp::Ge,
+        };
+        if operand(o).is_none() {
+            let py = o.py();
+            return match op {
+                CompareOp::Eq => Ok(false.into_pyobject(py)?.to_owned().into_any().unbind()),
+                CompareOp::Ne => Ok(true.into_pyobject(py)?.to_owned().into_any().unbind()),
+                _ => Ok(py.NotImplemented()),
+            };
+        }
+        forward_op(self, o, bop, false)
+    }
+
+    // ---- in-place operator forms ----
+    fn __iadd__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> { inplace(slf, BinOp::Add, o).map(|_| ()) }
+    fn __isub__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> { inplace(slf, BinOp::Sub, o).map(|_| ()) }
+    fn __imul__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> { inplace(slf, BinOp::Mul, o).map(|_| ()) }
+    fn __itruediv__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> { inplace(slf, BinOp::Div, o).map(|_| ()) }
+    fn _add_<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> { inplace(slf, BinOp::Add, o) }
+    fn _sub_<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> { inplace(slf, BinOp::Sub, o) }
+    fn mul_<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> { inplace(slf, BinOp::Mul, o) }
+    fn div_<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> { inplace(slf, BinOp::Div, o) }
+    fn zero_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+        ops::zero_(&slf.get().t)?;
+        Ok(slf.clone())
+    }
+    fn fill_<'py>(slf: &Bound<'py, Self>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        let v = match operand(value) {
+            Some(Operand::S(s)) => s,
+            Some(Operand::T(t)) if t.numel() == 1 => t.item()?,
+            _ => return Err(PyTypeError::new_err("fill_(): value must be a number or a one-element tensor")),
+        };
+        ops::fill_(&slf.get().t, v)?;
+        Ok(slf.clone())
+    }
+    #[pyo3(signature = (src, non_blocking=false))]
+    fn copy_<'py>(slf: &Bound<'py, Self>, src: &Bound<'py, PyAny>, non_blocking: bool) -> PyResult<Bound<'py, Self>> {
+        let _ = non_blocking;
+        let s = tensor_arg(src, "copy_(): argument 'src'")?;
+        let t = slf.get().t.clone();
+        run(slf.py(), heavy(&[&t, &s]), move || ops::copy_(&t, &s))?;
+        Ok(slf.clone())
+    }
+    #[pyo3(signature = (min=None, max=None))]
+    fn clamp_<'py>(slf: &Bound<'py, Self>, min: Option<f64>, max: Option<f64>) -> PyResult<Bound<'py, Self>> {
+        let t = slf.get().t.clone();
+        let (lo, hi) = (min.map(Scalar::Float), max.map(Scalar::Float));
+        run(slf.py(), false, move || ops::apply_inplace(&t, &[], |s| ops::clamp(s, lo, hi)))?;
+        Ok(slf.clone())
+    }
+    fn masked_fill_<'py>(slf: &Bound<'py, Self>, mask: &Bound<'py, PyAny>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        let m = tensor_arg(mask, "mask")?;
+        let v = scalar_of(value).or_else(|| operand(value).and_then(|o| match o { Operand::T(t) => t.item().ok(), _ => None }))
+            .ok_or_else(|| PyTypeError::new_err("masked_fill_(): value must be a number"))?;
+        let t = slf.get().t.clone();
+        run(slf.py(), false, move || ops::apply_inplace(&t, &[], |s| ops::masked_fill(s, &m, v)))?;
+        Ok(slf.clone())
+    }
+
+    // ---- named binary methods ----
+    fn _binary(&self, py: Python<'_>, name: &str, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let op = match name {
+            "add" => BinOp::Add, "sub" => BinOp::Sub, "mul" => BinOp::Mul, "div" => BinOp::Div,
+            "pow" => BinOp::Pow, "maximum" => BinOp::Maximum, "minimum" => BinOp::Minimum,
+            "eq" => BinOp::Eq, "ne" => BinOp::Ne, "lt" => BinOp::Lt, "le" => BinOp::Le,
+            "gt" => BinOp::Gt, "ge" => BinOp::Ge, "logical_and" => BinOp::LogicalAnd,
+            "logical_or" => BinOp::LogicalOr, "logical_xor" => BinOp::LogicalXor,
+            "floor_divide" => BinOp::FloorDiv, "remainder" => BinOp::Rem,
+            "bitwise_and" => BinOp::BitAnd, "bitwise_or" => BinOp::BitOr, "bitwise_xor" => BinOp::BitXor,
+            _ => return Err(PyValueError::new_err(format!("unknown binary op {name}"))),
+        };
+        if matches!(op, BinOp::Maximum | BinOp::Minimum) {
+            tensor_arg(other, &format!("{name}(): argument 'other'"))?;
+        }
+        binop(py, op, Operand::T(self.t.clone()), other_operand(other)?)
+    }
+    fn _binary_(slf: &Bound<'_, Self>, name: &str, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        let op = match name { "add" => BinOp::Add, "sub" => BinOp::Sub, "mul" => BinOp::Mul, "div" => BinOp::Div, "pow" => BinOp::Pow,
+            _ => return Err(PyValueError::new_err(format!("unknown in-place op {name}"))) };
+        inplace(slf, op, other).map(|_| ())
+    }
+    fn matmul(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let (a, b) = (self.t.clone(), other.t.clone());
+        let hv = a.numel().saturating_mul(b.shape().last().copied().unwrap_or(1)) >= 1 << 15 && !a.storage().is_shared() && !b.storage().is_shared();
+        run(py, hv, move || ops::matmul(&a, &b)).map(wrap)
+    }
+    fn mm(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let (a, b) = (self.t.clone(), other.t.clone());
+        run(py, heavy(&[&a, &b]), move || ops::mm(&a, &b)).map(wrap)
+    }
+    fn bmm(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let (a, b) = (self.t.clone(), other.t.clone());
+        run(py, heavy(&[&a, &b]), move || ops::bmm(&a, &b)).map(wrap)
+    }
+    fn mv(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let (a, b) = (self.t.clone(), other.t.clone());
+        run(py, heavy(&[&a, &b]), move || ops::mv(&a, &b)).map(wrap)
+    }
+    fn dot(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let (a, b) = (self.t.clone(), other.t.clone());
+        run(py, heavy(&[&a, &b]), move || ops::dot(&a, &b)).map(wrap)
+    }
+    fn outer(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let (a, b) = (self.t.clone(), other.t.clone());
+        run(py, false, move || ops::outer(&a, &b)).map(wrap)
+    }
+    #[pyo3(signature = (min=None, max=None))]
+    fn clamp(&self, py: Python<'_>, min: Option<&Bound<'_, PyAny>>, max: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let bound = |b: Option<&Bound<'_, PyAny>>| -> PyResult<Option<Scalar>> {
+            match b {
+                None => Ok(None),
+                Some(b) if b.is_none() => Ok(None),
+                Some(b) => match operand(b) {
+                    Some(Operand::S(s)) => Ok(Some(s)),
+                    Some(Operand::T(t)) if t.numel() == 1 => Ok(Some(t.item()?)),
+                    _ => Err(PyTypeError::new_err("clamp(): min and max must be numbers")),
+                },
+            }
+        };
+        let (lo, hi) = (bound(min)?, bound(max)?);
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::clamp(&t, lo, hi)).map(wrap)
+    }
+    fn masked_fill(&self, py: Python<'_>, mask: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let m = tensor_arg(mask, "masked_fill(): argument 'mask'")?;
+        let v = match operand(value) {
+            Some(Operand::S(s)) => s,
+            Some(Operand::T(t)) if t.ndim() == 0 => t.item()?,
+            _ => return Err(PyTypeError::new_err("masked_fill(): value must be a number or a 0-dim tensor")),
+        };
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::masked_fill(&t, &m, v)).map(wrap)
+    }
+    #[pyo3(signature = (approximate="none"))]
+    fn _gelu(&self, py: Python<'_>, approximate: &str) -> PyResult<PyTensor> {
+        let tanh = match approximate {
+            "none" => false,
+            "tanh" => true,
+            _ => return Err(PyRuntimeError::new_err(format!("approximate argument must be either none or tanh."))),
+        };
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::gelu(&t, tanh)).map(wrap)
+    }
+
+    // ---- reductions ----
+    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None, axis=None))]
+    fn sum(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool, dtype: Option<&Bound<'_, PyAny>>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let dims = dims_arg(dim.or(axis))?;
+        let dt = dtype_arg(dtype)?;
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::sum_dims(&t, dims.as_deref(), keepdim, dt)).map(wrap)
+    }
+    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None, axis=None))]
+    fn mean(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool, dtype: Option<&Bound<'_, PyAny>>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let dims = dims_arg(dim.or(axis))?;
+        let dt = dtype_arg(dtype)?;
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::mean(&t, dims.as_deref(), keepdim, dt)).map(wrap)
+    }
+    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None, axis=None))]
+    fn prod(&self, py: Python<'_>, dim: Option<i64>, keepdim: bool, dtype: Option<&Bound<'_, PyAny>>, axis: Option<i64>) -> PyResult<PyTensor> {
+        let dt = dtype_arg(dtype)?;
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::prod(&t, dim.or(axis), keepdim, dt)).map(wrap)
+    }
+    #[pyo3(signature = (dim=None, keepdim=false, *, axis=None))]
+    fn amax(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let dims = dims_arg(dim.or(axis))?;
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::amax(&t, dims.as_deref(), keepdim, true)).map(wrap)
+    }
+    #[pyo3(signature = (dim=None, keepdim=false, *, axis=None))]
+    fn amin(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let dims = dims_arg(dim.or(axis))?;
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::amax(&t, dims.as_deref(), keepdim, false)).map(wrap)
+    }
+    fn _max_all(&self, py: Python<'_>, want_max: bool) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::max_all(&t, want_max)).map(wrap)
+    }
+    fn _max_dim(&self, py: Python<'_>, dim: i64, keepdim: bool, want_max: bool) -> PyResult<(PyTensor, PyTensor)> {
+        let t = self.t.clone();
+        let (v, i) = run(py, heavy(&[&t]), move || ops::max_dim(&t, dim, keepdim, want_max))?;
+        Ok((wrap(v), wrap(i)))
+    }
+    #[pyo3(signature = (dim=None, keepdim=false, *, axis=None))]
+    fn argmax(&self, py: Python<'_>, dim: Option<i64>, keepdim: bool, axis: Option<i64>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::argmax(&t, dim.or(axis), keepdim, true)).map(wrap)
+    }
+    #[pyo3(signature = (dim=None, keepdim=false, *, axis=None))]
+    fn argmin(&self, py: Python<'_>, dim: Option<i64>, keepdim: bool, axis: Option<i64>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::argmax(&t, dim.or(axis), keepdim, false)).map(wrap)
+    }
+    fn _var(&self, py: Python<'_>, dims: Option<Vec<i64>>, correction: f64, keepdim: bool, take_sqrt: bool) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::var(&t, dims.as_deref(), correction, keepdim, take_sqrt)).map(wrap)
+    }
+    #[pyo3(signature = (dim, keepdim=false))]
+    fn logsumexp(&self, py: Python<'_>, dim: &Bound<'_, PyAny>, keepdim: bool) -> PyResult<PyTensor> {
+        let dims = dims_arg(Some(dim))?.unwrap_or_default();
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::logsumexp(&t, &dims, keepdim)).map(wrap)
+    }
+    fn _norm(&self, py: Python<'_>, p: f64, dims: Option<Vec<i64>>, keepdim: bool) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::norm(&t, p, dims.as_deref(), keepdim)).map(wrap)
+    }
+    #[pyo3(signature = (dim, dtype=None))]
+    fn softmax(&self, py: Python<'_>, dim: i64, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let t = match dtype_arg(dtype)? { Some(d) => ops::to_dtype(&self.t, d)?, None => self.t.clone() };
+        run(py, heavy(&[&t]), move || ops::softmax(&t, dim, false)).map(wrap)
+    }
+    #[pyo3(signature = (dim, dtype=None))]
+    fn log_softmax(&self, py: Python<'_>, dim: i64, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let t = match dtype_arg(dtype)? { Some(d) => ops::to_dtype(&self.t, d)?, None => self.t.clone() };
+        run(py, heavy(&[&t]), move || ops::softmax(&t, dim, true)).map(wrap)
+    }
+
+    // ---- shape ----
+    #[pyo3(signature = (*shape))]
+    fn view(&self, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        if shape.len() == 1 {
+            if let Ok(Some(d)) = dtype_arg(Some(&shape.get_item(0)?)) {
+                if d != self.t.dtype() {
+                    return Err(pyo3::exceptions::PyNotImplementedError::new_err("view(dtype) is not supported by ferrograd yet"));
+                }
+                return Ok(wrap(ops::view(&self.t, &self.t.shape().iter().map(|&d| d as i64).collect::<Vec<_>>())?));
+            }
+        }
+        Ok(wrap(ops::view(&self.t, &shape_args(shape)?)?))
+    }
+    #[pyo3(signature = (*shape))]
+    fn reshape(&self, py: Python<'_>, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        let s = shape_args(shape)?;
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::reshape_i(&t, &s)).map(wrap)
+    }
+    #[pyo3(signature = (*dims))]
+    fn permute(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        Ok(wrap(ops::permute(&self.t, &shape_args(dims)?)?))
+    }
+    fn transpose(&self, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
+        Ok(wrap(ops::transpose(&self.t, dim0, dim1)?))
+    }
+    fn swapaxes(&self, axis0: i64, axis1: i64) -> PyResult<PyTensor> {
+        self.transpose(axis0, axis1)
+    }
+    fn t(&self) -> PyResult<PyTensor> {
+        Ok(wrap(ops::t2(&self.t)?))
+    }
+    #[getter(T)]
+    fn big_t(&self) -> PyResult<PyTensor> {
+        let n = self.t.ndim() as i64;
+        let dims: Vec<i64> = (0..n).rev().collect();
+        Ok(wrap(ops::permute(&self.t, &dims)?))
+    }
+    #[getter(mT)]
+    fn m_t(&self) -> PyResult<PyTensor> {
+        if self.t.ndim() < 2 {
+            return Err(PyRuntimeError::new_err(format!(
+                "tensor.mT is only supported on matrices or batches of matrices. Got {}-D tensor.",
+                self.t.ndim()
+            )));
+        }
+        Ok(wrap(ops::transpose(&self.t, -2, -1)?))
+    }
+    fn unsqueeze(&self, dim: i64) -> PyResult<PyTensor> {
+        Ok(wrap(ops::unsqueeze(&self.t, dim)?))
+    }
+    #[pyo3(signature = (dim=None))]
+    fn squeeze(&self, dim: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let dims = dims_arg(dim)?;
+        Ok(wrap(ops::squeeze(&self.t, dims.as_deref())?))
+    }
+    #[pyo3(signature = (*sizes))]
+    fn expand(&self, sizes: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        Ok(wrap(ops::expand(&self.t, &shape_args(sizes)?)?))
+    }
+    fn expand_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let s: Vec<i64> = other.t.shape().iter().map(|&d| d as i64).collect();
+        Ok(wrap(ops::expand(&self.t, &s)?))
+    }
+    #[pyo3(signature = (start_dim=0, end_dim=-1))]
+    fn flatten(&self, start_dim: i64, end_dim: i64) -> PyResult<PyTensor> {
+        Ok(wrap(ops::flatten(&self.t, start_dim, end_dim)?))
+    }
+    fn narrow(&self, dim: i64, start: i64, length: i64) -> PyResult<PyTensor> {
+        Ok(wrap(ops::narrow(&self.t, dim, start, length)?))
+    }
+    fn select(&self, dim: i64, index: i64) -> PyResult<PyTensor> {
+        Ok(wrap(ops::select(&self.t, dim, index)?))
+    }
+    fn _split_sizes(&self, sizes: Vec<usize>, dim: i64) -> PyResult<Vec<PyTensor>> {
+        Ok(ops::split(&self.t, &sizes, dim)?.into_iter().map(wrap).collect())
+    }
+    fn gather(&self, py: Python<'_>, dim: i64, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let (t, i) = (self.t.clone(), index.t.clone());
+        run(py, heavy(&[&t, &i]), move || ops::gather(&t, dim, &i)).map(wrap)
+    }
+    fn scatter_add(&self, py: Python<'_>, dim: i64, index: PyRef<'_, PyTensor>, src: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let (t, i, s) = (self.t.clone(), index.t.clone(), src.t.clone());
+        run(py, heavy(&[&t, &i]), move || ops::scatter_add(&t, dim, &i, &s)).map(wrap)
+    }
+    fn index_select(&self, py: Python<'_>, dim: i64, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let (t, i) = (self.t.clone(), index.t.clone());
+        run(py, heavy(&[&t, &i]), move || ops::index_select(&t, dim, &i)).map(wrap)
+    }
+    fn index_add(&self, py: Python<'_>, dim: i64, index: PyRef<'_, PyTensor>, source: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let (t, i, s) = (self.t.clone(), index.t.clone(), source.t.clone());
+        run(py, heavy(&[&t, &i]), move || ops::index_add(&t, dim, &i, &s)).map(wrap)
+    }
+    fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let idx = parse_index(&self.t, key)?;
+        let t = self.t.clone();
+        let hv = idx.advanced.is_some() && heavy(&[&t]);
+        run(py, hv, move || idx.get(&t)).map(wrap)
+    }
+    fn __setitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let idx = parse_index(&self.t, key)?;
+        let v = match operand(value) {
+            Some(v) => v,
+            None => {
+                let t = py.import("ferrograd")?.getattr("tensor")?.call1((value,))?;
+                Operand::T(t.cast::<PyTensor>()?.get().t.clone())
+            }
+        };
+        let t = self.t.clone();
+        run(py, false, move || ops::setitem(&t, &idx, &v))
+    }
+}
+
+fn inplace<'py>(slf: &Bound<'py, PyTensor>, op: BinOp, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTensor>> {
+    let other = other_operand(o)?;
+    let t = slf.get().t.clone();
+    let hv = heavy(&[&t]);
+    run(slf.py(), hv, move || ops::binary_inplace(op, &t, &other))?;
+    Ok(slf.clone())
+}
+
+/// A tensor from a Python object that must be a Tensor.
+pub fn extract_tensor(o: &Bound<'_, PyAny>, what: &str) -> PyResult<Tensor> {
+    tensor_arg(o, what)
+}
+
+pub fn node_ref_of(t: &Tensor) -> Option<NodeRef> {
+    t.grad_fn()
+}

@@ -1,0 +1,318 @@
+//! Typed, shared, versioned memory behind tensors.
+//!
+//! A `Storage` is a buffer of `len` elements of one dtype. Views share it through an `Arc`, and so
+//! share its version counter, which every in-place write bumps. The buffer is either a Rust `Vec`
+//! or memory owned by another object (a numpy array, through `from_numpy`). A `RwLock` orders all
+//! reads and writes made by ferrograd itself.
+
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// Element types of the four dtypes. `bool` is stored as `u8` (0 or 1 when written by us; any
+/// non-zero byte reads as true), so memory shared with numpy never holds an invalid Rust `bool`.
+pub trait Elem: Copy + Send + Sync + Default + PartialOrd + std::fmt::Debug + 'static {
+    const DTYPE: DType;
+    fn from_f64(v: f64) -> Self;
+    fn to_f64(self) -> f64;
+    fn from_i64(v: i64) -> Self;
+    fn to_i64(self) -> i64;
+    fn is_true(self) -> bool;
+    fn from_bool(b: bool) -> Self;
+}
+
+macro_rules! impl_float_elem {
+    ($t:ty, $d:expr) => {
+        impl Elem for $t {
+            const DTYPE: DType = $d;
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            #[inline(always)]
+            fn is_true(self) -> bool {
+                self != 0.0
+            }
+            #[inline(always)]
+            fn from_bool(b: bool) -> Self {
+                b as u8 as $t
+            }
+        }
+    };
+}
+impl_float_elem!(f32, DType::F32);
+impl_float_elem!(f64, DType::F64);
+
+impl Elem for i64 {
+    const DTYPE: DType = DType::I64;
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        v as i64
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    #[inline(always)]
+    fn from_i64(v: i64) -> Self {
+        v
+    }
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        self
+    }
+    #[inline(always)]
+    fn is_true(self) -> bool {
+        self != 0
+    }
+    #[inline(always)]
+    fn from_bool(b: bool) -> Self {
+        b as i64
+    }
+}
+
+impl Elem for u8 {
+    const DTYPE: DType = DType::Bool;
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        (v != 0.0) as u8
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        (self != 0) as u8 as f64
+    }
+    #[inline(always)]
+    fn from_i64(v: i64) -> Self {
+        (v != 0) as u8
+    }
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        (self != 0) as i64
+    }
+    #[inline(always)]
+    fn is_true(self) -> bool {
+        self != 0
+    }
+    #[inline(always)]
+    fn from_bool(b: bool) -> Self {
+        b as u8
+    }
+}
+
+/// Runs `$body` with `$T` bound to the element type of `$dtype`.
+#[macro_export]
+macro_rules! dispatch {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            $crate::dtype::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::dtype::DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            $crate::dtype::DType::I64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::dtype::DType::Bool => {
+                type $T = u8;
+                $body
+            }
+        }
+    };
+}
+
+/// Who frees the buffer.
+enum Owner {
+    /// A `Vec<T>` of this capacity (in elements), rebuilt and dropped in `Drop`.
+    Vec(usize),
+    /// Memory kept alive by another object (e.g. a numpy array); dropped with the storage.
+    External(#[allow(dead_code)] Box<dyn Send + Sync>),
+}
+
+pub struct Storage {
+    ptr: NonNull<u8>,
+    len: usize,
+    dtype: DType,
+    owner: Owner,
+    lock: RwLock<()>,
+    version: AtomicU64,
+    /// Set once numpy can see this memory (`.numpy()` / `from_numpy`): kernels reading it then
+    /// keep the GIL, so Python code writing through numpy cannot run concurrently with them.
+    shared_with_python: AtomicBool,
+}
+
+// SAFETY: the buffer is plain numeric data owned by the storage (or kept alive by `owner`, which
+// is itself Send + Sync); every access made through ferrograd goes through `lock`, so sharing a
+// `Storage` between threads cannot create an unsynchronised read/write pair on the Rust side.
+unsafe impl Send for Storage {}
+// SAFETY: see `Send` above: `&Storage` only hands out data under the `RwLock`.
+unsafe impl Sync for Storage {}
+
+/// Fallible allocation of a zero-initialised vector: an absurd size becomes an error, not an abort.
+pub fn try_vec<T: Elem>(len: usize) -> Result<Vec<T>> {
+    let mut v: Vec<T> = Vec::new();
+    let bytes = len.checked_mul(std::mem::size_of::<T>());
+    if bytes.is_none_or(|b| b > isize::MAX as usize) {
+        return Err(Error::Runtime(format!(
+            "Trying to create tensor with {len} elements, which exceeds the maximum supported size"
+        )));
+    }
+    v.try_reserve_exact(len).map_err(|_| {
+        Error::Memory(format!(
+            "DefaultCPUAllocator: not enough memory: you tried to allocate {} bytes.",
+            len * std::mem::size_of::<T>()
+        ))
+    })?;
+    v.resize(len, T::default());
+    Ok(v)
+}
+
+impl Storage {
+    pub fn from_vec<T: Elem>(v: Vec<T>) -> Storage {
+        let mut v = std::mem::ManuallyDrop::new(v);
+        let len = v.len();
+        let cap = v.capacity();
+        // SAFETY: a Vec's pointer is never null (dangling but non-null when empty).
+        let ptr = unsafe { NonNull::new_unchecked(v.as_mut_ptr() as *mut u8) };
+        Storage {
+            ptr,
+            len,
+            dtype: T::DTYPE,
+            owner: Owner::Vec(cap),
+            lock: RwLock::new(()),
+            version: AtomicU64::new(0),
+            shared_with_python: AtomicBool::new(false),
+        }
+    }
+
+    /// Wraps memory owned by `owner`.
+    ///
+    /// # Safety
+    /// `ptr` must point to `len` initialised, properly aligned elements of `dtype` that stay valid
+    /// (and are not freed or moved) for as long as `owner` is alive.
+    pub unsafe fn from_external(
+        ptr: NonNull<u8>,
+        len: usize,
+        dtype: DType,
+        owner: Box<dyn Send + Sync>,
+    ) -> Storage {
+        Storage {
+            ptr,
+            len,
+            dtype,
+            owner: Owner::External(owner),
+            lock: RwLock::new(()),
+            version: AtomicU64::new(0),
+            shared_with_python: AtomicBool::new(true),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+    pub fn version(&self) -> u64 {
+        self.version.load(Ordering::Acquire)
+    }
+    pub fn bump_version(&self) {
+        self.version.fetch_add(1, Ordering::AcqRel);
+    }
+    pub fn data_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+    pub fn mark_shared(&self) {
+        self.shared_with_python.store(true, Ordering::Release);
+    }
+    pub fn is_shared(&self) -> bool {
+        self.shared_with_python.load(Ordering::Acquire)
+    }
+
+    fn check<T: Elem>(&self) {
+        assert_eq!(T::DTYPE, self.dtype, "storage dtype mismatch (internal bug)");
+    }
+
+    pub fn read<T: Elem>(&self) -> ReadGuard<'_, T> {
+        self.check::<T>();
+        let guard = self.lock.read().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: ptr/len describe `len` valid elements of T (checked dtype); the read lock
+        // excludes writers made through `write`, so no `&mut` alias exists meanwhile.
+        let data = unsafe { std::slice::from_raw_parts(self.ptr.as_ptr() as *const T, self.len) };
+        ReadGuard {
+            _guard: guard,
+            data,
+        }
+    }
+
+    pub fn write<T: Elem>(&self) -> WriteGuard<'_, T> {
+        self.check::<T>();
+        let guard = self.lock.write().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: as in `read`; the write lock makes this the only reference to the elements.
+        let data =
+            unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr() as *mut T, self.len) };
+        WriteGuard {
+            _guard: guard,
+            data,
+        }
+    }
+}
+
+impl Drop for Storage {
+    fn drop(&mut self) {
+        if let Owner::Vec(cap) = self.owner {
+            dispatch!(self.dtype, T => {
+                // SAFETY: ptr, len and cap came from a `Vec<T>` in `from_vec` and were not
+                // changed since; we rebuild it exactly once, here.
+                drop(unsafe { Vec::from_raw_parts(self.ptr.as_ptr() as *mut T, self.len, cap) });
+            })
+        }
+    }
+}
+
+pub struct ReadGuard<'a, T> {
+    _guard: RwLockReadGuard<'a, ()>,
+    data: &'a [T],
+}
+impl<T> std::ops::Deref for ReadGuard<'_, T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        self.data
+    }
+}
+
+pub struct WriteGuard<'a, T> {
+    _guard: RwLockWriteGuard<'a, ()>,
+    data: &'a mut [T],
+}
+impl<T> std::ops::Deref for WriteGuard<'_, T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        self.data
+    }
+}
+impl<T> std::ops::DerefMut for WriteGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        self.data
+    }
+}

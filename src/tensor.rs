@@ -1,0 +1,217 @@
+//! The tensor handle: shared storage + layout + dtype + autograd metadata.
+
+use crate::autograd::graph::{NodeId, NodeRef};
+use crate::dtype::{DType, Scalar};
+use crate::error::{Error, Result};
+use crate::layout::{checked_numel, Layout, Shape};
+use crate::storage::{try_vec, Elem, Storage};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+#[derive(Clone)]
+pub struct Tensor(pub(crate) Arc<TensorImpl>);
+
+pub struct TensorImpl {
+    pub storage: Arc<Storage>,
+    pub layout: Layout,
+    pub dtype: DType,
+    meta: Mutex<AutogradMeta>,
+}
+
+#[derive(Default)]
+pub struct AutogradMeta {
+    pub requires_grad: bool,
+    pub grad_fn: Option<NodeRef>,
+    pub output_nr: u32,
+    pub grad: Option<Tensor>,
+    pub retains_grad: bool,
+    /// Weak reference to the leaf's AccumulateGrad node (the node holds the tensor strongly).
+    pub grad_accumulator: Option<NodeId>,
+    /// For views: the tensor whose storage this one looks into.
+    pub view_base: Option<Tensor>,
+}
+
+pub type WeakTensor = Weak<TensorImpl>;
+
+impl Tensor {
+    pub fn from_parts(storage: Arc<Storage>, layout: Layout, dtype: DType) -> Tensor {
+        Tensor(Arc::new(TensorImpl {
+            storage,
+            layout,
+            dtype,
+            meta: Mutex::new(AutogradMeta::default()),
+        }))
+    }
+
+    pub fn from_vec<T: Elem>(v: Vec<T>, shape: Shape) -> Result<Tensor> {
+        let n = checked_numel(&shape)?;
+        if n != v.len() {
+            return Err(Error::Runtime(format!(
+                "shape '{}' is invalid for input of size {}",
+                crate::layout::fmt_list(&shape),
+                v.len()
+            )));
+        }
+        Ok(Tensor::from_parts(
+            Arc::new(Storage::from_vec(v)),
+            Layout::contiguous(shape),
+            T::DTYPE,
+        ))
+    }
+
+    pub fn zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        let n = checked_numel(shape)?;
+        dispatch!(dtype, T => Tensor::from_vec(try_vec::<T>(n)?, shape.to_vec()))
+    }
+
+    pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Result<Tensor> {
+        let n = checked_numel(shape)?;
+        dispatch!(dtype, T => {
+            let mut v = try_vec::<T>(n)?;
+            let x = scalar_as::<T>(value);
+            v.iter_mut().for_each(|e| *e = x);
+            Tensor::from_vec(v, shape.to_vec())
+        })
+    }
+
+    pub fn scalar(value: Scalar, dtype: DType) -> Tensor {
+        dispatch!(dtype, T => Tensor::from_vec(vec![scalar_as::<T>(value)], vec![]).expect("0-d"))
+    }
+
+    pub fn ptr_eq(&self, other: &Tensor) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+    pub fn downgrade(&self) -> WeakTensor {
+        Arc::downgrade(&self.0)
+    }
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.0.dtype
+    }
+    pub fn layout(&self) -> &Layout {
+        &self.0.layout
+    }
+    pub fn shape(&self) -> &[usize] {
+        &self.0.layout.shape
+    }
+    pub fn ndim(&self) -> usize {
+        self.0.layout.shape.len()
+    }
+    pub fn numel(&self) -> usize {
+        self.0.layout.numel()
+    }
+    pub fn storage(&self) -> &Arc<Storage> {
+        &self.0.storage
+    }
+    pub fn is_contiguous(&self) -> bool {
+        self.0.layout.is_contiguous()
+    }
+    pub fn version(&self) -> u64 {
+        self.0.storage.version()
+    }
+
+    pub fn meta(&self) -> MutexGuard<'_, AutogradMeta> {
+        self.0.meta.lock().unwrap_or_else(|e| e.into_inner())
+    }
+    pub fn requires_grad(&self) -> bool {
+        self.meta().requires_grad
+    }
+    pub fn is_leaf(&self) -> bool {
+        self.meta().grad_fn.is_none()
+    }
+    pub fn grad_fn(&self) -> Option<NodeRef> {
+        self.meta().grad_fn.clone()
+    }
+    pub fn grad(&self) -> Option<Tensor> {
+        self.meta().grad.clone()
+    }
+    pub fn set_grad(&self, g: Option<Tensor>) {
+        let old = std::mem::replace(&mut self.meta().grad, g);
+        drop(old);
+    }
+
+    /// Sets `requires_grad` on a leaf, with PyTorch's checks.
+    pub fn set_requires_grad(&self, value: bool) -> Result<()> {
+        let mut m = self.meta();
+        if m.grad_fn.is_some() {
+            let mut msg = String::from("you can only change requires_grad flags of leaf variables.");
+            if !value {
+                msg.push_str(" If you want to use a computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
+            }
+            return Err(Error::Runtime(msg));
+        }
+        if value && !self.dtype().is_float() {
+            return Err(Error::Runtime(
+                "only Tensors of floating point and complex dtype can require gradients".into(),
+            ));
+        }
+        m.requires_grad = value;
+        Ok(())
+    }
+
+    /// A new tensor sharing storage (and version counter), with no autograd history.
+    pub fn detach(&self) -> Tensor {
+        Tensor::from_parts(self.0.storage.clone(), self.0.layout.clone(), self.0.dtype)
+    }
+
+    /// Same storage, another layout; no autograd metadata (ops record it).
+    pub fn with_layout(&self, layout: Layout) -> Tensor {
+        Tensor::from_parts(self.0.storage.clone(), layout, self.0.dtype)
+    }
+
+    /// Copies the elements, in row-major order, into a new Vec.
+    pub fn to_vec<T: Elem>(&self) -> Vec<T> {
+        let data = self.0.storage.read::<T>();
+        let l = &self.0.layout;
+        if let Some(r) = l.contiguous_range() {
+            return data[r].to_vec();
+        }
+        let mut out = Vec::with_capacity(l.numel());
+        l.for_each_offset(|o| out.push(data[o]));
+        out
+    }
+
+    /// The elements as f64, whatever the dtype (for printing and tests).
+    pub fn to_f64_vec(&self) -> Vec<f64> {
+        dispatch!(self.dtype(), T => self.to_vec::<T>().into_iter().map(|x| x.to_f64()).collect())
+    }
+
+    /// Value of a one-element tensor.
+    pub fn item(&self) -> Result<Scalar> {
+        if self.numel() != 1 {
+            return Err(Error::Runtime(format!(
+                "a Tensor with {} elements cannot be converted to Scalar",
+                self.numel()
+            )));
+        }
+        let off = self.0.layout.offset;
+        Ok(match self.dtype() {
+            DType::F32 => Scalar::Float(self.0.storage.read::<f32>()[off] as f64),
+            DType::F64 => Scalar::Float(self.0.storage.read::<f64>()[off]),
+            DType::I64 => Scalar::Int(self.0.storage.read::<i64>()[off]),
+            DType::Bool => Scalar::Bool(self.0.storage.read::<u8>()[off] != 0),
+        })
+    }
+}
+
+pub fn scalar_as<T: Elem>(s: Scalar) -> T {
+    match s {
+        Scalar::Bool(b) => T::from_bool(b),
+        Scalar::Int(i) => T::from_i64(i),
+        Scalar::Float(f) => T::from_f64(f),
+    }
+}
+
+impl std::fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Tensor(shape={:?}, dtype={:?}, data={:?})",
+            self.shape(),
+            self.dtype(),
+            self.to_f64_vec()
+        )
+    }
+}
