@@ -1,14 +1,13 @@
 //! Typed, shared, versioned memory behind tensors.
 //!
-//! A `Storage` is a buffer of `len` elements of one dtype. Views share it through an `Arc`, and so
-//! share its version counter, which every in-place write bumps. The buffer is either a Rust `Vec`
+//! A `Storage` is a buffer of `len` elements of one dtype, shared by views through an `Arc`. The buffer is either a Rust `Vec`
 //! or memory owned by another object (a numpy array, through `from_numpy`). A `RwLock` orders all
 //! reads and writes made by ferrograd itself.
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// Element types of the four dtypes. `bool` is stored as `u8` (0 or 1 when written by us; any
@@ -152,7 +151,6 @@ pub struct Storage {
     dtype: DType,
     owner: Owner,
     lock: RwLock<()>,
-    version: AtomicU64,
     /// Set once numpy can see this memory (`.numpy()` / `from_numpy`): kernels reading it then
     /// keep the GIL, so Python code writing through numpy cannot run concurrently with them.
     shared_with_python: AtomicBool,
@@ -197,7 +195,6 @@ impl Storage {
             dtype: T::DTYPE,
             owner: Owner::Vec(cap),
             lock: RwLock::new(()),
-            version: AtomicU64::new(0),
             shared_with_python: AtomicBool::new(false),
         }
     }
@@ -219,7 +216,6 @@ impl Storage {
             dtype,
             owner: Owner::External(owner),
             lock: RwLock::new(()),
-            version: AtomicU64::new(0),
             shared_with_python: AtomicBool::new(true),
         }
     }
@@ -232,12 +228,6 @@ impl Storage {
     }
     pub fn dtype(&self) -> DType {
         self.dtype
-    }
-    pub fn version(&self) -> u64 {
-        self.version.load(Ordering::Acquire)
-    }
-    pub fn bump_version(&self) {
-        self.version.fetch_add(1, Ordering::AcqRel);
     }
     pub fn data_ptr(&self) -> *mut u8 {
         self.ptr.as_ptr()

@@ -5,6 +5,7 @@ use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::layout::{checked_numel, Layout, Shape};
 use crate::storage::{try_vec, Elem, Storage};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 #[derive(Clone)]
@@ -15,6 +16,11 @@ pub struct TensorImpl {
     pub layout: Layout,
     pub dtype: DType,
     meta: Mutex<AutogradMeta>,
+    /// Bumped by every in-place write; shared by views and `detach()`, not by `.data`.
+    version: Arc<AtomicU64>,
+    /// The Python object wrapping this tensor, if the binding layer registered one (a weak
+    /// reference, so `x.grad is x.grad` and `AccumulateGrad.variable is x` hold).
+    pub pyobj: Mutex<Option<Box<dyn std::any::Any + Send + Sync>>>,
 }
 
 #[derive(Default)]
@@ -34,11 +40,22 @@ pub type WeakTensor = Weak<TensorImpl>;
 
 impl Tensor {
     pub fn from_parts(storage: Arc<Storage>, layout: Layout, dtype: DType) -> Tensor {
+        Tensor::with_version(storage, layout, dtype, Arc::new(AtomicU64::new(0)))
+    }
+
+    fn with_version(
+        storage: Arc<Storage>,
+        layout: Layout,
+        dtype: DType,
+        version: Arc<AtomicU64>,
+    ) -> Tensor {
         Tensor(Arc::new(TensorImpl {
             storage,
             layout,
             dtype,
             meta: Mutex::new(AutogradMeta::default()),
+            version,
+            pyobj: Mutex::new(None),
         }))
     }
 
@@ -109,7 +126,10 @@ impl Tensor {
         self.0.layout.is_contiguous()
     }
     pub fn version(&self) -> u64 {
-        self.0.storage.version()
+        self.0.version.load(Ordering::Acquire)
+    }
+    pub fn bump_version(&self) {
+        self.0.version.fetch_add(1, Ordering::AcqRel);
     }
 
     pub fn meta(&self) -> MutexGuard<'_, AutogradMeta> {
@@ -153,12 +173,23 @@ impl Tensor {
 
     /// A new tensor sharing storage (and version counter), with no autograd history.
     pub fn detach(&self) -> Tensor {
+        self.with_layout(self.0.layout.clone())
+    }
+
+    /// `.data`: shares storage but not the version counter, so changes through it are not
+    /// detected by autograd (as in PyTorch).
+    pub fn data_alias(&self) -> Tensor {
         Tensor::from_parts(self.0.storage.clone(), self.0.layout.clone(), self.0.dtype)
     }
 
-    /// Same storage, another layout; no autograd metadata (ops record it).
+    /// Same storage and version counter, another layout; no autograd metadata (ops record it).
     pub fn with_layout(&self, layout: Layout) -> Tensor {
-        Tensor::from_parts(self.0.storage.clone(), layout, self.0.dtype)
+        Tensor::with_version(
+            self.0.storage.clone(),
+            layout,
+            self.0.dtype,
+            self.0.version.clone(),
+        )
     }
 
     /// Copies the elements, in row-major order, into a new Vec.

@@ -116,7 +116,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     if arr.dtype == object:
         raise TypeError(f"Could not infer dtype of {type(data).__name__}")
     target = dtype if dtype is not None else _infer_dtype(data, arr)
-    arr = _np.ascontiguousarray(arr, dtype=_DTYPE_TO_NP[target])
+    arr = arr.astype(_DTYPE_TO_NP[target], order="C", copy=False)
     return _check_requires_grad(_core._from_array(arr), requires_grad)
 
 
@@ -325,7 +325,7 @@ for _name in [
     "softmax", "log_softmax", "matmul", "mm", "bmm", "mv", "dot", "outer", "reshape", "flatten",
     "transpose", "swapaxes", "permute", "t", "unsqueeze", "squeeze", "narrow", "select",
     "gather", "scatter_add", "index_select", "index_add", "split", "chunk", "unbind", "clone",
-    "detach", "any", "all",
+    "detach", "any", "all", "cumsum",
 ]:
     globals()[_name] = _method_function(_name)
 for _name in ["add", "sub", "mul", "div", "pow", "true_divide", "subtract", "multiply", "divide"]:

@@ -304,7 +304,7 @@ def split(self, split_size_or_sections, dim=0):
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
                 f"dimension {dim}), but got split_sizes={sizes}"
             )
-    return tuple(self._split_sizes(sizes, dim))
+    return tuple(self._split_sizes(sizes, dim, not isinstance(split_size_or_sections, int)))
 
 
 def chunk(self, chunks, dim=0):
@@ -313,18 +313,14 @@ def chunk(self, chunks, dim=0):
     n = self.shape[dim]
     size = -(-n // chunks) if n else 0
     if size == 0:
-        return tuple(self._split_sizes([0] * min(chunks, 1 if n == 0 else chunks), dim))
+        return tuple(self._split_sizes([0] * min(chunks, 1 if n == 0 else chunks), dim, False))
     return split(self, size, dim)
-
-
-def unbind(self, dim=0):
-    return tuple(self.select(dim, i) for i in range(self.shape[dim]))
 
 
 def __iter__(self):
     if self.dim() == 0:
         raise TypeError("iteration over a 0-d tensor")
-    return iter(unbind(self, 0))
+    return iter(self.unbind(0))
 
 
 def __format__(self, spec):
@@ -486,7 +482,7 @@ _METHODS = {
     "norm": norm,
     "split": split,
     "chunk": chunk,
-    "unbind": unbind,
+    "unbind": lambda self, dim=0: tuple(self._unbind(dim)),
     "__iter__": __iter__,
     "__format__": __format__,
     "__contains__": __contains__,

@@ -44,8 +44,6 @@ pub struct SavedTensor {
     version: u64,
     is_output: bool,
     output_nr: u32,
-    /// `(output_nr, node name)` of the tensor's grad_fn when it was saved, for error messages.
-    origin: Option<(u32, String)>,
 }
 
 /// What an op asks to save: one of its inputs, or one of its outputs (stored without its
@@ -330,25 +328,17 @@ impl BackwardCtx {
 
 fn make_saved(s: Saved) -> SavedTensor {
     match s {
-        Saved::Input(t) => {
-            let origin = {
-                let m = t.meta();
-                m.grad_fn.as_ref().map(|f| (m.output_nr, f.name()))
-            };
-            SavedTensor {
-                version: t.version(),
-                tensor: t,
-                is_output: false,
-                output_nr: 0,
-                origin,
-            }
-        }
+        Saved::Input(t) => SavedTensor {
+            version: t.version(),
+            tensor: t,
+            is_output: false,
+            output_nr: 0,
+        },
         Saved::Output(t, nr) => SavedTensor {
             version: t.version(),
             tensor: t.detach(),
             is_output: true,
             output_nr: nr,
-            origin: None,
         },
     }
 }
@@ -437,52 +427,63 @@ pub const ERR_BACKWARD_TWICE: &str = "Trying to backward through the graph a sec
 /// in-place modification error when a saved tensor's version moved. With `with_grad_fn`, saved
 /// outputs get their node back as grad_fn (needed only when a graph of the backward is built).
 pub fn unpack_saved(id: NodeId, with_grad_fn: bool) -> Result<Vec<Tensor>> {
-    let a = arena();
-    let node = a
-        .get(id)
-        .ok_or_else(|| Error::Runtime(ERR_BACKWARD_TWICE.into()))?;
-    if node.released {
-        return Err(Error::Runtime(ERR_BACKWARD_TWICE.into()));
-    }
-    let mut out = Vec::with_capacity(node.saved.len());
-    for s in &node.saved {
-        let now = s.tensor.version();
-        if now != s.version {
-            let origin = if s.is_output {
-                Some((s.output_nr, node.name.to_string()))
+    // Copy what is needed under the arena lock, then check without it (tensor metadata is
+    // always locked before the arena, never after).
+    let (node_name, saved): (String, Vec<(Tensor, u64, bool, u32)>) = {
+        let a = arena();
+        let node = a
+            .get(id)
+            .ok_or_else(|| Error::Runtime(ERR_BACKWARD_TWICE.into()))?;
+        if node.released {
+            return Err(Error::Runtime(ERR_BACKWARD_TWICE.into()));
+        }
+        (
+            node.name.to_string(),
+            node.saved
+                .iter()
+                .map(|s| (s.tensor.clone(), s.version, s.is_output, s.output_nr))
+                .collect(),
+        )
+    };
+    let mut out = Vec::with_capacity(saved.len());
+    for (t, version, is_output, output_nr) in &saved {
+        let now = t.version();
+        if now != *version {
+            let origin = if *is_output {
+                Some((*output_nr, node_name.clone()))
             } else {
-                s.origin.clone()
+                // PyTorch names the saved tensor's grad_fn as it is now
+                let (f, nr) = {
+                    let m = t.meta();
+                    (m.grad_fn.clone(), m.output_nr)
+                };
+                f.map(|f| (nr, f.name()))
             };
             let which = origin
                 .map(|(nr, name)| format!(", which is output {nr} of {},", short_name(&name)))
                 .unwrap_or_default();
             return Err(Error::Runtime(format!(
                 "one of the variables needed for gradient computation has been modified by an inplace operation: [{} {}]{} is at version {}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).",
-                s.tensor.dtype().legacy_name(),
-                fmt_list(s.tensor.shape()),
+                t.dtype().legacy_name(),
+                fmt_list(t.shape()),
                 which,
                 now,
-                s.version
+                version
             )));
         }
-        out.push(s.tensor.clone());
+        out.push(t.clone());
     }
-    let outputs: Vec<(usize, u32)> = node
-        .saved
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.is_output)
-        .map(|(i, s)| (i, s.output_nr))
-        .collect();
-    drop(a);
     if with_grad_fn {
-        for (i, nr) in outputs {
+        for (i, (_, _, is_output, nr)) in saved.iter().enumerate() {
+            if !is_output {
+                continue;
+            }
             if let Some(r) = NodeRef::from_id(id) {
                 let t = out[i].detach();
                 {
                     let mut m = t.meta();
                     m.grad_fn = Some(r);
-                    m.output_nr = nr;
+                    m.output_nr = *nr;
                     m.requires_grad = true;
                 }
                 out[i] = t;

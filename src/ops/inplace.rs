@@ -65,7 +65,7 @@ pub fn write_values(x: &Tensor, r: &Tensor) -> Result<()> {
         let mut d = x.storage().write::<T>();
         elementwise::assign(&mut d, x.layout(), &vals);
     });
-    x.storage().bump_version();
+    x.bump_version();
     Ok(())
 }
 

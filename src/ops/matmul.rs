@@ -247,12 +247,7 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             let a2 = if an == 1 { unsqueeze(a, 0)? } else { a.clone() };
             let b2 = if bn == 1 { unsqueeze(b, 1)? } else { b.clone() };
             let out = matmul_nd(&a2, &b2)?;
-            let name = if an == 3 && bn == 3 && a.shape()[0] == b.shape()[0] {
-                "BmmBackward0"
-            } else {
-                "UnsafeViewBackward0"
-            };
-            record_nd(name, &a2, &b2, &out);
+            record_nd("UnsafeViewBackward0", &a2, &b2, &out);
             let mut out = out;
             if an == 1 {
                 out = squeeze(&out, Some(&[-2]))?;

@@ -17,7 +17,7 @@ pub use reduce::*;
 pub use shape::*;
 pub use unary::*;
 
-use crate::autograd::graph::{needs_grad, record, Saved};
+use crate::autograd::graph::{needs_grad, record};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::kernels::elementwise;

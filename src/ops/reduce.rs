@@ -563,3 +563,64 @@ pub fn softmax(t: &Tensor, dim: i64, log: bool) -> Result<Tensor> {
     }
     Ok(out)
 }
+
+/// `cumsum(dim)` (CumsumBackward0); ints and bools accumulate in int64.
+pub fn cumsum(t: &Tensor, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+    let dtype = dtype.unwrap_or(match t.dtype() {
+        DType::Bool | DType::I64 => DType::I64,
+        d => d,
+    });
+    let x = to_dtype(&t.detach(), dtype)?;
+    if t.ndim() == 0 {
+        return super::clone(&x);
+    }
+    let d = wrap_dim(dim, t.ndim())?;
+    let out = {
+        let p = plan(&x, &[d], true)?;
+        let (outer, red, inner) = (p.outer, p.red, p.inner);
+        let v = dispatch!(dtype, T => {
+            let v = contiguous_slice::<T, _>(&p.data, |s| {
+                let mut out: Vec<T> = s.to_vec();
+                for o in 0..outer {
+                    for i in 0..inner {
+                        let mut acc = 0.0f64;
+                        let mut iacc = 0i64;
+                        for r in 0..red {
+                            let k = o * red * inner + r * inner + i;
+                            if dtype.is_float() {
+                                acc += s[k].to_f64();
+                                out[k] = T::from_f64(acc);
+                            } else {
+                                iacc = iacc.wrapping_add(s[k].to_i64());
+                                out[k] = T::from_i64(iacc);
+                            }
+                        }
+                    }
+                }
+                out
+            });
+            Tensor::from_vec(v, p.data.shape().to_vec())?
+        });
+        if x.is_contiguous() {
+            v
+        } else {
+            let n = x.ndim();
+            let order: Vec<usize> = (0..n).filter(|&i| i != d).chain([d]).collect();
+            let mut inv = vec![0usize; n];
+            for (i, &o) in order.iter().enumerate() {
+                inv[o] = i;
+            }
+            super::materialize(&v.with_layout(v.layout().permute(&inv)))?
+        }
+    };
+    if dtype.is_float() && needs_grad(&[t]) {
+        record("CumsumBackward0", &[t], &[&out], vec![], move |ctx| {
+            // d/dx_i sum_{j >= i}: total - cumsum(g) + g
+            let g = ctx.grad(0)?;
+            let total = sum_dims(&g, Some(&[d as i64]), true, None)?;
+            let c = cumsum(&g, d as i64, None)?;
+            Ok(vec![Some(super::binary::add(&sub(&total, &c)?, &g)?)])
+        });
+    }
+    Ok(out)
+}

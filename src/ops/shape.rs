@@ -515,16 +515,63 @@ pub fn stack(ts: &[Tensor], dim: i64) -> Result<Tensor> {
     Ok(out)
 }
 
-/// `split` into pieces of `size` (or the given sizes) along `dim`.
-pub fn split(t: &Tensor, sizes: &[usize], dim: i64) -> Result<Vec<Tensor>> {
+/// Several regions of `t` as views recorded by one multi-output node (SplitBackward0,
+/// UnbindBackward0, ...): its backward embeds each output's gradient back in place.
+pub fn regions(t: &Tensor, regions: Vec<Region>, name: &'static str) -> Result<Vec<Tensor>> {
+    let outs: Vec<Tensor> = regions
+        .iter()
+        .map(|r| view_of(t, r.apply(t.layout())))
+        .collect();
+    if needs_grad(&[t]) {
+        let (shape, dtype) = (t.shape().to_vec(), t.dtype());
+        let refs: Vec<&Tensor> = outs.iter().collect();
+        record(name, &[t], &refs, vec![], move |ctx| {
+            let mut acc: Option<Tensor> = None;
+            for (i, r) in regions.iter().enumerate() {
+                if let Some(g) = &ctx.grads[i] {
+                    let e = embed(g, &shape, *r)?;
+                    acc = Some(match acc {
+                        None => e,
+                        Some(a) => super::binary::add(&a, &e)?,
+                    });
+                }
+            }
+            Ok(vec![Some(match acc {
+                Some(a) => a,
+                None => Tensor::zeros(&shape, dtype)?,
+            })])
+        });
+    }
+    Ok(outs)
+}
+
+/// `split` into pieces of the given sizes along `dim`.
+pub fn split(t: &Tensor, sizes: &[usize], dim: i64, name: &'static str) -> Result<Vec<Tensor>> {
     let d = wrap_dim(dim, t.ndim())?;
+    let total: usize = sizes.iter().sum();
+    if t.ndim() == 0 || total != t.shape()[d] {
+        return Err(Error::Runtime(format!(
+            "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at dimension {}), but got split_sizes={}",
+            t.shape().get(d).copied().unwrap_or(0), d, fmt_list(sizes)
+        )));
+    }
     let mut start = 0;
-    let mut out = Vec::with_capacity(sizes.len());
+    let mut rs = Vec::with_capacity(sizes.len());
     for &len in sizes {
-        out.push(narrow(t, d as i64, start as i64, len as i64)?);
+        rs.push(Region::Slice { dim: d, start, len, step: 1 });
         start += len;
     }
-    Ok(out)
+    regions(t, rs, name)
+}
+
+/// `unbind(dim)` (UnbindBackward0).
+pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
+    if t.ndim() == 0 {
+        return Err(Error::Index("Dimension specified as 0 but tensor has no dimensions".into()));
+    }
+    let d = wrap_dim(dim, t.ndim())?;
+    let rs = (0..t.shape()[d]).map(|i| Region::Select { dim: d, index: i }).collect();
+    regions(t, rs, "UnbindBackward0")
 }
 
 pub fn flatten(t: &Tensor, start: i64, end: i64) -> Result<Tensor> {
@@ -545,4 +592,21 @@ pub fn flatten(t: &Tensor, start: i64, end: i64) -> Result<Tensor> {
     shape.push(t.shape()[s..=e].iter().product());
     shape.extend_from_slice(&t.shape()[e + 1..]);
     reshape(t, &shape)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sum_to_scalar_shape() {
+        let g = Tensor::from_vec(vec![1.0f32; 4], vec![4]).unwrap();
+        assert_eq!(sum_to(&g, &[]).unwrap().shape(), &[] as &[usize]);
+        let g = Tensor::from_vec(vec![1.0f32; 6], vec![2, 3]).unwrap();
+        let r = sum_to(&g, &[3]).unwrap();
+        assert_eq!(r.shape(), &[3]);
+        assert_eq!(r.to_vec::<f32>(), vec![2.0; 3]);
+        let r = sum_to(&g, &[2, 1]).unwrap();
+        assert_eq!(r.to_vec::<f32>(), vec![3.0; 2]);
+    }
 }

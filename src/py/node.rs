@@ -2,7 +2,7 @@
 //! `autograd.Function`s whose backward is Python code.
 
 use super::errors::stash_pyerr;
-use super::tensor::PyTensor;
+use super::tensor::{wrap_cached, PyTensor};
 use crate::autograd::graph::{record_node, unpack_saved, ExternalBackward, NodeId, NodeKind, NodeRef, Saved};
 use crate::error::Result;
 use crate::tensor::Tensor;
@@ -41,11 +41,11 @@ impl PyNodeHandle {
             .collect::<PyResult<_>>()?;
         PyTuple::new(py, items)
     }
-    fn variable(&self) -> Option<PyTensor> {
-        self.node.variable().map(PyTensor::new)
+    fn variable<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.node.variable().map(|t| wrap_cached(py, t)).transpose()
     }
-    fn saved_tensors(&self) -> PyResult<Vec<PyTensor>> {
-        Ok(self.node.saved_tensors()?.into_iter().map(PyTensor::new).collect())
+    fn saved_tensors<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        self.node.saved_tensors()?.into_iter().map(|t| wrap_cached(py, t)).collect()
     }
 }
 
@@ -137,9 +137,9 @@ pub fn _record_function(
 
 /// `ctx.saved_tensors` of a custom Function, by node key (the ctx holds no strong reference).
 #[pyfunction]
-pub fn _saved_tensors(idx: u32, gen: u32) -> PyResult<Vec<PyTensor>> {
-    Ok(unpack_saved(NodeId { idx, gen }, false)?
+pub fn _saved_tensors(py: Python<'_>, idx: u32, gen: u32) -> PyResult<Vec<Bound<'_, PyAny>>> {
+    unpack_saved(NodeId { idx, gen }, false)?
         .into_iter()
-        .map(PyTensor::new)
-        .collect())
+        .map(|t| wrap_cached(py, t))
+        .collect()
 }

@@ -12,7 +12,7 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pyclass::CompareOp;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::{PyList, PyTuple, PyWeakrefMethods, PyWeakrefReference};
 
 #[pyclass(name = "Tensor", module = "ferrograd", subclass, frozen, weakref)]
 pub struct PyTensor {
@@ -32,6 +32,30 @@ fn heavy(ts: &[&Tensor]) -> bool {
 
 fn wrap(t: Tensor) -> PyTensor {
     PyTensor { t }
+}
+
+/// Remembers `obj` (weakly) as the Python object of its tensor.
+pub fn register_pyobj(obj: &Bound<'_, PyTensor>) -> PyResult<()> {
+    let w = PyWeakrefReference::new(obj)?.unbind();
+    let old = obj.get().t.0.pyobj.lock().unwrap_or_else(|e| e.into_inner()).replace(Box::new(w));
+    drop(old);
+    Ok(())
+}
+
+/// The Python object of `t`: the registered one while it is alive, else a new registered one.
+pub fn wrap_cached(py: Python<'_>, t: Tensor) -> PyResult<Bound<'_, PyAny>> {
+    let existing = {
+        let slot = t.0.pyobj.lock().unwrap_or_else(|e| e.into_inner());
+        slot.as_ref()
+            .and_then(|b| b.downcast_ref::<Py<PyWeakrefReference>>())
+            .and_then(|w| w.bind(py).upgrade())
+    };
+    if let Some(o) = existing {
+        return Ok(o);
+    }
+    let obj = Bound::new(py, PyTensor::new(t))?;
+    register_pyobj(&obj)?;
+    Ok(obj.into_any())
 }
 
 static SIZE_CLS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -103,7 +127,7 @@ unary_methods! {
     exp => ops::exp, log => ops::log, log1p => ops::log1p, sqrt => ops::sqrt, rsqrt => ops::rsqrt,
     sin => ops::sin, cos => ops::cos, tanh => ops::tanh, sigmoid => ops::sigmoid, relu => ops::relu,
     abs => ops::abs, sign => ops::sign, neg => ops::neg, erf => ops::erf, reciprocal => ops::reciprocal,
-    logical_not => ops::logical_not, clone => ops::clone, contiguous => ops::contiguous,
+    logical_not => ops::logical_not, clone => ops::clone,
     __neg__ => ops::neg, __abs__ => ops::abs, __invert__ => ops::bitwise_not, bitwise_not => ops::bitwise_not,
     _silu => ops::silu,
 }
@@ -168,13 +192,31 @@ impl PyTensor {
         self.t.requires_grad()
     }
     #[setter]
-    fn set_requires_grad(&self, v: bool) -> PyResult<()> {
-        Ok(self.t.set_requires_grad(v)?)
+    fn set_requires_grad(slf: &Bound<'_, Self>, v: bool) -> PyResult<()> {
+        slf.get().t.set_requires_grad(v)?;
+        register_pyobj(slf)
     }
     #[pyo3(signature = (requires_grad=true))]
     fn requires_grad_<'py>(slf: &Bound<'py, Self>, requires_grad: bool) -> PyResult<Bound<'py, Self>> {
-        slf.get().t.set_requires_grad(requires_grad)?;
+        let t = &slf.get().t;
+        if requires_grad && !t.dtype().is_float() {
+            return Err(PyRuntimeError::new_err(
+                "only Tensors of floating point dtype can require gradients",
+            ));
+        }
+        // asking a non-leaf for what it already has is fine
+        if !(requires_grad && !t.is_leaf()) {
+            t.set_requires_grad(requires_grad)?;
+        }
+        register_pyobj(slf)?;
         Ok(slf.clone())
+    }
+    fn contiguous<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let t = slf.get().t.clone();
+        if t.is_contiguous() {
+            return Ok(slf.clone().into_any());
+        }
+        Ok(Bound::new(slf.py(), wrap(ops::clone(&t)?))?.into_any())
     }
     #[getter]
     fn is_leaf(&self) -> bool {
@@ -192,11 +234,14 @@ impl PyTensor {
         self.t.meta().output_nr
     }
     #[getter]
-    fn _grad(&self) -> Option<PyTensor> {
-        self.t.grad().map(wrap)
+    fn _grad<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.t.grad().map(|g| wrap_cached(py, g)).transpose()
     }
-    #[setter]
-    fn set__grad(&self, g: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    #[setter(_grad)]
+    fn assign_grad(&self, g: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        if let Some(g) = g.and_then(|g| g.cast::<PyTensor>().ok()) {
+            register_pyobj(g)?;
+        }
         match g {
             None => self.t.set_grad(None),
             Some(g) if g.is_none() => self.t.set_grad(None),
@@ -258,14 +303,15 @@ impl PyTensor {
     }
     #[getter]
     fn data(&self) -> PyTensor {
-        wrap(self.t.detach())
+        wrap(self.t.data_alias())
     }
     fn _is_view(&self) -> bool {
         self.t.meta().view_base.is_some()
     }
     #[getter]
-    fn _base(&self) -> Option<PyTensor> {
-        self.t.meta().view_base.clone().map(wrap)
+    fn _base<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let b = self.t.meta().view_base.clone();
+        b.map(|b| wrap_cached(py, b)).transpose()
     }
     fn data_ptr(&self) -> usize {
         self.t.storage().data_ptr() as usize + self.t.layout().offset * self.t.dtype().size()
@@ -347,13 +393,17 @@ impl PyTensor {
     }
     /// Same dtype, new storage: `to(dtype)`; `copy=True` forces a copy.
     #[pyo3(signature = (dtype, copy=false))]
-    fn _to_dtype(&self, py: Python<'_>, dtype: &Bound<'_, PyAny>, copy: bool) -> PyResult<PyTensor> {
+    fn _to_dtype<'py>(slf: &Bound<'py, Self>, dtype: &Bound<'py, PyAny>, copy: bool) -> PyResult<Bound<'py, PyAny>> {
         let d = dtype_arg(Some(dtype))?.expect("dtype");
-        let t = self.t.clone();
-        run(py, heavy(&[&t]), move || {
+        let t = slf.get().t.clone();
+        if d == t.dtype() && !copy {
+            return Ok(slf.clone().into_any());
+        }
+        let r = run(slf.py(), heavy(&[&t]), move || {
             let r = ops::to_dtype(&t, d)?;
-            if copy && r.ptr_eq(&t) { ops::clone(&t) } else { Ok(r) }
-        }).map(wrap)
+            if r.ptr_eq(&t) { ops::clone(&t) } else { Ok(r) }
+        })?;
+        Ok(Bound::new(slf.py(), wrap(r))?.into_any())
     }
 
     // ---- arithmetic operators ----
@@ -701,8 +751,19 @@ impl PyTensor {
     fn select(&self, dim: i64, index: i64) -> PyResult<PyTensor> {
         Ok(wrap(ops::select(&self.t, dim, index)?))
     }
-    fn _split_sizes(&self, sizes: Vec<usize>, dim: i64) -> PyResult<Vec<PyTensor>> {
-        Ok(ops::split(&self.t, &sizes, dim)?.into_iter().map(wrap).collect())
+    fn _split_sizes(&self, sizes: Vec<usize>, dim: i64, with_sizes: bool) -> PyResult<Vec<PyTensor>> {
+        let name = if with_sizes { "SplitWithSizesBackward0" } else { "SplitBackward0" };
+        Ok(ops::split(&self.t, &sizes, dim, name)?.into_iter().map(wrap).collect())
+    }
+    #[pyo3(signature = (dim=0))]
+    fn _unbind(&self, dim: i64) -> PyResult<Vec<PyTensor>> {
+        Ok(ops::unbind(&self.t, dim)?.into_iter().map(wrap).collect())
+    }
+    #[pyo3(signature = (dim, *, dtype=None))]
+    fn cumsum(&self, py: Python<'_>, dim: i64, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let dt = dtype_arg(dtype)?;
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::cumsum(&t, dim, dt)).map(wrap)
     }
     fn gather(&self, py: Python<'_>, dim: i64, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         let (t, i) = (self.t.clone(), index.t.clone());

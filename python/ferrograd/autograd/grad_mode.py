@@ -21,7 +21,16 @@ class _DecoratorContextManager:
         return self.__class__(*self._args())
 
 
-class no_grad(_DecoratorContextManager):
+class _NoParam(_DecoratorContextManager):
+    """Usable as ``@no_grad()`` and as a bare ``@no_grad``."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParam):
     """Disables gradient recording in this block (or function)."""
 
     def __init__(self):
@@ -35,7 +44,7 @@ class no_grad(_DecoratorContextManager):
         _core._set_grad_enabled(self.prev)
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_NoParam):
     """Enables gradient recording in this block (or function)."""
 
     def __init__(self):

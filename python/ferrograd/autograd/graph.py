@@ -27,6 +27,10 @@ class Node:
     def metadata(self):
         return {}
 
+    @property
+    def saved_tensors(self):
+        return tuple(self._h.saved_tensors())
+
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"
 
