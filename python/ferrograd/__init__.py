@@ -318,18 +318,37 @@ def _binary_function(name):
 
 for _name in [
     "exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "abs",
-    "sign", "neg", "negative", "erf", "reciprocal", "square", "clamp", "clip", "masked_fill",
+    "sign", "neg", "negative", "erf", "reciprocal", "square", "masked_fill",
     "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
     "logical_xor", "logical_not", "bitwise_not", "floor_divide", "remainder", "sum", "mean",
     "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var", "std", "logsumexp", "norm",
-    "softmax", "log_softmax", "matmul", "mm", "bmm", "mv", "dot", "outer", "reshape", "flatten",
+    "softmax", "log_softmax", "matmul", "mm", "bmm", "mv", "dot", "outer", "flatten",
     "transpose", "swapaxes", "permute", "t", "unsqueeze", "squeeze", "narrow", "select",
     "gather", "scatter_add", "index_select", "index_add", "split", "chunk", "unbind", "clone",
     "detach", "any", "all", "cumsum",
 ]:
     globals()[_name] = _method_function(_name)
+def reshape(input, shape):
+    return input.reshape(shape)
+
+
+def clamp(input, min=None, max=None):
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        out = input
+        if min is not None:
+            out = where(out < min, min, out)
+        if max is not None:
+            out = where(out > max, max, out)
+        return out
+    return input.clamp(min, max)
+
+
+clip = clamp
+
+
 for _name in ["add", "sub", "mul", "div", "pow", "true_divide", "subtract", "multiply", "divide"]:
     globals()[_name] = _binary_function(_name)
 del _name
 
 from . import _tensor_str  # noqa: E402,F401
+from . import nn  # noqa: E402,F401

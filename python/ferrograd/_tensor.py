@@ -233,6 +233,14 @@ def div(self, other, *, rounding_mode=None):
     )
 
 
+def _clamp_any(self, min=None, max=None):
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        from . import clamp
+
+        return clamp(self, min, max)
+    return self._clamp(min, max)
+
+
 def pow_(self, exponent):
     self._binary_("pow", exponent)
     return self
@@ -473,8 +481,9 @@ _METHODS = {
     "bitwise_or": _binary_method("bitwise_or"),
     "bitwise_xor": _binary_method("bitwise_xor"),
     "negative": lambda self: self.neg(),
-    "clip": lambda self, min=None, max=None: self.clamp(min, max),
+    "clip": lambda self, min=None, max=None: _clamp_any(self, min, max),
     "clip_": lambda self, min=None, max=None: self.clamp_(min, max),
+    "clamp": _clamp_any,
     "max": _max_min(True),
     "min": _max_min(False),
     "var": _var_std(False),

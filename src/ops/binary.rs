@@ -360,8 +360,14 @@ pub fn binary_forward(op: BinOp, a: &Operand, b: &Operand) -> Result<Tensor> {
             dtype.kernel_name()
         )));
     }
-    if op == BinOp::Sub && dtype == DType::Bool {
-        return Err(Error::Runtime("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.".into()));
+    if op == BinOp::Sub {
+        let is_bool = |o: &Operand| matches!(o, Operand::T(t) if t.dtype() == DType::Bool);
+        if is_bool(a) && is_bool(b) {
+            return Err(Error::Runtime("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.".into()));
+        }
+        if is_bool(a) || is_bool(b) {
+            return Err(Error::Runtime("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.".into()));
+        }
     }
     let da = a.data(dtype)?;
     let db = b.data(dtype)?;

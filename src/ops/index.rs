@@ -67,7 +67,7 @@ pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
                 }
             }
             let size = if t.ndim() == 0 { 1 } else { t.shape()[d] };
-            mi[d] = wrap_index(ix, size, d)?;
+            mi[d] = wrap_index(ix, size, d).map_err(|e| Error::Runtime(e.to_string()))?;
             let off = if t.ndim() == 0 { t.layout().offset } else { offset_of(t.layout(), &mi) };
             v.push(src[off]);
         }
@@ -136,7 +136,7 @@ pub fn index_select(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     let size = if t.ndim() == 0 { 1 } else { t.shape()[d] };
     let idx: Vec<usize> = idx
         .iter()
-        .map(|&i| wrap_index(i, size, d))
+        .map(|&i| wrap_index(i, size, d).map_err(|_| Error::Index("index out of range in self".into())))
         .collect::<Result<_>>()?;
     let out = {
         let _g = crate::autograd::GradModeGuard::new(false);

@@ -7,7 +7,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::kernels::alloc;
 use crate::kernels::matmul::{matmul as kmatmul, Mat};
-use crate::layout::{broadcast_shapes, fmt_list, Layout};
+use crate::layout::{broadcast_shapes, Layout};
 use crate::storage::Elem;
 use crate::tensor::Tensor;
 use rayon::prelude::*;
@@ -77,13 +77,7 @@ fn matmul_nd(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             )
         }));
     }
-    let batch = broadcast_shapes(&a.shape()[..an - 2], &b.shape()[..bn - 2]).map_err(|_| {
-        Error::Runtime(format!(
-            "matmul: batch dimensions of {} and {} cannot be broadcast",
-            fmt_list(a.shape()),
-            fmt_list(b.shape())
-        ))
-    })?;
+    let batch = broadcast_shapes(&a.shape()[..an - 2], &b.shape()[..bn - 2])?;
     let mut sa = batch.clone();
     sa.extend([n, k]);
     let mut sb = batch.clone();

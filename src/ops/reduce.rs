@@ -297,6 +297,10 @@ pub fn max_all(t: &Tensor, want_max: bool) -> Result<Tensor> {
 /// `max(dim)`/`min(dim)`: values and int64 indices (MaxBackward0 routes the gradient to the index).
 pub fn max_dim(t: &Tensor, dim: i64, keepdim: bool, want_max: bool) -> Result<(Tensor, Tensor)> {
     let d = wrap_dim(dim, t.ndim())?;
+    if t.ndim() == 0 {
+        let v = super::clone(t)?;
+        return Ok((v, Tensor::from_vec(vec![0i64], vec![])?));
+    }
     let rd = if t.ndim() == 0 { vec![] } else { vec![d] };
     if t.ndim() > 0 && t.shape()[d] == 0 {
         return Err(Error::Index(format!(

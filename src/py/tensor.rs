@@ -563,7 +563,7 @@ impl PyTensor {
         run(py, false, move || ops::outer(&a, &b)).map(wrap)
     }
     #[pyo3(signature = (min=None, max=None))]
-    fn clamp(&self, py: Python<'_>, min: Option<&Bound<'_, PyAny>>, max: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn _clamp(&self, py: Python<'_>, min: Option<&Bound<'_, PyAny>>, max: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
         let bound = |b: Option<&Bound<'_, PyAny>>| -> PyResult<Option<Scalar>> {
             match b {
                 None => Ok(None),
@@ -690,9 +690,12 @@ impl PyTensor {
         }
         Ok(wrap(ops::view(&self.t, &shape_args(shape)?)?))
     }
-    #[pyo3(signature = (*shape))]
-    fn reshape(&self, py: Python<'_>, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        let s = shape_args(shape)?;
+    #[pyo3(signature = (*args, shape=None))]
+    fn reshape(&self, py: Python<'_>, args: &Bound<'_, PyTuple>, shape: Option<Vec<i64>>) -> PyResult<PyTensor> {
+        let s = match shape {
+            Some(s) => s,
+            None => shape_args(args)?,
+        };
         let t = self.t.clone();
         run(py, heavy(&[&t]), move || ops::reshape_i(&t, &s)).map(wrap)
     }
