@@ -12,7 +12,9 @@ pub fn arange(start: f64, end: f64, step: f64, dtype: DType) -> Result<Tensor> {
         return Err(Error::Runtime("step must be nonzero".into()));
     }
     if !(start.is_finite() && end.is_finite()) {
-        return Err(Error::Runtime(format!("unsupported range: {start} -> {end}")));
+        return Err(Error::Runtime(format!(
+            "unsupported range: {start} -> {end}"
+        )));
     }
     if (step > 0.0 && end < start) || (step < 0.0 && end > start) {
         return Err(Error::Runtime(
@@ -40,10 +42,16 @@ pub fn arange(start: f64, end: f64, step: f64, dtype: DType) -> Result<Tensor> {
 
 pub fn linspace(start: f64, end: f64, steps: i64, dtype: DType) -> Result<Tensor> {
     if steps < 0 {
-        return Err(Error::Runtime("number of steps must be non-negative".into()));
+        return Err(Error::Runtime(
+            "number of steps must be non-negative".into(),
+        ));
     }
     let n = steps as usize;
-    let step = if n > 1 { (end - start) / (n - 1) as f64 } else { 0.0 };
+    let step = if n > 1 {
+        (end - start) / (n - 1) as f64
+    } else {
+        0.0
+    };
     // PyTorch fills the first half from start and the second half from end (symmetric rounding)
     let half = n / 2;
     let vals: Vec<f64> = (0..n)

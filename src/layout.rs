@@ -28,11 +28,14 @@ pub fn numel(shape: &[usize]) -> usize {
 
 /// Checked element count: an absurd shape is an error rather than an overflow.
 pub fn checked_numel(shape: &[usize]) -> Result<usize> {
-    shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)).ok_or_else(|| {
-        Error::Runtime(format!(
-            "Trying to create tensor with shape {shape:?}, whose number of elements overflows"
-        ))
-    })
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| {
+            Error::Runtime(format!(
+                "Trying to create tensor with shape {shape:?}, whose number of elements overflows"
+            ))
+        })
 }
 
 /// Wraps a possibly negative dim into `0..ndim` (PyTorch's maybe_wrap_dim).
@@ -41,7 +44,11 @@ pub fn wrap_dim(dim: i64, ndim: usize) -> Result<usize> {
     if dim < -n || dim >= n {
         return Err(dim_out_of_range(dim, ndim));
     }
-    Ok(if dim < 0 { (dim + n) as usize } else { dim as usize })
+    Ok(if dim < 0 {
+        (dim + n) as usize
+    } else {
+        dim as usize
+    })
 }
 
 /// `torch.Size([2, 3])` formatting used in error messages.
@@ -60,8 +67,16 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Shape> {
     let n = a.len().max(b.len());
     let mut out = vec![0; n];
     for i in 0..n {
-        let da = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
-        let db = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        let da = if i + a.len() >= n {
+            a[i + a.len() - n]
+        } else {
+            1
+        };
+        let db = if i + b.len() >= n {
+            b[i + b.len() - n]
+        } else {
+            1
+        };
         out[i] = if da == db || db == 1 {
             da
         } else if da == 1 {
@@ -223,9 +238,7 @@ impl Layout {
                 || (self.shape[tensor_d - 1] != 1
                     && self.strides[tensor_d - 1] != tensor_numel * chunk_base_stride)
             {
-                while view_d >= 0
-                    && (view_numel < tensor_numel || shape[view_d as usize] == 1)
-                {
+                while view_d >= 0 && (view_numel < tensor_numel || shape[view_d as usize] == 1) {
                     new_strides[view_d as usize] = view_numel * chunk_base_stride;
                     view_numel *= shape[view_d as usize];
                     view_d -= 1;
@@ -302,8 +315,7 @@ impl Layout {
 /// de-duplicated list, with PyTorch's error for repeated dims.
 pub fn reduce_dims(dims: Option<&[i64]>, ndim: usize) -> Result<Vec<usize>> {
     match dims {
-        None => Ok((0..ndim).collect()),
-        Some(ds) if ds.is_empty() => Ok((0..ndim).collect()),
+        None | Some([]) => Ok((0..ndim).collect()),
         Some(ds) => {
             let mut seen = vec![false; ndim.max(1)];
             let mut out = Vec::with_capacity(ds.len());

@@ -240,7 +240,11 @@ impl Storage {
     }
 
     fn check<T: Elem>(&self) {
-        assert_eq!(T::DTYPE, self.dtype, "storage dtype mismatch (internal bug)");
+        assert_eq!(
+            T::DTYPE,
+            self.dtype,
+            "storage dtype mismatch (internal bug)"
+        );
     }
 
     pub fn read<T: Elem>(&self) -> ReadGuard<'_, T> {
@@ -259,8 +263,7 @@ impl Storage {
         self.check::<T>();
         let guard = self.lock.write().unwrap_or_else(|e| e.into_inner());
         // SAFETY: as in `read`; the write lock makes this the only reference to the elements.
-        let data =
-            unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr() as *mut T, self.len) };
+        let data = unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr() as *mut T, self.len) };
         WriteGuard {
             _guard: guard,
             data,

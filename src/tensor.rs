@@ -156,7 +156,8 @@ impl Tensor {
     pub fn set_requires_grad(&self, value: bool) -> Result<()> {
         let mut m = self.meta();
         if m.grad_fn.is_some() {
-            let mut msg = String::from("you can only change requires_grad flags of leaf variables.");
+            let mut msg =
+                String::from("you can only change requires_grad flags of leaf variables.");
             if !value {
                 msg.push_str(" If you want to use a computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
             }

@@ -3,8 +3,8 @@
 //! first), sum gradients per node input, reduce broadcast gradients to the input's shape, and
 //! accumulate into leaves' `.grad`.
 
-use super::graph::{arena, unpack_saved, BackwardCtx, NodeId, NodeKind, NodeRef};
 use super::grad_mode::GradModeGuard;
+use super::graph::{arena, unpack_saved, BackwardCtx, NodeId, NodeKind, NodeRef};
 use crate::error::{Error, Result};
 use crate::layout::fmt_size;
 use crate::ops;
@@ -183,7 +183,9 @@ pub fn run_backward(
 
     while let Some((_, id)) = heap.pop() {
         let info = &infos[&id];
-        let mut buf = buffers.remove(&id).unwrap_or_else(|| vec![None; info.num_outputs]);
+        let mut buf = buffers
+            .remove(&id)
+            .unwrap_or_else(|| vec![None; info.num_outputs]);
 
         // gradients of requested inputs
         for (k, (t, nr)) in targets.iter().enumerate() {

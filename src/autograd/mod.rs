@@ -1,7 +1,7 @@
 //! Autograd: the graph arena with its saved-tensor store, the engine, and grad mode.
 pub mod engine;
-pub mod graph;
 pub mod grad_mode;
+pub mod graph;
 
 pub use grad_mode::{is_grad_enabled, set_grad_enabled, GradModeGuard};
 pub use graph::{record, BackwardCtx, NodeRef, Saved};

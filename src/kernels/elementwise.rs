@@ -152,7 +152,9 @@ mod tests {
     fn binary_broadcast_and_strided() {
         let a = [1.0f32, 2.0, 3.0];
         let b = [10.0f32, 20.0];
-        let la = Layout::contiguous(vec![3, 1]).broadcast_to(&[3, 2]).unwrap();
+        let la = Layout::contiguous(vec![3, 1])
+            .broadcast_to(&[3, 2])
+            .unwrap();
         let lb = Layout::contiguous(vec![2]).broadcast_to(&[3, 2]).unwrap();
         let out = binary(&a, &la, &b, &lb, |x, y| x + y).unwrap();
         assert_eq!(out, vec![11., 21., 12., 22., 13., 23.]);

@@ -23,7 +23,14 @@ fn in_bounds<T>(m: &Mat<'_, T>, rows: usize, cols: usize) -> bool {
 }
 
 /// `dst (m x n, row-major, contiguous) = lhs (m x k) @ rhs (k x n)`.
-pub fn matmul<T: Elem>(m: usize, k: usize, n: usize, lhs: Mat<'_, T>, rhs: Mat<'_, T>, dst: &mut [T]) {
+pub fn matmul<T: Elem>(
+    m: usize,
+    k: usize,
+    n: usize,
+    lhs: Mat<'_, T>,
+    rhs: Mat<'_, T>,
+    dst: &mut [T],
+) {
     assert!(in_bounds(&lhs, m, k) && in_bounds(&rhs, k, n) && dst.len() == m * n);
     if m == 0 || n == 0 {
         return;
@@ -95,18 +102,38 @@ mod tests {
         let a = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]; // 2x3
         let b = [1.0f32, 0.0, 0.0, 1.0, 1.0, 1.0]; // 3x2
         let mut d = [0.0f32; 4];
-        let am = Mat { data: &a, offset: 0, rs: 3, cs: 1 };
-        let bm = Mat { data: &b, offset: 0, rs: 2, cs: 1 };
+        let am = Mat {
+            data: &a,
+            offset: 0,
+            rs: 3,
+            cs: 1,
+        };
+        let bm = Mat {
+            data: &b,
+            offset: 0,
+            rs: 2,
+            cs: 1,
+        };
         matmul(2, 3, 2, am, bm, &mut d);
         assert_eq!(d, [4.0, 5.0, 10.0, 11.0]);
         // a^T (3x2) @ a (2x3), using strides only
-        let at = Mat { data: &a, offset: 0, rs: 1, cs: 3 };
+        let at = Mat {
+            data: &a,
+            offset: 0,
+            rs: 1,
+            cs: 3,
+        };
         let mut d = [0.0f32; 9];
         matmul(3, 2, 3, at, am, &mut d);
         assert_eq!(d[0], 17.0);
         let ai = [1i64, 2, 3, 4];
         let mut di = [0i64; 4];
-        let m = Mat { data: &ai, offset: 0, rs: 2, cs: 1 };
+        let m = Mat {
+            data: &ai,
+            offset: 0,
+            rs: 2,
+            cs: 1,
+        };
         matmul(2, 2, 2, m, m, &mut di);
         assert_eq!(di, [7, 10, 15, 22]);
     }
@@ -117,8 +144,18 @@ mod tests {
         let a: Vec<f64> = (0..n * n).map(|i| (i % 7) as f64 - 3.0).collect();
         let b: Vec<f64> = (0..n * n).map(|i| (i % 5) as f64 - 2.0).collect();
         let mut d = vec![0.0; n * n];
-        let am = Mat { data: &a, offset: 0, rs: n, cs: 1 };
-        let bm = Mat { data: &b, offset: 0, rs: n, cs: 1 };
+        let am = Mat {
+            data: &a,
+            offset: 0,
+            rs: n,
+            cs: 1,
+        };
+        let bm = Mat {
+            data: &b,
+            offset: 0,
+            rs: n,
+            cs: 1,
+        };
         matmul(n, n, n, am, bm, &mut d);
         for i in [0, 17, 95] {
             for j in [0, 50, 95] {

@@ -160,6 +160,9 @@ mod tests {
         assert_eq!(arg_extreme(&d, 1, 4, 1, true).unwrap().1, vec![1]);
         let d = [1.0f32, f32::NAN, 3.0];
         assert_eq!(arg_extreme(&d, 1, 3, 1, true).unwrap().1, vec![1]);
-        assert_eq!(arg_extreme(&[2i64, 1, 1], 1, 3, 1, false).unwrap().1, vec![1]);
+        assert_eq!(
+            arg_extreme(&[2i64, 1, 1], 1, 3, 1, false).unwrap().1,
+            vec![1]
+        );
     }
 }

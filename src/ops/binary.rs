@@ -343,7 +343,7 @@ fn kernel<T: Arith>(op: BinOp, a: &Tensor, b: &Tensor, shape: &[usize]) -> Resul
 }
 
 fn any_zero(t: &Tensor) -> bool {
-    t.to_f64_vec().iter().any(|&v| v == 0.0)
+    t.to_f64_vec().contains(&0.0)
 }
 
 /// Forward of a binary op, without autograd: promotion, checks, kernel.
@@ -471,17 +471,23 @@ fn record_binary(op: BinOp, a: &Operand, b: &Operand, out: &Tensor) {
         BinOp::Pow => match (a, b) {
             (T(x), S(e)) => {
                 let e = *e;
-                record("PowBackward0", &[x], &[out], vec![Saved::Input(x.clone())], move |ctx| {
-                    let g = ctx.grad(0)?;
-                    let x = &ctx.saved[0];
-                    if e.to_f64() == 0.0 {
-                        return Ok(vec![Some(mul_scalar(&g, 0.0)?)]);
-                    }
-                    let em1 = Scalar::Float(e.to_f64() - 1.0);
-                    let p = binary(BinOp::Pow, &T(x.clone()), &S(em1))?;
-                    let d = binary(BinOp::Mul, &T(p), &S(e))?;
-                    Ok(vec![Some(mul(&g, &d)?)])
-                })
+                record(
+                    "PowBackward0",
+                    &[x],
+                    &[out],
+                    vec![Saved::Input(x.clone())],
+                    move |ctx| {
+                        let g = ctx.grad(0)?;
+                        let x = &ctx.saved[0];
+                        if e.to_f64() == 0.0 {
+                            return Ok(vec![Some(mul_scalar(&g, 0.0)?)]);
+                        }
+                        let em1 = Scalar::Float(e.to_f64() - 1.0);
+                        let p = binary(BinOp::Pow, &T(x.clone()), &S(em1))?;
+                        let d = binary(BinOp::Mul, &T(p), &S(e))?;
+                        Ok(vec![Some(mul(&g, &d)?)])
+                    },
+                )
             }
             (S(base), T(x)) => {
                 let lnb = base.to_f64().ln();
@@ -496,7 +502,8 @@ fn record_binary(op: BinOp, a: &Operand, b: &Operand, out: &Tensor) {
                         let d = mul_scalar(&mul(&g, &ctx.saved[0])?, lnb)?;
                         let d = if zero_base {
                             // 0^x: gradient 0 where x >= 0
-                            let mask = binary(BinOp::Ge, &T(ctx.saved[1].clone()), &S(Scalar::Int(0)))?;
+                            let mask =
+                                binary(BinOp::Ge, &T(ctx.saved[1].clone()), &S(Scalar::Int(0)))?;
                             masked_fill(&d, &mask, Scalar::Float(0.0))?
                         } else {
                             d
@@ -568,7 +575,11 @@ fn record_binary(op: BinOp, a: &Operand, b: &Operand, out: &Tensor) {
                 let saved = vec![Saved::Input(ea.clone()), Saved::Input(eb.clone())];
                 record("RemainderBackward1", &[&ea, &eb], &[out], saved, |ctx| {
                     let g = ctx.grad(0)?;
-                    let q = binary(BinOp::FloorDiv, &T(ctx.saved[0].detach()), &T(ctx.saved[1].detach()))?;
+                    let q = binary(
+                        BinOp::FloorDiv,
+                        &T(ctx.saved[0].detach()),
+                        &T(ctx.saved[1].detach()),
+                    )?;
                     let gb = unary::neg(&mul(&g, &q)?)?;
                     Ok(vec![Some(g), Some(gb)])
                 })
@@ -646,8 +657,16 @@ pub fn where_op(cond: &Tensor, a: &Operand, b: &Operand) -> Result<Tensor> {
         record("WhereBackward0", &[&ea, &eb], &[&out], vec![], move |ctx| {
             let g = ctx.grad(0)?;
             let z = Tensor::scalar(Scalar::Float(0.0), g.dtype());
-            let ga = if ctx.needs(0) { Some(where_(&c, &g, &z)?) } else { None };
-            let gb = if ctx.needs(1) { Some(where_(&c, &z, &g)?) } else { None };
+            let ga = if ctx.needs(0) {
+                Some(where_(&c, &g, &z)?)
+            } else {
+                None
+            };
+            let gb = if ctx.needs(1) {
+                Some(where_(&c, &z, &g)?)
+            } else {
+                None
+            };
             Ok(vec![ga, gb])
         });
     }
@@ -679,7 +698,11 @@ pub fn masked_fill(t: &Tensor, mask: &Tensor, value: Scalar) -> Result<Tensor> {
     if needs_grad(&[t]) {
         let m = mask.clone();
         record("MaskedFillBackward0", &[t], &[&out], vec![], move |ctx| {
-            Ok(vec![Some(masked_fill(&ctx.grad(0)?, &m, Scalar::Float(0.0))?)])
+            Ok(vec![Some(masked_fill(
+                &ctx.grad(0)?,
+                &m,
+                Scalar::Float(0.0),
+            )?)])
         });
     }
     Ok(out)

@@ -38,7 +38,12 @@ fn unravel(mut i: usize, shape: &[usize], out: &mut [usize]) {
 }
 
 fn offset_of(l: &Layout, idx: &[usize]) -> usize {
-    l.offset + idx.iter().zip(&l.strides).map(|(i, s)| i * s).sum::<usize>()
+    l.offset
+        + idx
+            .iter()
+            .zip(&l.strides)
+            .map(|(i, s)| i * s)
+            .sum::<usize>()
 }
 
 /// `gather(dim, index)` (GatherBackward0).
@@ -58,8 +63,8 @@ pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
         let mut v: Vec<T> = Vec::with_capacity(idx.len());
         for (k, &ix) in idx.iter().enumerate() {
             unravel(k, &ishape, &mut mi);
-            for q in 0..n {
-                if q != d && t.ndim() > 0 && mi[q] >= t.shape()[q] {
+            for (q, &m) in mi.iter().enumerate() {
+                if q != d && t.ndim() > 0 && m >= t.shape()[q] {
                     return Err(Error::Runtime(format!(
                         "Size does not match at dimension {q} expected index {} to be smaller than self {} apart from dimension {d}",
                         crate::layout::fmt_list(&ishape), crate::layout::fmt_list(t.shape())
@@ -77,7 +82,12 @@ pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
         let (shape, index) = (t.shape().to_vec(), index.clone());
         record("GatherBackward0", &[t], &[&out], vec![], move |ctx| {
             let z = Tensor::zeros(&shape, ctx.grad(0)?.dtype())?;
-            Ok(vec![Some(scatter_add(&z, d as i64, &index, &ctx.grad(0)?)?)])
+            Ok(vec![Some(scatter_add(
+                &z,
+                d as i64,
+                &index,
+                &ctx.grad(0)?,
+            )?)])
         });
     }
     Ok(out)
@@ -107,10 +117,16 @@ pub fn scatter_add(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result
     });
     if needs_grad(&[t, src]) {
         let index = index.clone();
-        record("ScatterAddBackward0", &[t, src], &[&out], vec![], move |ctx| {
-            let g = ctx.grad(0)?;
-            Ok(vec![Some(g.clone()), Some(gather(&g, d as i64, &index)?)])
-        });
+        record(
+            "ScatterAddBackward0",
+            &[t, src],
+            &[&out],
+            vec![],
+            move |ctx| {
+                let g = ctx.grad(0)?;
+                Ok(vec![Some(g.clone()), Some(gather(&g, d as i64, &index)?)])
+            },
+        );
     }
     Ok(out)
 }
@@ -136,7 +152,9 @@ pub fn index_select(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     let size = if t.ndim() == 0 { 1 } else { t.shape()[d] };
     let idx: Vec<usize> = idx
         .iter()
-        .map(|&i| wrap_index(i, size, d).map_err(|_| Error::Index("index out of range in self".into())))
+        .map(|&i| {
+            wrap_index(i, size, d).map_err(|_| Error::Index("index out of range in self".into()))
+        })
         .collect::<Result<_>>()?;
     let out = {
         let _g = crate::autograd::GradModeGuard::new(false);
@@ -149,7 +167,11 @@ pub fn index_select(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
             crate::ops::index::index(&t.detach(), &ind)?
         }
     };
-    let out = if t.ndim() == 0 && index.ndim() == 0 { squeeze(&out, None)? } else { out };
+    let out = if t.ndim() == 0 && index.ndim() == 0 {
+        squeeze(&out, None)?
+    } else {
+        out
+    };
     if needs_grad(&[t]) {
         let (shape, index) = (t.shape().to_vec(), index.clone());
         record("IndexSelectBackward0", &[t], &[&out], vec![], move |ctx| {
@@ -171,10 +193,19 @@ pub fn index_add(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<T
     };
     if needs_grad(&[t, src]) {
         let index = index.clone();
-        record("IndexAddBackward0", &[t, src], &[&out], vec![], move |ctx| {
-            let g = ctx.grad(0)?;
-            Ok(vec![Some(g.clone()), Some(index_select(&g, d as i64, &index)?)])
-        });
+        record(
+            "IndexAddBackward0",
+            &[t, src],
+            &[&out],
+            vec![],
+            move |ctx| {
+                let g = ctx.grad(0)?;
+                Ok(vec![
+                    Some(g.clone()),
+                    Some(index_select(&g, d as i64, &index)?),
+                ])
+            },
+        );
     }
     Ok(out)
 }
@@ -183,7 +214,9 @@ pub fn index_add(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<T
 /// indexing with one optional int64 index tensor per dim, PyTorch's placement rules included.
 fn plan_advanced(shape: &[usize], indices: &[Option<Tensor>]) -> Result<(Vec<usize>, Vec<usize>)> {
     let n = shape.len();
-    let adv: Vec<usize> = (0..indices.len()).filter(|&i| indices[i].is_some()).collect();
+    let adv: Vec<usize> = (0..indices.len())
+        .filter(|&i| indices[i].is_some())
+        .collect();
     let mut bshape: Vec<usize> = vec![];
     let mut vals: Vec<(usize, Vec<i64>, Layout)> = vec![];
     for &i in &adv {
@@ -272,7 +305,12 @@ pub fn index(t: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor> {
 }
 
 /// `index_put(indices, values, accumulate)`, out of place (IndexPutBackward0).
-pub fn index_put(t: &Tensor, indices: &[Option<Tensor>], values: &Tensor, accumulate: bool) -> Result<Tensor> {
+pub fn index_put(
+    t: &Tensor,
+    indices: &[Option<Tensor>],
+    values: &Tensor,
+    accumulate: bool,
+) -> Result<Tensor> {
     let (shape, lin) = plan_advanced(t.shape(), indices)?;
     let vals = super::shape::broadcast_to(&values.detach(), &shape).map_err(|_| {
         Error::Runtime(format!(
@@ -292,17 +330,23 @@ pub fn index_put(t: &Tensor, indices: &[Option<Tensor>], values: &Tensor, accumu
     if needs_grad(&[t, values]) {
         let ind = indices.to_vec();
         let vshape = values.shape().to_vec();
-        record("IndexPutBackward0", &[t, values], &[&out], vec![], move |ctx| {
-            let g = ctx.grad(0)?;
-            let gt = if accumulate {
-                g.clone()
-            } else {
-                let z = Tensor::scalar(Scalar::Float(0.0), g.dtype());
-                index_put(&g, &ind, &z, false)?
-            };
-            let gv = sum_to(&index(&g, &ind)?, &vshape)?;
-            Ok(vec![Some(gt), Some(gv)])
-        });
+        record(
+            "IndexPutBackward0",
+            &[t, values],
+            &[&out],
+            vec![],
+            move |ctx| {
+                let g = ctx.grad(0)?;
+                let gt = if accumulate {
+                    g.clone()
+                } else {
+                    let z = Tensor::scalar(Scalar::Float(0.0), g.dtype());
+                    index_put(&g, &ind, &z, false)?
+                };
+                let gv = sum_to(&index(&g, &ind)?, &vshape)?;
+                Ok(vec![Some(gt), Some(gv)])
+            },
+        );
     }
     Ok(out)
 }

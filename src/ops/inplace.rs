@@ -55,7 +55,10 @@ pub fn write_values(x: &Tensor, r: &Tensor) -> Result<()> {
             Error::Runtime(format!(
                 "output with shape {} doesn't match the broadcast shape {}",
                 fmt_list(x.shape()),
-                fmt_list(&crate::layout::broadcast_shapes(x.shape(), r.shape()).unwrap_or_else(|_| r.shape().to_vec()))
+                fmt_list(
+                    &crate::layout::broadcast_shapes(x.shape(), r.shape())
+                        .unwrap_or_else(|_| r.shape().to_vec())
+                )
             ))
         })?;
         r.with_layout(l)
@@ -83,7 +86,11 @@ fn snapshot(x: &Tensor) -> Result<Tensor> {
 }
 
 /// Runs `f` (an out-of-place op on x's value) and stores its result into `x`.
-pub fn apply_inplace(x: &Tensor, others: &[&Tensor], f: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<()> {
+pub fn apply_inplace(
+    x: &Tensor,
+    others: &[&Tensor],
+    f: impl FnOnce(&Tensor) -> Result<Tensor>,
+) -> Result<()> {
     check_inplace(x)?;
     let mut all = vec![x];
     all.extend_from_slice(others);
@@ -126,7 +133,11 @@ pub fn binary_inplace(op: BinOp, x: &Tensor, other: &Operand) -> Result<()> {
         Operand::S(_) => vec![],
     };
     let rt = super::binary::result_type(&[&Operand::T(x.clone()), other]);
-    let rt = if op == BinOp::Div && !rt.is_float() { DType::F32 } else { rt };
+    let rt = if op == BinOp::Div && !rt.is_float() {
+        DType::F32
+    } else {
+        rt
+    };
     if !can_cast(rt, x.dtype()) {
         return Err(Error::Runtime(format!(
             "result type {} can't be cast to the desired output type {}",
@@ -134,13 +145,19 @@ pub fn binary_inplace(op: BinOp, x: &Tensor, other: &Operand) -> Result<()> {
             x.dtype().kernel_name()
         )));
     }
-    apply_inplace(x, &others, |s| super::binary::binary(op, &Operand::T(s.clone()), other))
+    apply_inplace(x, &others, |s| {
+        super::binary::binary(op, &Operand::T(s.clone()), other)
+    })
 }
 
 /// Gradient accumulation: `dst += src`, no autograd, same shape.
 pub fn add_inplace_raw(dst: &Tensor, src: &Tensor) -> Result<()> {
     let _g = crate::autograd::GradModeGuard::new(false);
-    let r = binary_forward(BinOp::Add, &Operand::T(dst.detach()), &Operand::T(src.detach()))?;
+    let r = binary_forward(
+        BinOp::Add,
+        &Operand::T(dst.detach()),
+        &Operand::T(src.detach()),
+    )?;
     write_values(dst, &r)
 }
 
@@ -149,8 +166,12 @@ pub fn fill_(x: &Tensor, v: Scalar) -> Result<()> {
     let t = Tensor::scalar(v, x.dtype());
     if is_grad_enabled() && x.requires_grad() {
         return apply_inplace(x, &[], |s| {
-            super::binary::binary(BinOp::Mul, &Operand::T(s.clone()), &Operand::S(Scalar::Float(0.0)))
-                .and_then(|z| super::binary::binary(BinOp::Add, &Operand::T(z), &Operand::T(t.clone())))
+            super::binary::binary(
+                BinOp::Mul,
+                &Operand::T(s.clone()),
+                &Operand::S(Scalar::Float(0.0)),
+            )
+            .and_then(|z| super::binary::binary(BinOp::Add, &Operand::T(z), &Operand::T(t.clone())))
         });
     }
     write_values(x, &t)
@@ -170,7 +191,11 @@ pub fn copy_(x: &Tensor, src: &Tensor) -> Result<()> {
             let c = super::to_dtype(src, dt)?;
             let e = super::shape::expand(&c, &shape)?;
             // 0 * s keeps s's edge (its gradient is zero, as in PyTorch's CopyBackwards)
-            let z = super::binary::binary(BinOp::Mul, &Operand::T(s.clone()), &Operand::S(Scalar::Float(0.0)))?;
+            let z = super::binary::binary(
+                BinOp::Mul,
+                &Operand::T(s.clone()),
+                &Operand::S(Scalar::Float(0.0)),
+            )?;
             super::binary::binary(BinOp::Add, &Operand::T(z), &Operand::T(e))
         });
     }
@@ -180,7 +205,11 @@ pub fn copy_(x: &Tensor, src: &Tensor) -> Result<()> {
         src.detach()
     };
     // copy_ casts freely (float -> int truncates), unlike arithmetic in-place ops
-    let r = if !can_cast(r.dtype(), x.dtype()) { super::to_dtype(&r, x.dtype())? } else { r };
+    let r = if !can_cast(r.dtype(), x.dtype()) {
+        super::to_dtype(&r, x.dtype())?
+    } else {
+        r
+    };
     write_values(x, &r)
 }
 

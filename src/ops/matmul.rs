@@ -30,7 +30,15 @@ fn check_same_dtype(a: &Tensor, b: &Tensor) -> Result<DType> {
 
 /// Batched product over layouts `(batch..., n, k) @ (batch..., k, m)` already broadcast to the
 /// same batch shape; parallel over the batch when the matrices are small.
-fn batched_typed<T: Elem>(a: &Tensor, la: &Layout, b: &Tensor, lb: &Layout, n: usize, k: usize, m: usize) -> Result<Vec<T>> {
+fn batched_typed<T: Elem>(
+    a: &Tensor,
+    la: &Layout,
+    b: &Tensor,
+    lb: &Layout,
+    n: usize,
+    k: usize,
+    m: usize,
+) -> Result<Vec<T>> {
     let nb = la.ndim() - 2;
     let batch: usize = la.shape[..nb].iter().product();
     let mut out = alloc::<T>(batch * n * m)?;
@@ -48,14 +56,28 @@ fn batched_typed<T: Elem>(a: &Tensor, la: &Layout, b: &Tensor, lb: &Layout, n: u
     let (ars, acs) = (la.strides[nb], la.strides[nb + 1]);
     let (brs, bcs) = (lb.strides[nb], lb.strides[nb + 1]);
     let one = |i: usize, dst: &mut [T]| {
-        let am = Mat { data: &da, offset: batch_off(la, i), rs: ars, cs: acs };
-        let bm = Mat { data: &db, offset: batch_off(lb, i), rs: brs, cs: bcs };
+        let am = Mat {
+            data: &da,
+            offset: batch_off(la, i),
+            rs: ars,
+            cs: acs,
+        };
+        let bm = Mat {
+            data: &db,
+            offset: batch_off(lb, i),
+            rs: brs,
+            cs: bcs,
+        };
         kmatmul(n, k, m, am, bm, dst);
     };
     if batch > 1 && n * m > 0 && batch * n * k * m >= 1 << 18 && n * k * m < 1 << 18 {
-        out.par_chunks_mut(n * m).enumerate().for_each(|(i, d)| one(i, d));
+        out.par_chunks_mut(n * m)
+            .enumerate()
+            .for_each(|(i, d)| one(i, d));
     } else if n * m > 0 {
-        out.chunks_mut(n * m).enumerate().for_each(|(i, d)| one(i, d));
+        out.chunks_mut(n * m)
+            .enumerate()
+            .for_each(|(i, d)| one(i, d));
     }
     Ok(out)
 }
@@ -133,8 +155,16 @@ fn record_nd(name: &'static str, a: &Tensor, b: &Tensor, out: &Tensor) {
     record(name, &[a, b], &[out], saved, |ctx| {
         let g = ctx.grad(0)?;
         let (a, b) = (&ctx.saved[0], &ctx.saved[1]);
-        let ga = if ctx.needs(0) { Some(sum_to(&matmul(&g, &mt(b)?)?, a.shape())?) } else { None };
-        let gb = if ctx.needs(1) { Some(sum_to(&matmul(&mt(a)?, &g)?, b.shape())?) } else { None };
+        let ga = if ctx.needs(0) {
+            Some(sum_to(&matmul(&g, &mt(b)?)?, a.shape())?)
+        } else {
+            None
+        };
+        let gb = if ctx.needs(1) {
+            Some(sum_to(&matmul(&mt(a)?, &g)?, b.shape())?)
+        } else {
+            None
+        };
         Ok(vec![ga, gb])
     });
 }
@@ -163,7 +193,10 @@ pub fn dot(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         let saved = vec![Saved::Input(a.clone()), Saved::Input(b.clone())];
         record("DotBackward0", &[a, b], &[&out], saved, |ctx| {
             let g = ctx.grad(0)?;
-            Ok(vec![Some(mul(&g, &ctx.saved[1])?), Some(mul(&g, &ctx.saved[0])?)])
+            Ok(vec![
+                Some(mul(&g, &ctx.saved[1])?),
+                Some(mul(&g, &ctx.saved[0])?),
+            ])
         });
     }
     Ok(out)
@@ -196,8 +229,16 @@ pub fn mv(a: &Tensor, v: &Tensor) -> Result<Tensor> {
         record("MvBackward0", &[a, v], &[&out], saved, |ctx| {
             let g = ctx.grad(0)?;
             let (a, v) = (&ctx.saved[0], &ctx.saved[1]);
-            let ga = if ctx.needs(0) { Some(mul(&unsqueeze(&g, 1)?, &unsqueeze(v, 0)?)?) } else { None };
-            let gv = if ctx.needs(1) { Some(mv(&mt(a)?, &g)?) } else { None };
+            let ga = if ctx.needs(0) {
+                Some(mul(&unsqueeze(&g, 1)?, &unsqueeze(v, 0)?)?)
+            } else {
+                None
+            };
+            let gv = if ctx.needs(1) {
+                Some(mv(&mt(a)?, &g)?)
+            } else {
+                None
+            };
             Ok(vec![ga, gv])
         });
     }

@@ -31,7 +31,10 @@ fn plan(t: &Tensor, dims: &[usize], keepdim: bool) -> Result<Plan> {
     let out_shape: Vec<usize> = if keepdim {
         keep_shape.clone()
     } else {
-        (0..n).filter(|i| !dims.contains(i)).map(|i| shape[i]).collect()
+        (0..n)
+            .filter(|i| !dims.contains(i))
+            .map(|i| shape[i])
+            .collect()
     };
     let adjacent = dims.windows(2).all(|w| w[1] == w[0] + 1);
     let (data, outer, red, inner) = if t.is_contiguous() && adjacent && !dims.is_empty() {
@@ -86,7 +89,12 @@ fn dims_of(dims: Option<&[i64]>, ndim: usize) -> Result<Vec<usize>> {
 }
 
 /// `sum(dim, keepdim, dtype)`: SumBackward0 over everything, SumBackward1 with dims.
-pub fn sum_dims(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+pub fn sum_dims(
+    t: &Tensor,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<DType>,
+) -> Result<Tensor> {
     let dtype = dtype.unwrap_or(match t.dtype() {
         DType::Bool | DType::I64 => DType::I64,
         d => d,
@@ -127,7 +135,12 @@ pub fn sum(t: &Tensor) -> Result<Tensor> {
     sum_dims(t, None, false, None)
 }
 
-pub fn mean(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+pub fn mean(
+    t: &Tensor,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<DType>,
+) -> Result<Tensor> {
     let dt = dtype.unwrap_or(t.dtype());
     if !dt.is_float() {
         return Err(Error::Runtime(format!(
@@ -183,22 +196,32 @@ pub fn prod(t: &Tensor, dim: Option<i64>, keepdim: bool, dtype: Option<DType>) -
         Tensor::from_vec(v, p.out_shape.clone())?
     });
     if dtype.is_float() && needs_grad(&[t]) {
-        let name = if dim.is_some() { "ProdBackward1" } else { "ProdBackward0" };
+        let name = if dim.is_some() {
+            "ProdBackward1"
+        } else {
+            "ProdBackward0"
+        };
         let ishape = t.shape().to_vec();
         let kshape = p.keep_shape.clone();
-        record(name, &[t], &[&out], vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)], move |ctx| {
-            let g = ctx.grad(0)?;
-            let (x, o) = (&ctx.saved[0], &ctx.saved[1]);
-            let ge = expand_back(&g, &ishape, &kshape)?;
-            let oe = expand_back(o, &ishape, &kshape)?;
-            let has_zero = x.to_f64_vec().iter().any(|&v| v == 0.0);
-            let d = if !has_zero {
-                binary(BinOp::Div, &Operand::T(oe), &Operand::T(x.clone()))?
-            } else {
-                prod_others(x, &rd)?
-            };
-            Ok(vec![Some(mul(&ge, &d)?)])
-        });
+        record(
+            name,
+            &[t],
+            &[&out],
+            vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)],
+            move |ctx| {
+                let g = ctx.grad(0)?;
+                let (x, o) = (&ctx.saved[0], &ctx.saved[1]);
+                let ge = expand_back(&g, &ishape, &kshape)?;
+                let oe = expand_back(o, &ishape, &kshape)?;
+                let has_zero = x.to_f64_vec().contains(&0.0);
+                let d = if !has_zero {
+                    binary(BinOp::Div, &Operand::T(oe), &Operand::T(x.clone()))?
+                } else {
+                    prod_others(x, &rd)?
+                };
+                Ok(vec![Some(mul(&ge, &d)?)])
+            },
+        );
     }
     Ok(out)
 }
@@ -239,7 +262,9 @@ pub fn amax(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, want_max: bool) -> 
         }
     }
     if t.numel() == 0 && rd.is_empty() {
-        return Err(Error::Runtime("amax(): Expected reduction dim to be specified for input.numel() == 0.".into()));
+        return Err(Error::Runtime(
+            "amax(): Expected reduction dim to be specified for input.numel() == 0.".into(),
+        ));
     }
     let p = plan(&t.detach(), &rd, keepdim)?;
     let out = dispatch!(t.dtype(), T => {
@@ -247,25 +272,53 @@ pub fn amax(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, want_max: bool) -> 
         Tensor::from_vec(v, p.out_shape.clone())?
     });
     if needs_grad(&[t]) {
-        let name = if want_max { "AmaxBackward0" } else { "AminBackward0" };
+        let name = if want_max {
+            "AmaxBackward0"
+        } else {
+            "AminBackward0"
+        };
         let ishape = t.shape().to_vec();
         let kshape = p.keep_shape.clone();
         let idims: Vec<i64> = rd.iter().map(|&d| d as i64).collect();
-        record(name, &[t], &[&out], vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)], move |ctx| {
-            let g = ctx.grad(0)?;
-            Ok(vec![Some(evenly_distribute(&g, &ctx.saved[0], &ctx.saved[1], &ishape, &kshape, &idims)?)])
-        });
+        record(
+            name,
+            &[t],
+            &[&out],
+            vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)],
+            move |ctx| {
+                let g = ctx.grad(0)?;
+                Ok(vec![Some(evenly_distribute(
+                    &g,
+                    &ctx.saved[0],
+                    &ctx.saved[1],
+                    &ishape,
+                    &kshape,
+                    &idims,
+                )?)])
+            },
+        );
     }
     Ok(out)
 }
 
-fn evenly_distribute(g: &Tensor, x: &Tensor, out: &Tensor, ishape: &[usize], kshape: &[usize], dims: &[i64]) -> Result<Tensor> {
+fn evenly_distribute(
+    g: &Tensor,
+    x: &Tensor,
+    out: &Tensor,
+    ishape: &[usize],
+    kshape: &[usize],
+    dims: &[i64],
+) -> Result<Tensor> {
     let oe = expand_back(out, ishape, kshape)?;
     let mask = binary(BinOp::Eq, &Operand::T(x.clone()), &Operand::T(oe))?;
     let maskf = to_dtype(&mask, g.dtype())?;
     let count = sum_dims(&maskf, Some(dims), true, None)?;
     let ge = expand_back(g, ishape, kshape)?;
-    let share = binary(BinOp::Div, &Operand::T(ge), &Operand::T(expand_back(&count, ishape, kshape)?))?;
+    let share = binary(
+        BinOp::Div,
+        &Operand::T(ge),
+        &Operand::T(expand_back(&count, ishape, kshape)?),
+    )?;
     mul(&share, &maskf)
 }
 
@@ -282,14 +335,31 @@ pub fn max_all(t: &Tensor, want_max: bool) -> Result<Tensor> {
         amax(t, None, false, want_max)?
     };
     if needs_grad(&[t]) {
-        let name = if want_max { "MaxBackward1" } else { "MinBackward1" };
+        let name = if want_max {
+            "MaxBackward1"
+        } else {
+            "MinBackward1"
+        };
         let ishape = t.shape().to_vec();
         let kshape = vec![1; ishape.len()];
         let dims: Vec<i64> = (0..ishape.len() as i64).collect();
-        record(name, &[t], &[&out], vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)], move |ctx| {
-            let g = ctx.grad(0)?;
-            Ok(vec![Some(evenly_distribute(&g, &ctx.saved[0], &ctx.saved[1], &ishape, &kshape, &dims)?)])
-        });
+        record(
+            name,
+            &[t],
+            &[&out],
+            vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)],
+            move |ctx| {
+                let g = ctx.grad(0)?;
+                Ok(vec![Some(evenly_distribute(
+                    &g,
+                    &ctx.saved[0],
+                    &ctx.saved[1],
+                    &ishape,
+                    &kshape,
+                    &dims,
+                )?)])
+            },
+        );
     }
     Ok(out)
 }
@@ -315,7 +385,11 @@ pub fn max_dim(t: &Tensor, dim: i64, keepdim: bool, want_max: bool) -> Result<(T
         (Tensor::from_vec(v, p.out_shape.clone())?, Tensor::from_vec(i, p.out_shape.clone())?)
     });
     if needs_grad(&[t]) {
-        let name = if want_max { "MaxBackward0" } else { "MinBackward0" };
+        let name = if want_max {
+            "MaxBackward0"
+        } else {
+            "MinBackward0"
+        };
         let ishape = t.shape().to_vec();
         let kshape = p.keep_shape.clone();
         let index = idx.clone();
@@ -353,7 +427,13 @@ pub fn argmax(t: &Tensor, dim: Option<i64>, keepdim: bool, want_max: bool) -> Re
 }
 
 /// var / std with `correction` (1 = unbiased). VarBackward0 / StdBackward0.
-pub fn var(t: &Tensor, dims: Option<&[i64]>, correction: f64, keepdim: bool, take_sqrt: bool) -> Result<Tensor> {
+pub fn var(
+    t: &Tensor,
+    dims: Option<&[i64]>,
+    correction: f64,
+    keepdim: bool,
+    take_sqrt: bool,
+) -> Result<Tensor> {
     crate::dtype::check_float(t.dtype(), if take_sqrt { "std" } else { "var" })?;
     let rd = dims_of(dims, t.ndim())?;
     let n: usize = rd.iter().map(|&d| t.shape()[d]).product();
@@ -374,40 +454,66 @@ pub fn var(t: &Tensor, dims: Option<&[i64]>, correction: f64, keepdim: bool, tak
         for &d in &rd {
             kshape[d] = 1;
         }
-        let name = if take_sqrt { "StdBackward0" } else { "VarBackward0" };
+        let name = if take_sqrt {
+            "StdBackward0"
+        } else {
+            "VarBackward0"
+        };
         let _ = mean_k;
-        record(name, &[t], &[&out], vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)], move |ctx| {
-            let g = ctx.grad(0)?;
-            let x = &ctx.saved[0];
-            let m = mean(x, Some(&idims), true, None)?;
-            let c = sub(x, &m)?;
-            let ge = expand_back(&g, &ishape, &kshape)?;
-            let r = if take_sqrt {
-                let se = expand_back(&ctx.saved[1], &ishape, &kshape)?;
-                binary(BinOp::Div, &Operand::T(mul_scalar(&mul(&ge, &c)?, 1.0 / denom)?), &Operand::T(se))?
-            } else {
-                mul_scalar(&mul(&ge, &c)?, 2.0 / denom)?
-            };
-            Ok(vec![Some(r)])
-        });
+        record(
+            name,
+            &[t],
+            &[&out],
+            vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)],
+            move |ctx| {
+                let g = ctx.grad(0)?;
+                let x = &ctx.saved[0];
+                let m = mean(x, Some(&idims), true, None)?;
+                let c = sub(x, &m)?;
+                let ge = expand_back(&g, &ishape, &kshape)?;
+                let r = if take_sqrt {
+                    let se = expand_back(&ctx.saved[1], &ishape, &kshape)?;
+                    binary(
+                        BinOp::Div,
+                        &Operand::T(mul_scalar(&mul(&ge, &c)?, 1.0 / denom)?),
+                        &Operand::T(se),
+                    )?
+                } else {
+                    mul_scalar(&mul(&ge, &c)?, 2.0 / denom)?
+                };
+                Ok(vec![Some(r)])
+            },
+        );
     }
     Ok(out)
 }
 
 /// logsumexp over dims, stable (LogsumexpBackward0).
 pub fn logsumexp(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-    let x = if t.dtype().is_float() { t.detach() } else { to_dtype(&t.detach(), DType::F32)? };
+    let x = if t.dtype().is_float() {
+        t.detach()
+    } else {
+        to_dtype(&t.detach(), DType::F32)?
+    };
     let rd = dims_of(Some(dims), t.ndim())?;
     let idims: Vec<i64> = rd.iter().map(|&d| d as i64).collect();
     let out = {
         let _g = crate::autograd::GradModeGuard::new(false);
         let m = amax(&x, Some(&idims), true, true)?;
         // where the max is infinite, subtract 0 instead (keeps -inf rows at -inf, not nan)
-        let finite = binary(BinOp::Eq, &Operand::T(unary::abs(&m)?), &Operand::S(Scalar::Float(f64::INFINITY)))?;
+        let finite = binary(
+            BinOp::Eq,
+            &Operand::T(unary::abs(&m)?),
+            &Operand::S(Scalar::Float(f64::INFINITY)),
+        )?;
         let m = super::binary::masked_fill(&m, &finite, Scalar::Float(0.0))?;
         let s = sum_dims(&unary::exp(&sub(&x, &m)?)?, Some(&idims), true, None)?;
         let r = super::binary::add(&unary::log(&s)?, &m)?;
-        if keepdim { r } else { super::shape::squeeze(&r, Some(&idims))? }
+        if keepdim {
+            r
+        } else {
+            super::shape::squeeze(&r, Some(&idims))?
+        }
     };
     if needs_grad(&[t]) {
         let ishape = t.shape().to_vec();
@@ -415,12 +521,21 @@ pub fn logsumexp(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
         for &d in &rd {
             kshape[d] = 1;
         }
-        record("LogsumexpBackward0", &[t], &[&out], vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)], move |ctx| {
-            let g = ctx.grad(0)?;
-            let ge = expand_back(&g, &ishape, &kshape)?;
-            let oe = expand_back(&ctx.saved[1], &ishape, &kshape)?;
-            Ok(vec![Some(mul(&ge, &unary::exp(&sub(&ctx.saved[0], &oe)?)?)?)])
-        });
+        record(
+            "LogsumexpBackward0",
+            &[t],
+            &[&out],
+            vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)],
+            move |ctx| {
+                let g = ctx.grad(0)?;
+                let ge = expand_back(&g, &ishape, &kshape)?;
+                let oe = expand_back(&ctx.saved[1], &ishape, &kshape)?;
+                Ok(vec![Some(mul(
+                    &ge,
+                    &unary::exp(&sub(&ctx.saved[0], &oe)?)?,
+                )?)])
+            },
+        );
     }
     Ok(out)
 }
@@ -446,8 +561,17 @@ pub fn norm(t: &Tensor, p: f64, dims: Option<&[i64]>, keepdim: bool) -> Result<T
         } else if p == 2.0 {
             unary::sqrt(&sum_dims(&mul(&x, &x)?, Some(&idims), keepdim, None)?)?
         } else {
-            let s = sum_dims(&binary(BinOp::Pow, &Operand::T(a), &Operand::S(Scalar::Float(p)))?, Some(&idims), keepdim, None)?;
-            binary(BinOp::Pow, &Operand::T(s), &Operand::S(Scalar::Float(1.0 / p)))?
+            let s = sum_dims(
+                &binary(BinOp::Pow, &Operand::T(a), &Operand::S(Scalar::Float(p)))?,
+                Some(&idims),
+                keepdim,
+                None,
+            )?;
+            binary(
+                BinOp::Pow,
+                &Operand::T(s),
+                &Operand::S(Scalar::Float(1.0 / p)),
+            )?
         }
     };
     if needs_grad(&[t]) {
@@ -456,37 +580,66 @@ pub fn norm(t: &Tensor, p: f64, dims: Option<&[i64]>, keepdim: bool) -> Result<T
         for &d in &rd {
             kshape[d] = 1;
         }
-        record("LinalgVectorNormBackward0", &[t], &[&out], vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)], move |ctx| {
-            let g = ctx.grad(0)?;
-            let (x, o) = (&ctx.saved[0], &ctx.saved[1]);
-            let ge = expand_back(&g, &ishape, &kshape)?;
-            let oe = expand_back(o, &ishape, &kshape)?;
-            let zero = Operand::S(Scalar::Float(0.0));
-            let r = if p == 0.0 {
-                mul_scalar(&ge, 0.0)?
-            } else if p == 1.0 {
-                mul(&ge, &unary::sign(x)?)?
-            } else if p.is_infinite() {
-                let a = unary::abs(x)?;
-                let mask = to_dtype(&binary(BinOp::Eq, &Operand::T(a), &Operand::T(oe))?, x.dtype())?;
-                let cnt = expand_back(&sum_dims(&mask, Some(&idims), true, None)?, &ishape, &kshape)?;
-                let share = binary(BinOp::Div, &Operand::T(mul(&ge, &mask)?), &Operand::T(cnt))?;
-                mul(&share, &unary::sign(x)?)?
-            } else {
-                // g * x * |x|^(p-2) / norm^(p-1), 0 where norm == 0
-                let scale = if p == 2.0 {
-                    x.clone()
-                } else {
+        record(
+            "LinalgVectorNormBackward0",
+            &[t],
+            &[&out],
+            vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)],
+            move |ctx| {
+                let g = ctx.grad(0)?;
+                let (x, o) = (&ctx.saved[0], &ctx.saved[1]);
+                let ge = expand_back(&g, &ishape, &kshape)?;
+                let oe = expand_back(o, &ishape, &kshape)?;
+                let zero = Operand::S(Scalar::Float(0.0));
+                let r = if p == 0.0 {
+                    mul_scalar(&ge, 0.0)?
+                } else if p == 1.0 {
+                    mul(&ge, &unary::sign(x)?)?
+                } else if p.is_infinite() {
                     let a = unary::abs(x)?;
-                    mul(x, &binary(BinOp::Pow, &Operand::T(a), &Operand::S(Scalar::Float(p - 2.0)))?)?
+                    let mask = to_dtype(
+                        &binary(BinOp::Eq, &Operand::T(a), &Operand::T(oe))?,
+                        x.dtype(),
+                    )?;
+                    let cnt = expand_back(
+                        &sum_dims(&mask, Some(&idims), true, None)?,
+                        &ishape,
+                        &kshape,
+                    )?;
+                    let share =
+                        binary(BinOp::Div, &Operand::T(mul(&ge, &mask)?), &Operand::T(cnt))?;
+                    mul(&share, &unary::sign(x)?)?
+                } else {
+                    // g * x * |x|^(p-2) / norm^(p-1), 0 where norm == 0
+                    let scale = if p == 2.0 {
+                        x.clone()
+                    } else {
+                        let a = unary::abs(x)?;
+                        mul(
+                            x,
+                            &binary(
+                                BinOp::Pow,
+                                &Operand::T(a),
+                                &Operand::S(Scalar::Float(p - 2.0)),
+                            )?,
+                        )?
+                    };
+                    let den = if p == 2.0 {
+                        oe.clone()
+                    } else {
+                        binary(
+                            BinOp::Pow,
+                            &Operand::T(oe.clone()),
+                            &Operand::S(Scalar::Float(p - 1.0)),
+                        )?
+                    };
+                    let r = binary(BinOp::Div, &Operand::T(mul(&ge, &scale)?), &Operand::T(den))?;
+                    let zmask = binary(BinOp::Eq, &Operand::T(oe), &zero)?;
+                    super::binary::masked_fill(&r, &zmask, Scalar::Float(0.0))?
                 };
-                let den = if p == 2.0 { oe.clone() } else { binary(BinOp::Pow, &Operand::T(oe.clone()), &Operand::S(Scalar::Float(p - 1.0)))? };
-                let r = binary(BinOp::Div, &Operand::T(mul(&ge, &scale)?), &Operand::T(den))?;
-                let zmask = binary(BinOp::Eq, &Operand::T(oe), &zero)?;
-                super::binary::masked_fill(&r, &zmask, Scalar::Float(0.0))?
-            };
-            Ok(vec![Some(r)])
-        });
+                Ok(vec![Some(r)])
+            },
+        );
     }
     Ok(out)
 }
@@ -521,14 +674,18 @@ fn softmax_forward(x: &Tensor, d: usize, log: bool) -> Result<Tensor> {
         });
         Tensor::from_vec(v, x.shape().to_vec())?
     });
-    Ok(if p.data.ptr_eq(x) || x.is_contiguous() { out } else {
+    Ok(if p.data.ptr_eq(x) || x.is_contiguous() {
+        out
+    } else {
         // plan() permuted the reduced dim last; undo it
         let n = x.ndim();
         let kept: Vec<usize> = (0..n).filter(|&i| i != d).collect();
         let order: Vec<usize> = kept.iter().copied().chain([d]).collect();
         let pshape: Vec<usize> = order.iter().map(|&i| x.shape()[i]).collect();
         let mut inv = vec![0usize; n];
-        for (i, &o) in order.iter().enumerate() { inv[o] = i; }
+        for (i, &o) in order.iter().enumerate() {
+            inv[o] = i;
+        }
         let permuted = out.with_layout(Layout::contiguous(pshape).permute(&inv));
         super::materialize(&permuted)?
     })
@@ -538,31 +695,51 @@ pub fn softmax(t: &Tensor, dim: i64, log: bool) -> Result<Tensor> {
     if !t.dtype().is_float() {
         return Err(Error::Runtime(format!(
             "\"{}\" not implemented for '{}'",
-            if log { "log_softmax_lastdim_kernel_impl" } else { "softmax_lastdim_kernel_impl" },
+            if log {
+                "log_softmax_lastdim_kernel_impl"
+            } else {
+                "softmax_lastdim_kernel_impl"
+            },
             t.dtype().kernel_name()
         )));
     }
     let d = wrap_dim(dim, t.ndim())?;
     let out = if t.ndim() == 0 {
-        if log { mul_scalar(&t.detach(), 0.0)? } else { super::binary::add_scalar(&mul_scalar(&t.detach(), 0.0)?, 1.0)? }
+        if log {
+            mul_scalar(&t.detach(), 0.0)?
+        } else {
+            super::binary::add_scalar(&mul_scalar(&t.detach(), 0.0)?, 1.0)?
+        }
     } else {
         softmax_forward(&t.detach(), d, log)?
     };
     if needs_grad(&[t]) {
         let dd = [d as i64];
         if log {
-            record("LogSoftmaxBackward0", &[t], &[&out], vec![Saved::Output(out.clone(), 0)], move |ctx| {
-                let g = ctx.grad(0)?;
-                let s = sum_dims(&g, Some(&dd), true, None)?;
-                Ok(vec![Some(sub(&g, &mul(&unary::exp(&ctx.saved[0])?, &s)?)?)])
-            });
+            record(
+                "LogSoftmaxBackward0",
+                &[t],
+                &[&out],
+                vec![Saved::Output(out.clone(), 0)],
+                move |ctx| {
+                    let g = ctx.grad(0)?;
+                    let s = sum_dims(&g, Some(&dd), true, None)?;
+                    Ok(vec![Some(sub(&g, &mul(&unary::exp(&ctx.saved[0])?, &s)?)?)])
+                },
+            );
         } else {
-            record("SoftmaxBackward0", &[t], &[&out], vec![Saved::Output(out.clone(), 0)], move |ctx| {
-                let g = ctx.grad(0)?;
-                let y = &ctx.saved[0];
-                let s = sum_dims(&mul(&g, y)?, Some(&dd), true, None)?;
-                Ok(vec![Some(mul(y, &sub(&g, &s)?)?)])
-            });
+            record(
+                "SoftmaxBackward0",
+                &[t],
+                &[&out],
+                vec![Saved::Output(out.clone(), 0)],
+                move |ctx| {
+                    let g = ctx.grad(0)?;
+                    let y = &ctx.saved[0];
+                    let s = sum_dims(&mul(&g, y)?, Some(&dd), true, None)?;
+                    Ok(vec![Some(mul(y, &sub(&g, &s)?)?)])
+                },
+            );
         }
     }
     Ok(out)

@@ -30,7 +30,9 @@ pub fn infer_shape(shape: &[i64], numel: usize) -> Result<Vec<usize>> {
             return Err(Error::Runtime(format!("invalid shape dimension {d}")));
         } else {
             known = known.checked_mul(d as usize).ok_or_else(|| {
-                Error::Runtime(format!("shape '{shape:?}' is invalid for input of size {numel}"))
+                Error::Runtime(format!(
+                    "shape '{shape:?}' is invalid for input of size {numel}"
+                ))
             })?;
         }
     }
@@ -41,7 +43,7 @@ pub fn infer_shape(shape: &[i64], numel: usize) -> Result<Vec<usize>> {
     let mut out: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
     match infer {
         Some(i) => {
-            if known == 0 || numel % known != 0 {
+            if known == 0 || !numel.is_multiple_of(known) {
                 return Err(Error::Runtime(format!(
                     "shape '{}' is invalid for input of size {}",
                     show(),
@@ -119,7 +121,9 @@ pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
     for &d in dims {
         let w = wrap_dim(d, n)?;
         if seen[w] {
-            return Err(Error::Runtime("permute(): duplicate dims are not allowed.".into()));
+            return Err(Error::Runtime(
+                "permute(): duplicate dims are not allowed.".into(),
+            ));
         }
         seen[w] = true;
         wd.push(w);
@@ -167,7 +171,9 @@ pub fn t2(t: &Tensor) -> Result<Tensor> {
     if t.ndim() < 2 {
         let out = view_of(t, t.layout().clone());
         if needs_grad(&[t]) {
-            record("TBackward0", &[t], &[&out], vec![], |ctx| Ok(vec![Some(ctx.grad(0)?)]));
+            record("TBackward0", &[t], &[&out], vec![], |ctx| {
+                Ok(vec![Some(ctx.grad(0)?)])
+            });
         }
         return Ok(out);
     }
@@ -346,16 +352,22 @@ pub fn embed(g: &Tensor, shape: &[usize], r: Region) -> Result<Tensor> {
         elementwise::assign(&mut d, &target, &vals);
     });
     if needs_grad(&[g]) {
-        record("SliceBackwardBackward0", &[g], &[&out], vec![], move |ctx| {
-            Ok(vec![Some(region(&ctx.grad(0)?, r)?)])
-        });
+        record(
+            "SliceBackwardBackward0",
+            &[g],
+            &[&out],
+            vec![],
+            move |ctx| Ok(vec![Some(region(&ctx.grad(0)?, r)?)]),
+        );
     }
     Ok(out)
 }
 
 pub fn narrow(t: &Tensor, dim: i64, start: i64, len: i64) -> Result<Tensor> {
     if t.ndim() == 0 {
-        return Err(Error::Runtime("narrow() cannot be applied to a 0-dim tensor.".into()));
+        return Err(Error::Runtime(
+            "narrow() cannot be applied to a 0-dim tensor.".into(),
+        ));
     }
     let d = wrap_dim(dim, t.ndim())?;
     let size = t.shape()[d] as i64;
@@ -417,7 +429,11 @@ pub fn cat(ts: &[Tensor], dim: i64) -> Result<Tensor> {
         .iter()
         .filter(|t| !(t.ndim() == 1 && t.numel() == 0))
         .collect();
-    let parts: Vec<&Tensor> = if parts.is_empty() { vec![&ts[0]] } else { parts };
+    let parts: Vec<&Tensor> = if parts.is_empty() {
+        vec![&ts[0]]
+    } else {
+        parts
+    };
     let first = parts[0];
     if first.ndim() == 0 {
         return Err(Error::Runtime(
@@ -481,7 +497,9 @@ pub fn cat(ts: &[Tensor], dim: i64) -> Result<Tensor> {
 /// `stack` along a new `dim` (StackBackward0).
 pub fn stack(ts: &[Tensor], dim: i64) -> Result<Tensor> {
     if ts.is_empty() {
-        return Err(Error::Runtime("stack expects a non-empty TensorList".into()));
+        return Err(Error::Runtime(
+            "stack expects a non-empty TensorList".into(),
+        ));
     }
     let d = wrap_dim(dim, ts[0].ndim() + 1)?;
     for (i, t) in ts.iter().enumerate() {
@@ -558,7 +576,12 @@ pub fn split(t: &Tensor, sizes: &[usize], dim: i64, name: &'static str) -> Resul
     let mut start = 0;
     let mut rs = Vec::with_capacity(sizes.len());
     for &len in sizes {
-        rs.push(Region::Slice { dim: d, start, len, step: 1 });
+        rs.push(Region::Slice {
+            dim: d,
+            start,
+            len,
+            step: 1,
+        });
         start += len;
     }
     regions(t, rs, name)
@@ -567,10 +590,14 @@ pub fn split(t: &Tensor, sizes: &[usize], dim: i64, name: &'static str) -> Resul
 /// `unbind(dim)` (UnbindBackward0).
 pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
     if t.ndim() == 0 {
-        return Err(Error::Index("Dimension specified as 0 but tensor has no dimensions".into()));
+        return Err(Error::Index(
+            "Dimension specified as 0 but tensor has no dimensions".into(),
+        ));
     }
     let d = wrap_dim(dim, t.ndim())?;
-    let rs = (0..t.shape()[d]).map(|i| Region::Select { dim: d, index: i }).collect();
+    let rs = (0..t.shape()[d])
+        .map(|i| Region::Select { dim: d, index: i })
+        .collect();
     regions(t, rs, "UnbindBackward0")
 }
 

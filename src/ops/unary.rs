@@ -180,7 +180,10 @@ fn same_dtype_map(x: &Tensor, ff: fn(f64) -> f64, fi: fn(i64) -> i64) -> Result<
     match x.dtype() {
         DType::F32 => {
             let d = x.storage().read::<f32>();
-            Tensor::from_vec(elementwise::unary(&d, x.layout(), |v: f32| ff(v as f64) as f32)?, shape)
+            Tensor::from_vec(
+                elementwise::unary(&d, x.layout(), |v: f32| ff(v as f64) as f32)?,
+                shape,
+            )
         }
         DType::F64 => {
             let d = x.storage().read::<f64>();
@@ -225,20 +228,34 @@ pub fn sign(x: &Tensor) -> Result<Tensor> {
 pub fn abs(x: &Tensor) -> Result<Tensor> {
     let out = same_dtype_map(x, f64::abs, i64::wrapping_abs)?;
     if needs_grad(&[x]) {
-        record("AbsBackward0", &[x], &[&out], vec![Saved::Input(x.clone())], |ctx| {
-            Ok(vec![Some(mul(&ctx.grad(0)?, &sign(&ctx.saved[0])?)?)])
-        });
+        record(
+            "AbsBackward0",
+            &[x],
+            &[&out],
+            vec![Saved::Input(x.clone())],
+            |ctx| Ok(vec![Some(mul(&ctx.grad(0)?, &sign(&ctx.saved[0])?)?)]),
+        );
     }
     Ok(out)
 }
 
 pub fn relu(x: &Tensor) -> Result<Tensor> {
-    let out = same_dtype_map(x, |v| if v > 0.0 || v.is_nan() { v } else { 0.0 }, |v| v.max(0))?;
+    let out = same_dtype_map(
+        x,
+        |v| if v > 0.0 || v.is_nan() { v } else { 0.0 },
+        |v| v.max(0),
+    )?;
     if needs_grad(&[x]) {
-        record("ReluBackward0", &[x], &[&out], vec![Saved::Output(out.clone(), 0)], |ctx| {
-            let mask = binary(BinOp::Gt, &t(&ctx.saved[0]), &Operand::S(Scalar::Int(0)))?;
-            Ok(vec![Some(mul(&ctx.grad(0)?, &mask)?)])
-        });
+        record(
+            "ReluBackward0",
+            &[x],
+            &[&out],
+            vec![Saved::Output(out.clone(), 0)],
+            |ctx| {
+                let mask = binary(BinOp::Gt, &t(&ctx.saved[0]), &Operand::S(Scalar::Int(0)))?;
+                Ok(vec![Some(mul(&ctx.grad(0)?, &mask)?)])
+            },
+        );
     }
     Ok(out)
 }
@@ -256,7 +273,10 @@ pub fn bitwise_not(x: &Tensor) -> Result<Tensor> {
         DType::Bool => logical_not(x),
         DType::I64 => {
             let d = x.storage().read::<i64>();
-            Tensor::from_vec(elementwise::unary(&d, x.layout(), |v: i64| !v)?, x.shape().to_vec())
+            Tensor::from_vec(
+                elementwise::unary(&d, x.layout(), |v: i64| !v)?,
+                x.shape().to_vec(),
+            )
         }
         dt => Err(Error::NotImplemented(format!(
             "\"bitwise_not_cpu\" not implemented for '{}'",
@@ -288,31 +308,50 @@ pub fn gelu(x: &Tensor, tanh_approx: bool) -> Result<Tensor> {
         )?
     };
     if needs_grad(&[x]) {
-        record("GeluBackward0", &[x], &[&out], vec![Saved::Input(x.clone())], move |ctx| {
-            let g = ctx.grad(0)?;
-            let x = &ctx.saved[0];
-            let d = if tanh_approx {
-                // u = K (x + 0.044715 x^3); d = 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) K (1 + 3*0.044715 x^2)
-                let x2 = mul(x, x)?;
-                let x3 = mul(&x2, x)?;
-                let u = mul_scalar(&binary(BinOp::Add, &t(x), &t(&mul_scalar(&x3, 0.044715)?))?, K)?;
-                let th = tanh(&u)?;
-                let left = mul_scalar(&binary(BinOp::Add, &s(1.0), &t(&th))?, 0.5)?;
-                let sech2 = binary(BinOp::Sub, &s(1.0), &t(&mul(&th, &th)?))?;
-                let du = mul_scalar(&binary(BinOp::Add, &s(1.0), &t(&mul_scalar(&x2, 3.0 * 0.044715)?))?, K)?;
-                let right = mul(&mul_scalar(&mul(x, &sech2)?, 0.5)?, &du)?;
-                binary(BinOp::Add, &t(&left), &t(&right))?
-            } else {
-                // Phi(x) + x phi(x)
-                let cdf = mul_scalar(
-                    &binary(BinOp::Add, &s(1.0), &t(&erf(&mul_scalar(x, std::f64::consts::FRAC_1_SQRT_2)?)?))?,
-                    0.5,
-                )?;
-                let pdf = mul_scalar(&exp(&mul_scalar(&mul(x, x)?, -0.5)?)?, 0.398_942_280_401_432_7)?;
-                binary(BinOp::Add, &t(&cdf), &t(&mul(x, &pdf)?))?
-            };
-            Ok(vec![Some(mul(&g, &d)?)])
-        });
+        record(
+            "GeluBackward0",
+            &[x],
+            &[&out],
+            vec![Saved::Input(x.clone())],
+            move |ctx| {
+                let g = ctx.grad(0)?;
+                let x = &ctx.saved[0];
+                let d = if tanh_approx {
+                    // u = K (x + 0.044715 x^3); d = 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) K (1 + 3*0.044715 x^2)
+                    let x2 = mul(x, x)?;
+                    let x3 = mul(&x2, x)?;
+                    let u = mul_scalar(
+                        &binary(BinOp::Add, &t(x), &t(&mul_scalar(&x3, 0.044715)?))?,
+                        K,
+                    )?;
+                    let th = tanh(&u)?;
+                    let left = mul_scalar(&binary(BinOp::Add, &s(1.0), &t(&th))?, 0.5)?;
+                    let sech2 = binary(BinOp::Sub, &s(1.0), &t(&mul(&th, &th)?))?;
+                    let du = mul_scalar(
+                        &binary(BinOp::Add, &s(1.0), &t(&mul_scalar(&x2, 3.0 * 0.044715)?))?,
+                        K,
+                    )?;
+                    let right = mul(&mul_scalar(&mul(x, &sech2)?, 0.5)?, &du)?;
+                    binary(BinOp::Add, &t(&left), &t(&right))?
+                } else {
+                    // Phi(x) + x phi(x)
+                    let cdf = mul_scalar(
+                        &binary(
+                            BinOp::Add,
+                            &s(1.0),
+                            &t(&erf(&mul_scalar(x, std::f64::consts::FRAC_1_SQRT_2)?)?),
+                        )?,
+                        0.5,
+                    )?;
+                    let pdf = mul_scalar(
+                        &exp(&mul_scalar(&mul(x, x)?, -0.5)?)?,
+                        0.398_942_280_401_432_7,
+                    )?;
+                    binary(BinOp::Add, &t(&cdf), &t(&mul(x, &pdf)?))?
+                };
+                Ok(vec![Some(mul(&g, &d)?)])
+            },
+        );
     }
     Ok(out)
 }
@@ -332,22 +371,28 @@ pub fn clamp(x: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Ten
         out = binary(BinOp::Minimum, &t(&out), &Operand::S(hi))?;
     }
     if needs_grad(&[x]) {
-        record("ClampBackward1", &[x], &[&out], vec![Saved::Input(x.clone())], move |ctx| {
-            let g = ctx.grad(0)?;
-            let x = &ctx.saved[0];
-            let mut mask: Option<Tensor> = None;
-            if let Some(lo) = min {
-                mask = Some(binary(BinOp::Ge, &t(x), &Operand::S(lo))?);
-            }
-            if let Some(hi) = max {
-                let m = binary(BinOp::Le, &t(x), &Operand::S(hi))?;
-                mask = Some(match mask {
-                    Some(a) => binary(BinOp::LogicalAnd, &t(&a), &t(&m))?,
-                    None => m,
-                });
-            }
-            Ok(vec![Some(mul(&g, &mask.expect("one bound"))?)])
-        });
+        record(
+            "ClampBackward1",
+            &[x],
+            &[&out],
+            vec![Saved::Input(x.clone())],
+            move |ctx| {
+                let g = ctx.grad(0)?;
+                let x = &ctx.saved[0];
+                let mut mask: Option<Tensor> = None;
+                if let Some(lo) = min {
+                    mask = Some(binary(BinOp::Ge, &t(x), &Operand::S(lo))?);
+                }
+                if let Some(hi) = max {
+                    let m = binary(BinOp::Le, &t(x), &Operand::S(hi))?;
+                    mask = Some(match mask {
+                        Some(a) => binary(BinOp::LogicalAnd, &t(&a), &t(&m))?,
+                        None => m,
+                    });
+                }
+                Ok(vec![Some(mul(&g, &mask.expect("one bound"))?)])
+            },
+        );
     }
     Ok(out)
 }

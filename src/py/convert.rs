@@ -11,7 +11,14 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyEllipsis, PyFloat, PyInt, PyList, PySlice, PyTuple};
 
 /// `ferrograd.float32` and friends.
-#[pyclass(name = "dtype", module = "ferrograd", frozen, eq, hash, skip_from_py_object)]
+#[pyclass(
+    name = "dtype",
+    module = "ferrograd",
+    frozen,
+    eq,
+    hash,
+    skip_from_py_object
+)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PyDType(pub DType);
 
@@ -37,7 +44,10 @@ impl PyDType {
         self.0.size()
     }
     fn __reduce__(&self) -> (String, ()) {
-        (self.0.torch_name().trim_start_matches("torch.").to_string(), ())
+        (
+            self.0.torch_name().trim_start_matches("torch.").to_string(),
+            (),
+        )
     }
 }
 
@@ -129,9 +139,7 @@ pub fn usize_shape(v: &[i64]) -> PyResult<Vec<usize>> {
     v.iter()
         .map(|&d| {
             if d < 0 {
-                Err(PyValueError::new_err(format!(
-                    "negative dimension {d}"
-                )))
+                Err(PyValueError::new_err(format!("negative dimension {d}")))
             } else {
                 Ok(d as usize)
             }

@@ -59,7 +59,11 @@ pub fn run<T: Send>(
     heavy: bool,
     f: impl FnOnce() -> crate::Result<T> + Send,
 ) -> PyResult<T> {
-    let r = if heavy { py.detach(|| catch(f)) } else { catch(f) };
+    let r = if heavy {
+        py.detach(|| catch(f))
+    } else {
+        catch(f)
+    };
     r.map_err(PyErr::from)
 }
 

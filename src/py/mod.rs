@@ -71,7 +71,7 @@ fn _from_ptr(
     let Some(nn) = NonNull::new(ptr as *mut u8) else {
         return Err(PyValueError::new_err("null data pointer"));
     };
-    if ptr % dtype.size() != 0 {
+    if !ptr.is_multiple_of(dtype.size()) {
         return Err(PyValueError::new_err("misaligned numpy array"));
     }
     let span = shape
@@ -88,14 +88,27 @@ fn _from_ptr(
     // interface) and is properly aligned (checked above). `owner` keeps the array, hence the
     // buffer, alive for the storage's lifetime; numpy never moves an array's data.
     let storage = unsafe { Storage::from_external(nn, len, dtype, Box::new(owner)) };
-    let layout = crate::layout::Layout { shape, strides, offset: 0 };
-    Ok(PyTensor::new(Tensor::from_parts(Arc::new(storage), layout, dtype)))
+    let layout = crate::layout::Layout {
+        shape,
+        strides,
+        offset: 0,
+    };
+    Ok(PyTensor::new(Tensor::from_parts(
+        Arc::new(storage),
+        layout,
+        dtype,
+    )))
 }
 
 #[pyfunction]
-fn _full(shape: Vec<usize>, value: &Bound<'_, PyAny>, dtype: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+fn _full(
+    shape: Vec<usize>,
+    value: &Bound<'_, PyAny>,
+    dtype: &Bound<'_, PyAny>,
+) -> PyResult<PyTensor> {
     let d = dtype_arg(Some(dtype))?.expect("dtype");
-    let v = convert::scalar_of(value).ok_or_else(|| PyTypeError::new_err("fill value must be a number"))?;
+    let v = convert::scalar_of(value)
+        .ok_or_else(|| PyTypeError::new_err("fill value must be a number"))?;
     Ok(PyTensor::new(Tensor::full(&shape, v, d)?))
 }
 
@@ -118,13 +131,23 @@ fn _eye(n: usize, m: usize, dtype: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
 }
 
 #[pyfunction]
-fn _random(shape: Vec<usize>, kind: &str, a: f64, b: f64, dtype: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+fn _random(
+    shape: Vec<usize>,
+    kind: &str,
+    a: f64,
+    b: f64,
+    dtype: &Bound<'_, PyAny>,
+) -> PyResult<PyTensor> {
     let d = dtype_arg(Some(dtype))?.expect("dtype");
     let dist = match kind {
         "uniform" => Dist::Uniform(a, b),
         "normal" => Dist::Normal(a, b),
         "randint" => Dist::RandInt(a as i64, b as i64),
-        _ => return Err(PyValueError::new_err(format!("unknown distribution {kind}"))),
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "unknown distribution {kind}"
+            )))
+        }
     };
     Ok(PyTensor::new(creation::random(&shape, dist, d)?))
 }
@@ -143,23 +166,43 @@ fn initial_seed() -> u64 {
 #[pyo3(signature = (tensors, dim=0))]
 fn cat(py: Python<'_>, tensors: Vec<PyRef<'_, PyTensor>>, dim: i64) -> PyResult<PyTensor> {
     let ts = self::tensors(&tensors);
-    run(py, ts.iter().map(|t| t.numel()).sum::<usize>() > errors::HEAVY_NUMEL, move || ops::cat(&ts, dim)).map(PyTensor::new)
+    run(
+        py,
+        ts.iter().map(|t| t.numel()).sum::<usize>() > errors::HEAVY_NUMEL,
+        move || ops::cat(&ts, dim),
+    )
+    .map(PyTensor::new)
 }
 
 #[pyfunction]
 #[pyo3(signature = (tensors, dim=0))]
 fn stack(py: Python<'_>, tensors: Vec<PyRef<'_, PyTensor>>, dim: i64) -> PyResult<PyTensor> {
     let ts = self::tensors(&tensors);
-    run(py, ts.iter().map(|t| t.numel()).sum::<usize>() > errors::HEAVY_NUMEL, move || ops::stack(&ts, dim)).map(PyTensor::new)
+    run(
+        py,
+        ts.iter().map(|t| t.numel()).sum::<usize>() > errors::HEAVY_NUMEL,
+        move || ops::stack(&ts, dim),
+    )
+    .map(PyTensor::new)
 }
 
 #[pyfunction]
 #[pyo3(name = "where")]
-fn where_(py: Python<'_>, condition: PyRef<'_, PyTensor>, input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+fn where_(
+    py: Python<'_>,
+    condition: PyRef<'_, PyTensor>,
+    input: &Bound<'_, PyAny>,
+    other: &Bound<'_, PyAny>,
+) -> PyResult<PyTensor> {
     let c = condition.t.clone();
-    let a = operand(input).ok_or_else(|| PyTypeError::new_err("where(): input must be a Tensor or a number"))?;
-    let b = operand(other).ok_or_else(|| PyTypeError::new_err("where(): other must be a Tensor or a number"))?;
-    run(py, c.numel() > errors::HEAVY_NUMEL, move || ops::where_op(&c, &a, &b)).map(PyTensor::new)
+    let a = operand(input)
+        .ok_or_else(|| PyTypeError::new_err("where(): input must be a Tensor or a number"))?;
+    let b = operand(other)
+        .ok_or_else(|| PyTypeError::new_err("where(): other must be a Tensor or a number"))?;
+    run(py, c.numel() > errors::HEAVY_NUMEL, move || {
+        ops::where_op(&c, &a, &b)
+    })
+    .map(PyTensor::new)
 }
 
 #[pyfunction]
@@ -194,23 +237,42 @@ fn _run_backward(
     let roots = tensors(&roots);
     let grads = tensors(&grads);
     let inputs = inputs.map(|v| tensors(&v));
-    let opts = BackwardOptions { keep_graph, create_graph, inputs, accumulate, allow_unused };
+    let opts = BackwardOptions {
+        keep_graph,
+        create_graph,
+        inputs,
+        accumulate,
+        allow_unused,
+    };
     let out = run(py, true, move || run_backward(&roots, grads, opts))?;
     Ok(out.into_iter().map(|o| o.map(PyTensor::new)).collect())
 }
 
 /// `s / x` helper for function forms with a scalar first argument.
 #[pyfunction]
-fn _scalar_binary(py: Python<'_>, name: &str, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+fn _scalar_binary(
+    py: Python<'_>,
+    name: &str,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+) -> PyResult<PyTensor> {
     let op = match name {
-        "add" => ops::BinOp::Add, "sub" => ops::BinOp::Sub, "mul" => ops::BinOp::Mul, "div" => ops::BinOp::Div,
-        "pow" => ops::BinOp::Pow, _ => return Err(PyValueError::new_err(name.to_string())),
+        "add" => ops::BinOp::Add,
+        "sub" => ops::BinOp::Sub,
+        "mul" => ops::BinOp::Mul,
+        "div" => ops::BinOp::Div,
+        "pow" => ops::BinOp::Pow,
+        _ => return Err(PyValueError::new_err(name.to_string())),
     };
     let (Some(x), Some(y)) = (operand(a), operand(b)) else {
-        return Err(PyTypeError::new_err(format!("{name}(): expected Tensors or numbers")));
+        return Err(PyTypeError::new_err(format!(
+            "{name}(): expected Tensors or numbers"
+        )));
     };
     if let (Operand::S(_), Operand::S(_)) = (&x, &y) {
-        return Err(PyTypeError::new_err(format!("{name}(): at least one argument must be a Tensor")));
+        return Err(PyTypeError::new_err(format!(
+            "{name}(): at least one argument must be a Tensor"
+        )));
     }
     run(py, false, move || ops::binary(op, &x, &y)).map(PyTensor::new)
 }

@@ -3,7 +3,9 @@
 
 use super::errors::stash_pyerr;
 use super::tensor::{wrap_cached, PyTensor};
-use crate::autograd::graph::{record_node, unpack_saved, ExternalBackward, NodeId, NodeKind, NodeRef, Saved};
+use crate::autograd::graph::{
+    record_node, unpack_saved, ExternalBackward, NodeId, NodeKind, NodeRef, Saved,
+};
 use crate::error::Result;
 use crate::tensor::Tensor;
 use pyo3::prelude::*;
@@ -45,7 +47,11 @@ impl PyNodeHandle {
         self.node.variable().map(|t| wrap_cached(py, t)).transpose()
     }
     fn saved_tensors<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        self.node.saved_tensors()?.into_iter().map(|t| wrap_cached(py, t)).collect()
+        self.node
+            .saved_tensors()?
+            .into_iter()
+            .map(|t| wrap_cached(py, t))
+            .collect()
     }
 }
 
@@ -55,7 +61,10 @@ static WRAP_NODE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 /// users comparing grad_fns), created by `ferrograd.autograd.graph._wrap_node`.
 pub fn node_object(py: Python<'_>, n: NodeRef) -> PyResult<Bound<'_, PyAny>> {
     let f = WRAP_NODE.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
-        Ok(py.import("ferrograd.autograd.graph")?.getattr("_wrap_node")?.unbind())
+        Ok(py
+            .import("ferrograd.autograd.graph")?
+            .getattr("_wrap_node")?
+            .unbind())
     })?;
     f.bind(py).call1((PyNodeHandle { node: n },))
 }
@@ -94,7 +103,10 @@ impl ExternalBackward for PyBackward {
                             .map_err(|_| {
                                 stash_pyerr(pyo3::exceptions::PyTypeError::new_err(format!(
                                     "backward must return Tensors or None, got {}",
-                                    o.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                                    o.get_type()
+                                        .name()
+                                        .map(|n| n.to_string())
+                                        .unwrap_or_default()
                                 )))
                             })
                     }

@@ -37,7 +37,14 @@ fn wrap(t: Tensor) -> PyTensor {
 /// Remembers `obj` (weakly) as the Python object of its tensor.
 pub fn register_pyobj(obj: &Bound<'_, PyTensor>) -> PyResult<()> {
     let w = PyWeakrefReference::new(obj)?.unbind();
-    let old = obj.get().t.0.pyobj.lock().unwrap_or_else(|e| e.into_inner()).replace(Box::new(w));
+    let old = obj
+        .get()
+        .t
+        .0
+        .pyobj
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .replace(Box::new(w));
     drop(old);
     Ok(())
 }
@@ -79,7 +86,12 @@ fn binop(py: Python<'_>, op: BinOp, a: Operand, b: Operand) -> PyResult<PyTensor
 }
 
 /// `self op other`, or NotImplemented for operands that are not tensors or numbers.
-fn forward_op(slf: &PyTensor, other: &Bound<'_, PyAny>, op: BinOp, reflected: bool) -> PyResult<Py<PyAny>> {
+fn forward_op(
+    slf: &PyTensor,
+    other: &Bound<'_, PyAny>,
+    op: BinOp,
+    reflected: bool,
+) -> PyResult<Py<PyAny>> {
     let py = other.py();
     let Some(o) = operand(other) else {
         return Ok(py.NotImplemented());
@@ -93,7 +105,10 @@ fn other_operand(o: &Bound<'_, PyAny>) -> PyResult<Operand> {
     operand(o).ok_or_else(|| {
         PyTypeError::new_err(format!(
             "expected a Tensor or a number, but got {}",
-            o.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            o.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
         ))
     })
 }
@@ -104,7 +119,10 @@ fn tensor_arg(o: &Bound<'_, PyAny>, what: &str) -> PyResult<Tensor> {
         .map_err(|_| {
             PyTypeError::new_err(format!(
                 "{what} must be a Tensor, not {}",
-                o.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                o.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
             ))
         })
 }
@@ -197,7 +215,10 @@ impl PyTensor {
         register_pyobj(slf)
     }
     #[pyo3(signature = (requires_grad=true))]
-    fn requires_grad_<'py>(slf: &Bound<'py, Self>, requires_grad: bool) -> PyResult<Bound<'py, Self>> {
+    fn requires_grad_<'py>(
+        slf: &Bound<'py, Self>,
+        requires_grad: bool,
+    ) -> PyResult<Bound<'py, Self>> {
         let t = &slf.get().t;
         if requires_grad && !t.dtype().is_float() {
             return Err(PyRuntimeError::new_err(
@@ -205,7 +226,7 @@ impl PyTensor {
             ));
         }
         // asking a non-leaf for what it already has is fine
-        if !(requires_grad && !t.is_leaf()) {
+        if !requires_grad || t.is_leaf() {
             t.set_requires_grad(requires_grad)?;
         }
         register_pyobj(slf)?;
@@ -248,9 +269,9 @@ impl PyTensor {
             Some(g) => {
                 let g = tensor_arg(g, "assigned grad")?;
                 if g.shape() != self.t.shape() {
-                    return Err(PyRuntimeError::new_err(format!(
-                        "assigned grad has data of a different size"
-                    )));
+                    return Err(PyRuntimeError::new_err(
+                        "assigned grad has data of a different size".to_string(),
+                    ));
                 }
                 if g.dtype() != self.t.dtype() {
                     return Err(PyTypeError::new_err(
@@ -335,19 +356,45 @@ impl PyTensor {
         })
     }
     fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        fn build<'py>(py: Python<'py>, shape: &[usize], flat: &mut impl Iterator<Item = Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        fn build<'py>(
+            py: Python<'py>,
+            shape: &[usize],
+            flat: &mut impl Iterator<Item = Bound<'py, PyAny>>,
+        ) -> PyResult<Bound<'py, PyAny>> {
             if shape.is_empty() {
                 return Ok(flat.next().expect("enough elements"));
             }
-            let items: Vec<Bound<'py, PyAny>> = (0..shape[0]).map(|_| build(py, &shape[1..], flat)).collect::<PyResult<_>>()?;
+            let items: Vec<Bound<'py, PyAny>> = (0..shape[0])
+                .map(|_| build(py, &shape[1..], flat))
+                .collect::<PyResult<_>>()?;
             Ok(PyList::new(py, items)?.into_any())
         }
         let shape = self.t.shape().to_vec();
         let items: Vec<Bound<'py, PyAny>> = match self.t.dtype() {
-            DType::F32 => self.t.to_vec::<f32>().into_iter().map(|v| Ok((v as f64).into_pyobject(py)?.into_any())).collect::<PyResult<_>>()?,
-            DType::F64 => self.t.to_vec::<f64>().into_iter().map(|v| Ok(v.into_pyobject(py)?.into_any())).collect::<PyResult<_>>()?,
-            DType::I64 => self.t.to_vec::<i64>().into_iter().map(|v| Ok(v.into_pyobject(py)?.into_any())).collect::<PyResult<_>>()?,
-            DType::Bool => self.t.to_vec::<u8>().into_iter().map(|v| Ok(pyo3::types::PyBool::new(py, v != 0).to_owned().into_any())).collect::<PyResult<_>>()?,
+            DType::F32 => self
+                .t
+                .to_vec::<f32>()
+                .into_iter()
+                .map(|v| Ok((v as f64).into_pyobject(py)?.into_any()))
+                .collect::<PyResult<_>>()?,
+            DType::F64 => self
+                .t
+                .to_vec::<f64>()
+                .into_iter()
+                .map(|v| Ok(v.into_pyobject(py)?.into_any()))
+                .collect::<PyResult<_>>()?,
+            DType::I64 => self
+                .t
+                .to_vec::<i64>()
+                .into_iter()
+                .map(|v| Ok(v.into_pyobject(py)?.into_any()))
+                .collect::<PyResult<_>>()?,
+            DType::Bool => self
+                .t
+                .to_vec::<u8>()
+                .into_iter()
+                .map(|v| Ok(pyo3::types::PyBool::new(py, v != 0).to_owned().into_any()))
+                .collect::<PyResult<_>>()?,
         };
         build(py, &shape, &mut items.into_iter())
     }
@@ -355,7 +402,11 @@ impl PyTensor {
         if self.t.numel() != 1 {
             return Err(PyRuntimeError::new_err(format!(
                 "Boolean value of Tensor with {} values is ambiguous",
-                if self.t.numel() == 0 { "no".to_string() } else { "more than one".to_string() }
+                if self.t.numel() == 0 {
+                    "no".to_string()
+                } else {
+                    "more than one".to_string()
+                }
             )));
         }
         Ok(self.t.item()?.to_f64() != 0.0)
@@ -368,7 +419,9 @@ impl PyTensor {
     }
     fn __index__(&self) -> PyResult<i64> {
         if self.t.dtype() != DType::I64 && self.t.dtype() != DType::Bool {
-            return Err(PyTypeError::new_err("only integer tensors of a single element can be converted to an index"));
+            return Err(PyTypeError::new_err(
+                "only integer tensors of a single element can be converted to an index",
+            ));
         }
         Ok(self.t.item()?.to_i64())
     }
@@ -384,7 +437,10 @@ impl PyTensor {
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         let py = slf.py();
         let f = REPR_FN.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
-            Ok(py.import("ferrograd._tensor_str")?.getattr("tensor_repr")?.unbind())
+            Ok(py
+                .import("ferrograd._tensor_str")?
+                .getattr("tensor_repr")?
+                .unbind())
         })?;
         f.bind(py).call1((slf,))?.extract()
     }
@@ -393,7 +449,11 @@ impl PyTensor {
     }
     /// Same dtype, new storage: `to(dtype)`; `copy=True` forces a copy.
     #[pyo3(signature = (dtype, copy=false))]
-    fn _to_dtype<'py>(slf: &Bound<'py, Self>, dtype: &Bound<'py, PyAny>, copy: bool) -> PyResult<Bound<'py, PyAny>> {
+    fn _to_dtype<'py>(
+        slf: &Bound<'py, Self>,
+        dtype: &Bound<'py, PyAny>,
+        copy: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let d = dtype_arg(Some(dtype))?.expect("dtype");
         let t = slf.get().t.clone();
         if d == t.dtype() && !copy {
@@ -401,47 +461,101 @@ impl PyTensor {
         }
         let r = run(slf.py(), heavy(&[&t]), move || {
             let r = ops::to_dtype(&t, d)?;
-            if r.ptr_eq(&t) { ops::clone(&t) } else { Ok(r) }
+            if r.ptr_eq(&t) {
+                ops::clone(&t)
+            } else {
+                Ok(r)
+            }
         })?;
         Ok(Bound::new(slf.py(), wrap(r))?.into_any())
     }
 
     // ---- arithmetic operators ----
-    fn __add__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::Add, false) }
-    fn __radd__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::Add, true) }
-    fn __sub__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::Sub, false) }
-    fn __rsub__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::Sub, true) }
-    fn __mul__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::Mul, false) }
-    fn __rmul__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::Mul, true) }
-    fn __truediv__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::Div, false) }
+    fn __add__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        forward_op(self, o, BinOp::Add, false)
+    }
+    fn __radd__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        forward_op(self, o, BinOp::Add, true)
+    }
+    fn __sub__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        forward_op(self, o, BinOp::Sub, false)
+    }
+    fn __rsub__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        forward_op(self, o, BinOp::Sub, true)
+    }
+    fn __mul__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        forward_op(self, o, BinOp::Mul, false)
+    }
+    fn __rmul__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        forward_op(self, o, BinOp::Mul, true)
+    }
+    fn __truediv__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        forward_op(self, o, BinOp::Div, false)
+    }
     fn __rtruediv__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let py = o.py();
-        let Some(Operand::S(s)) = operand(o) else { return Ok(py.NotImplemented()) };
+        let Some(Operand::S(s)) = operand(o) else {
+            return Ok(py.NotImplemented());
+        };
         // PyTorch computes `s / x` as reciprocal(x) * s
         let t = self.t.clone();
-        let r = run(py, heavy(&[&t]), move || ops::binary(BinOp::Mul, &Operand::T(ops::reciprocal(&t)?), &Operand::S(s)))?;
+        let r = run(py, heavy(&[&t]), move || {
+            ops::binary(
+                BinOp::Mul,
+                &Operand::T(ops::reciprocal(&t)?),
+                &Operand::S(s),
+            )
+        })?;
         Ok(wrap(r).into_pyobject(py)?.into_any().unbind())
     }
-    fn __floordiv__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::FloorDiv, false) }
-    fn __rfloordiv__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::FloorDiv, true) }
-    fn __mod__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::Rem, false) }
-    fn __rmod__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::Rem, true) }
-    fn __pow__(&self, o: &Bound<'_, PyAny>, _m: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::Pow, false) }
-    fn __rpow__(&self, o: &Bound<'_, PyAny>, _m: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::Pow, true) }
-    fn __and__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::BitAnd, false) }
-    fn __rand__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::BitAnd, true) }
-    fn __or__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::BitOr, false) }
-    fn __ror__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::BitOr, true) }
-    fn __xor__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::BitXor, false) }
-    fn __rxor__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> { forward_op(self, o, BinOp::BitXor, true) }
+    fn __floordiv__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        forward_op(self, o, BinOp::FloorDiv, false)
+    }
+    fn __rfloordiv__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        forward_op(self, o, BinOp::FloorDiv, true)
+    }
+    fn __mod__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        forward_op(self, o, BinOp::Rem, false)
+    }
+    fn __rmod__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        forward_op(self, o, BinOp::Rem, true)
+    }
+    fn __pow__(&self, o: &Bound<'_, PyAny>, _m: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        forward_op(self, o, BinOp::Pow, false)
+    }
+    fn __rpow__(&self, o: &Bound<'_, PyAny>, _m: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        forward_op(self, o, BinOp::Pow, true)
+    }
+    fn __and__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        forward_op(self, o, BinOp::BitAnd, false)
+    }
+    fn __rand__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        forward_op(self, o, BinOp::BitAnd, true)
+    }
+    fn __or__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        forward_op(self, o, BinOp::BitOr, false)
+    }
+    fn __ror__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        forward_op(self, o, BinOp::BitOr, true)
+    }
+    fn __xor__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        forward_op(self, o, BinOp::BitXor, false)
+    }
+    fn __rxor__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        forward_op(self, o, BinOp::BitXor, true)
+    }
     fn __matmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        let Ok(b) = o.cast::<PyTensor>() else { return Ok(py.NotImplemented()) };
+        let Ok(b) = o.cast::<PyTensor>() else {
+            return Ok(py.NotImplemented());
+        };
         let (a, c) = (self.t.clone(), b.get().t.clone());
         let r = run(py, heavy(&[&a, &c]), move || ops::matmul(&a, &c))?;
         Ok(wrap(r).into_pyobject(py)?.into_any().unbind())
     }
     fn __rmatmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        let Ok(b) = o.cast::<PyTensor>() else { return Ok(py.NotImplemented()) };
+        let Ok(b) = o.cast::<PyTensor>() else {
+            return Ok(py.NotImplemented());
+        };
         let (a, s) = (b.get().t.clone(), self.t.clone());
         let r = run(py, heavy(&[&a, &s]), move || ops::matmul(&a, &s))?;
         Ok(wrap(r).into_pyobject(py)?.into_any().unbind())
@@ -470,14 +584,30 @@ impl PyTensor {
     }
 
     // ---- in-place operator forms ----
-    fn __iadd__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> { inplace(slf, BinOp::Add, o).map(|_| ()) }
-    fn __isub__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> { inplace(slf, BinOp::Sub, o).map(|_| ()) }
-    fn __imul__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> { inplace(slf, BinOp::Mul, o).map(|_| ()) }
-    fn __itruediv__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> { inplace(slf, BinOp::Div, o).map(|_| ()) }
-    fn _add_<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> { inplace(slf, BinOp::Add, o) }
-    fn _sub_<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> { inplace(slf, BinOp::Sub, o) }
-    fn mul_<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> { inplace(slf, BinOp::Mul, o) }
-    fn div_<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> { inplace(slf, BinOp::Div, o) }
+    fn __iadd__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, BinOp::Add, o).map(|_| ())
+    }
+    fn __isub__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, BinOp::Sub, o).map(|_| ())
+    }
+    fn __imul__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, BinOp::Mul, o).map(|_| ())
+    }
+    fn __itruediv__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, BinOp::Div, o).map(|_| ())
+    }
+    fn _add_<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        inplace(slf, BinOp::Add, o)
+    }
+    fn _sub_<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        inplace(slf, BinOp::Sub, o)
+    }
+    fn mul_<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        inplace(slf, BinOp::Mul, o)
+    }
+    fn div_<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        inplace(slf, BinOp::Div, o)
+    }
     fn zero_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
         ops::zero_(&slf.get().t)?;
         Ok(slf.clone())
@@ -486,13 +616,21 @@ impl PyTensor {
         let v = match operand(value) {
             Some(Operand::S(s)) => s,
             Some(Operand::T(t)) if t.numel() == 1 => t.item()?,
-            _ => return Err(PyTypeError::new_err("fill_(): value must be a number or a one-element tensor")),
+            _ => {
+                return Err(PyTypeError::new_err(
+                    "fill_(): value must be a number or a one-element tensor",
+                ))
+            }
         };
         ops::fill_(&slf.get().t, v)?;
         Ok(slf.clone())
     }
     #[pyo3(signature = (src, non_blocking=false))]
-    fn copy_<'py>(slf: &Bound<'py, Self>, src: &Bound<'py, PyAny>, non_blocking: bool) -> PyResult<Bound<'py, Self>> {
+    fn copy_<'py>(
+        slf: &Bound<'py, Self>,
+        src: &Bound<'py, PyAny>,
+        non_blocking: bool,
+    ) -> PyResult<Bound<'py, Self>> {
         let _ = non_blocking;
         let s = tensor_arg(src, "copy_(): argument 'src'")?;
         let t = slf.get().t.clone();
@@ -500,31 +638,63 @@ impl PyTensor {
         Ok(slf.clone())
     }
     #[pyo3(signature = (min=None, max=None))]
-    fn clamp_<'py>(slf: &Bound<'py, Self>, min: Option<f64>, max: Option<f64>) -> PyResult<Bound<'py, Self>> {
+    fn clamp_<'py>(
+        slf: &Bound<'py, Self>,
+        min: Option<f64>,
+        max: Option<f64>,
+    ) -> PyResult<Bound<'py, Self>> {
         let t = slf.get().t.clone();
         let (lo, hi) = (min.map(Scalar::Float), max.map(Scalar::Float));
-        run(slf.py(), false, move || ops::apply_inplace(&t, &[], |s| ops::clamp(s, lo, hi)))?;
+        run(slf.py(), false, move || {
+            ops::apply_inplace(&t, &[], |s| ops::clamp(s, lo, hi))
+        })?;
         Ok(slf.clone())
     }
-    fn masked_fill_<'py>(slf: &Bound<'py, Self>, mask: &Bound<'py, PyAny>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+    fn masked_fill_<'py>(
+        slf: &Bound<'py, Self>,
+        mask: &Bound<'py, PyAny>,
+        value: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
         let m = tensor_arg(mask, "mask")?;
-        let v = scalar_of(value).or_else(|| operand(value).and_then(|o| match o { Operand::T(t) => t.item().ok(), _ => None }))
+        let v = scalar_of(value)
+            .or_else(|| {
+                operand(value).and_then(|o| match o {
+                    Operand::T(t) => t.item().ok(),
+                    _ => None,
+                })
+            })
             .ok_or_else(|| PyTypeError::new_err("masked_fill_(): value must be a number"))?;
         let t = slf.get().t.clone();
-        run(slf.py(), false, move || ops::apply_inplace(&t, &[], |s| ops::masked_fill(s, &m, v)))?;
+        run(slf.py(), false, move || {
+            ops::apply_inplace(&t, &[], |s| ops::masked_fill(s, &m, v))
+        })?;
         Ok(slf.clone())
     }
 
     // ---- named binary methods ----
     fn _binary(&self, py: Python<'_>, name: &str, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let op = match name {
-            "add" => BinOp::Add, "sub" => BinOp::Sub, "mul" => BinOp::Mul, "div" => BinOp::Div,
-            "pow" => BinOp::Pow, "maximum" => BinOp::Maximum, "minimum" => BinOp::Minimum,
-            "eq" => BinOp::Eq, "ne" => BinOp::Ne, "lt" => BinOp::Lt, "le" => BinOp::Le,
-            "gt" => BinOp::Gt, "ge" => BinOp::Ge, "logical_and" => BinOp::LogicalAnd,
-            "logical_or" => BinOp::LogicalOr, "logical_xor" => BinOp::LogicalXor,
-            "floor_divide" => BinOp::FloorDiv, "remainder" => BinOp::Rem,
-            "bitwise_and" => BinOp::BitAnd, "bitwise_or" => BinOp::BitOr, "bitwise_xor" => BinOp::BitXor,
+            "add" => BinOp::Add,
+            "sub" => BinOp::Sub,
+            "mul" => BinOp::Mul,
+            "div" => BinOp::Div,
+            "pow" => BinOp::Pow,
+            "maximum" => BinOp::Maximum,
+            "minimum" => BinOp::Minimum,
+            "eq" => BinOp::Eq,
+            "ne" => BinOp::Ne,
+            "lt" => BinOp::Lt,
+            "le" => BinOp::Le,
+            "gt" => BinOp::Gt,
+            "ge" => BinOp::Ge,
+            "logical_and" => BinOp::LogicalAnd,
+            "logical_or" => BinOp::LogicalOr,
+            "logical_xor" => BinOp::LogicalXor,
+            "floor_divide" => BinOp::FloorDiv,
+            "remainder" => BinOp::Rem,
+            "bitwise_and" => BinOp::BitAnd,
+            "bitwise_or" => BinOp::BitOr,
+            "bitwise_xor" => BinOp::BitXor,
             _ => return Err(PyValueError::new_err(format!("unknown binary op {name}"))),
         };
         if matches!(op, BinOp::Maximum | BinOp::Minimum) {
@@ -533,13 +703,24 @@ impl PyTensor {
         binop(py, op, Operand::T(self.t.clone()), other_operand(other)?)
     }
     fn _binary_(slf: &Bound<'_, Self>, name: &str, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        let op = match name { "add" => BinOp::Add, "sub" => BinOp::Sub, "mul" => BinOp::Mul, "div" => BinOp::Div, "pow" => BinOp::Pow,
-            _ => return Err(PyValueError::new_err(format!("unknown in-place op {name}"))) };
+        let op = match name {
+            "add" => BinOp::Add,
+            "sub" => BinOp::Sub,
+            "mul" => BinOp::Mul,
+            "div" => BinOp::Div,
+            "pow" => BinOp::Pow,
+            _ => return Err(PyValueError::new_err(format!("unknown in-place op {name}"))),
+        };
         inplace(slf, op, other).map(|_| ())
     }
     fn matmul(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         let (a, b) = (self.t.clone(), other.t.clone());
-        let hv = a.numel().saturating_mul(b.shape().last().copied().unwrap_or(1)) >= 1 << 15 && !a.storage().is_shared() && !b.storage().is_shared();
+        let hv = a
+            .numel()
+            .saturating_mul(b.shape().last().copied().unwrap_or(1))
+            >= 1 << 15
+            && !a.storage().is_shared()
+            && !b.storage().is_shared();
         run(py, hv, move || ops::matmul(&a, &b)).map(wrap)
     }
     fn mm(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
@@ -563,7 +744,12 @@ impl PyTensor {
         run(py, false, move || ops::outer(&a, &b)).map(wrap)
     }
     #[pyo3(signature = (min=None, max=None))]
-    fn _clamp(&self, py: Python<'_>, min: Option<&Bound<'_, PyAny>>, max: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn _clamp(
+        &self,
+        py: Python<'_>,
+        min: Option<&Bound<'_, PyAny>>,
+        max: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
         let bound = |b: Option<&Bound<'_, PyAny>>| -> PyResult<Option<Scalar>> {
             match b {
                 None => Ok(None),
@@ -579,12 +765,21 @@ impl PyTensor {
         let t = self.t.clone();
         run(py, heavy(&[&t]), move || ops::clamp(&t, lo, hi)).map(wrap)
     }
-    fn masked_fill(&self, py: Python<'_>, mask: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn masked_fill(
+        &self,
+        py: Python<'_>,
+        mask: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
         let m = tensor_arg(mask, "masked_fill(): argument 'mask'")?;
         let v = match operand(value) {
             Some(Operand::S(s)) => s,
             Some(Operand::T(t)) if t.ndim() == 0 => t.item()?,
-            _ => return Err(PyTypeError::new_err("masked_fill(): value must be a number or a 0-dim tensor")),
+            _ => {
+                return Err(PyTypeError::new_err(
+                    "masked_fill(): value must be a number or a 0-dim tensor",
+                ))
+            }
         };
         let t = self.t.clone();
         run(py, heavy(&[&t]), move || ops::masked_fill(&t, &m, v)).map(wrap)
@@ -594,7 +789,11 @@ impl PyTensor {
         let tanh = match approximate {
             "none" => false,
             "tanh" => true,
-            _ => return Err(PyRuntimeError::new_err(format!("approximate argument must be either none or tanh."))),
+            _ => {
+                return Err(PyRuntimeError::new_err(
+                    "approximate argument must be either none or tanh.".to_string(),
+                ))
+            }
         };
         let t = self.t.clone();
         run(py, heavy(&[&t]), move || ops::gelu(&t, tanh)).map(wrap)
@@ -602,78 +801,192 @@ impl PyTensor {
 
     // ---- reductions ----
     #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None, axis=None))]
-    fn sum(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool, dtype: Option<&Bound<'_, PyAny>>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn sum(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        dtype: Option<&Bound<'_, PyAny>>,
+        axis: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
         let dims = dims_arg(dim.or(axis))?;
         let dt = dtype_arg(dtype)?;
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::sum_dims(&t, dims.as_deref(), keepdim, dt)).map(wrap)
+        run(py, heavy(&[&t]), move || {
+            ops::sum_dims(&t, dims.as_deref(), keepdim, dt)
+        })
+        .map(wrap)
     }
     #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None, axis=None))]
-    fn mean(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool, dtype: Option<&Bound<'_, PyAny>>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn mean(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        dtype: Option<&Bound<'_, PyAny>>,
+        axis: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
         let dims = dims_arg(dim.or(axis))?;
         let dt = dtype_arg(dtype)?;
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::mean(&t, dims.as_deref(), keepdim, dt)).map(wrap)
+        run(py, heavy(&[&t]), move || {
+            ops::mean(&t, dims.as_deref(), keepdim, dt)
+        })
+        .map(wrap)
     }
     #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None, axis=None))]
-    fn prod(&self, py: Python<'_>, dim: Option<i64>, keepdim: bool, dtype: Option<&Bound<'_, PyAny>>, axis: Option<i64>) -> PyResult<PyTensor> {
+    fn prod(
+        &self,
+        py: Python<'_>,
+        dim: Option<i64>,
+        keepdim: bool,
+        dtype: Option<&Bound<'_, PyAny>>,
+        axis: Option<i64>,
+    ) -> PyResult<PyTensor> {
         let dt = dtype_arg(dtype)?;
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::prod(&t, dim.or(axis), keepdim, dt)).map(wrap)
+        run(py, heavy(&[&t]), move || {
+            ops::prod(&t, dim.or(axis), keepdim, dt)
+        })
+        .map(wrap)
     }
     #[pyo3(signature = (dim=None, keepdim=false, *, axis=None))]
-    fn amax(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn amax(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        axis: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
         let dims = dims_arg(dim.or(axis))?;
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::amax(&t, dims.as_deref(), keepdim, true)).map(wrap)
+        run(py, heavy(&[&t]), move || {
+            ops::amax(&t, dims.as_deref(), keepdim, true)
+        })
+        .map(wrap)
     }
     #[pyo3(signature = (dim=None, keepdim=false, *, axis=None))]
-    fn amin(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn amin(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        axis: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
         let dims = dims_arg(dim.or(axis))?;
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::amax(&t, dims.as_deref(), keepdim, false)).map(wrap)
+        run(py, heavy(&[&t]), move || {
+            ops::amax(&t, dims.as_deref(), keepdim, false)
+        })
+        .map(wrap)
     }
     fn _max_all(&self, py: Python<'_>, want_max: bool) -> PyResult<PyTensor> {
         let t = self.t.clone();
         run(py, heavy(&[&t]), move || ops::max_all(&t, want_max)).map(wrap)
     }
-    fn _max_dim(&self, py: Python<'_>, dim: i64, keepdim: bool, want_max: bool) -> PyResult<(PyTensor, PyTensor)> {
+    fn _max_dim(
+        &self,
+        py: Python<'_>,
+        dim: i64,
+        keepdim: bool,
+        want_max: bool,
+    ) -> PyResult<(PyTensor, PyTensor)> {
         let t = self.t.clone();
-        let (v, i) = run(py, heavy(&[&t]), move || ops::max_dim(&t, dim, keepdim, want_max))?;
+        let (v, i) = run(py, heavy(&[&t]), move || {
+            ops::max_dim(&t, dim, keepdim, want_max)
+        })?;
         Ok((wrap(v), wrap(i)))
     }
     #[pyo3(signature = (dim=None, keepdim=false, *, axis=None))]
-    fn argmax(&self, py: Python<'_>, dim: Option<i64>, keepdim: bool, axis: Option<i64>) -> PyResult<PyTensor> {
+    fn argmax(
+        &self,
+        py: Python<'_>,
+        dim: Option<i64>,
+        keepdim: bool,
+        axis: Option<i64>,
+    ) -> PyResult<PyTensor> {
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::argmax(&t, dim.or(axis), keepdim, true)).map(wrap)
+        run(py, heavy(&[&t]), move || {
+            ops::argmax(&t, dim.or(axis), keepdim, true)
+        })
+        .map(wrap)
     }
     #[pyo3(signature = (dim=None, keepdim=false, *, axis=None))]
-    fn argmin(&self, py: Python<'_>, dim: Option<i64>, keepdim: bool, axis: Option<i64>) -> PyResult<PyTensor> {
+    fn argmin(
+        &self,
+        py: Python<'_>,
+        dim: Option<i64>,
+        keepdim: bool,
+        axis: Option<i64>,
+    ) -> PyResult<PyTensor> {
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::argmax(&t, dim.or(axis), keepdim, false)).map(wrap)
+        run(py, heavy(&[&t]), move || {
+            ops::argmax(&t, dim.or(axis), keepdim, false)
+        })
+        .map(wrap)
     }
-    fn _var(&self, py: Python<'_>, dims: Option<Vec<i64>>, correction: f64, keepdim: bool, take_sqrt: bool) -> PyResult<PyTensor> {
+    fn _var(
+        &self,
+        py: Python<'_>,
+        dims: Option<Vec<i64>>,
+        correction: f64,
+        keepdim: bool,
+        take_sqrt: bool,
+    ) -> PyResult<PyTensor> {
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::var(&t, dims.as_deref(), correction, keepdim, take_sqrt)).map(wrap)
+        run(py, heavy(&[&t]), move || {
+            ops::var(&t, dims.as_deref(), correction, keepdim, take_sqrt)
+        })
+        .map(wrap)
     }
     #[pyo3(signature = (dim, keepdim=false))]
-    fn logsumexp(&self, py: Python<'_>, dim: &Bound<'_, PyAny>, keepdim: bool) -> PyResult<PyTensor> {
+    fn logsumexp(
+        &self,
+        py: Python<'_>,
+        dim: &Bound<'_, PyAny>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
         let dims = dims_arg(Some(dim))?.unwrap_or_default();
         let t = self.t.clone();
         run(py, heavy(&[&t]), move || ops::logsumexp(&t, &dims, keepdim)).map(wrap)
     }
-    fn _norm(&self, py: Python<'_>, p: f64, dims: Option<Vec<i64>>, keepdim: bool) -> PyResult<PyTensor> {
+    fn _norm(
+        &self,
+        py: Python<'_>,
+        p: f64,
+        dims: Option<Vec<i64>>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::norm(&t, p, dims.as_deref(), keepdim)).map(wrap)
+        run(py, heavy(&[&t]), move || {
+            ops::norm(&t, p, dims.as_deref(), keepdim)
+        })
+        .map(wrap)
     }
     #[pyo3(signature = (dim, dtype=None))]
-    fn softmax(&self, py: Python<'_>, dim: i64, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
-        let t = match dtype_arg(dtype)? { Some(d) => ops::to_dtype(&self.t, d)?, None => self.t.clone() };
+    fn softmax(
+        &self,
+        py: Python<'_>,
+        dim: i64,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let t = match dtype_arg(dtype)? {
+            Some(d) => ops::to_dtype(&self.t, d)?,
+            None => self.t.clone(),
+        };
         run(py, heavy(&[&t]), move || ops::softmax(&t, dim, false)).map(wrap)
     }
     #[pyo3(signature = (dim, dtype=None))]
-    fn log_softmax(&self, py: Python<'_>, dim: i64, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
-        let t = match dtype_arg(dtype)? { Some(d) => ops::to_dtype(&self.t, d)?, None => self.t.clone() };
+    fn log_softmax(
+        &self,
+        py: Python<'_>,
+        dim: i64,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let t = match dtype_arg(dtype)? {
+            Some(d) => ops::to_dtype(&self.t, d)?,
+            None => self.t.clone(),
+        };
         run(py, heavy(&[&t]), move || ops::softmax(&t, dim, true)).map(wrap)
     }
 
@@ -683,15 +996,25 @@ impl PyTensor {
         if shape.len() == 1 {
             if let Ok(Some(d)) = dtype_arg(Some(&shape.get_item(0)?)) {
                 if d != self.t.dtype() {
-                    return Err(pyo3::exceptions::PyNotImplementedError::new_err("view(dtype) is not supported by ferrograd yet"));
+                    return Err(pyo3::exceptions::PyNotImplementedError::new_err(
+                        "view(dtype) is not supported by ferrograd yet",
+                    ));
                 }
-                return Ok(wrap(ops::view(&self.t, &self.t.shape().iter().map(|&d| d as i64).collect::<Vec<_>>())?));
+                return Ok(wrap(ops::view(
+                    &self.t,
+                    &self.t.shape().iter().map(|&d| d as i64).collect::<Vec<_>>(),
+                )?));
             }
         }
         Ok(wrap(ops::view(&self.t, &shape_args(shape)?)?))
     }
     #[pyo3(signature = (*args, shape=None))]
-    fn reshape(&self, py: Python<'_>, args: &Bound<'_, PyTuple>, shape: Option<Vec<i64>>) -> PyResult<PyTensor> {
+    fn reshape(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        shape: Option<Vec<i64>>,
+    ) -> PyResult<PyTensor> {
         let s = match shape {
             Some(s) => s,
             None => shape_args(args)?,
@@ -754,16 +1077,33 @@ impl PyTensor {
     fn select(&self, dim: i64, index: i64) -> PyResult<PyTensor> {
         Ok(wrap(ops::select(&self.t, dim, index)?))
     }
-    fn _split_sizes(&self, sizes: Vec<usize>, dim: i64, with_sizes: bool) -> PyResult<Vec<PyTensor>> {
-        let name = if with_sizes { "SplitWithSizesBackward0" } else { "SplitBackward0" };
-        Ok(ops::split(&self.t, &sizes, dim, name)?.into_iter().map(wrap).collect())
+    fn _split_sizes(
+        &self,
+        sizes: Vec<usize>,
+        dim: i64,
+        with_sizes: bool,
+    ) -> PyResult<Vec<PyTensor>> {
+        let name = if with_sizes {
+            "SplitWithSizesBackward0"
+        } else {
+            "SplitBackward0"
+        };
+        Ok(ops::split(&self.t, &sizes, dim, name)?
+            .into_iter()
+            .map(wrap)
+            .collect())
     }
     #[pyo3(signature = (dim=0))]
     fn _unbind(&self, dim: i64) -> PyResult<Vec<PyTensor>> {
         Ok(ops::unbind(&self.t, dim)?.into_iter().map(wrap).collect())
     }
     #[pyo3(signature = (dim, *, dtype=None))]
-    fn cumsum(&self, py: Python<'_>, dim: i64, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn cumsum(
+        &self,
+        py: Python<'_>,
+        dim: i64,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
         let dt = dtype_arg(dtype)?;
         let t = self.t.clone();
         run(py, heavy(&[&t]), move || ops::cumsum(&t, dim, dt)).map(wrap)
@@ -772,17 +1112,40 @@ impl PyTensor {
         let (t, i) = (self.t.clone(), index.t.clone());
         run(py, heavy(&[&t, &i]), move || ops::gather(&t, dim, &i)).map(wrap)
     }
-    fn scatter_add(&self, py: Python<'_>, dim: i64, index: PyRef<'_, PyTensor>, src: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+    fn scatter_add(
+        &self,
+        py: Python<'_>,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        src: PyRef<'_, PyTensor>,
+    ) -> PyResult<PyTensor> {
         let (t, i, s) = (self.t.clone(), index.t.clone(), src.t.clone());
-        run(py, heavy(&[&t, &i]), move || ops::scatter_add(&t, dim, &i, &s)).map(wrap)
+        run(py, heavy(&[&t, &i]), move || {
+            ops::scatter_add(&t, dim, &i, &s)
+        })
+        .map(wrap)
     }
-    fn index_select(&self, py: Python<'_>, dim: i64, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+    fn index_select(
+        &self,
+        py: Python<'_>,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+    ) -> PyResult<PyTensor> {
         let (t, i) = (self.t.clone(), index.t.clone());
         run(py, heavy(&[&t, &i]), move || ops::index_select(&t, dim, &i)).map(wrap)
     }
-    fn index_add(&self, py: Python<'_>, dim: i64, index: PyRef<'_, PyTensor>, source: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+    fn index_add(
+        &self,
+        py: Python<'_>,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        source: PyRef<'_, PyTensor>,
+    ) -> PyResult<PyTensor> {
         let (t, i, s) = (self.t.clone(), index.t.clone(), source.t.clone());
-        run(py, heavy(&[&t, &i]), move || ops::index_add(&t, dim, &i, &s)).map(wrap)
+        run(py, heavy(&[&t, &i]), move || {
+            ops::index_add(&t, dim, &i, &s)
+        })
+        .map(wrap)
     }
     fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let idx = parse_index(&self.t, key)?;
@@ -790,7 +1153,12 @@ impl PyTensor {
         let hv = idx.advanced.is_some() && heavy(&[&t]);
         run(py, hv, move || idx.get(&t)).map(wrap)
     }
-    fn __setitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn __setitem__(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         let idx = parse_index(&self.t, key)?;
         let v = match operand(value) {
             Some(v) => v,
@@ -804,7 +1172,11 @@ impl PyTensor {
     }
 }
 
-fn inplace<'py>(slf: &Bound<'py, PyTensor>, op: BinOp, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTensor>> {
+fn inplace<'py>(
+    slf: &Bound<'py, PyTensor>,
+    op: BinOp,
+    o: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyTensor>> {
     let other = other_operand(o)?;
     let t = slf.get().t.clone();
     let hv = heavy(&[&t]);
