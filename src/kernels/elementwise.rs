@@ -1,6 +1,6 @@
 //! Elementwise maps over strided inputs, writing fresh contiguous outputs.
 
-use super::{alloc, PAR_THRESHOLD};
+use super::{alloc, build, PAR_THRESHOLD};
 use crate::error::Result;
 use crate::layout::Layout;
 use rayon::prelude::*;
@@ -13,15 +13,18 @@ where
     F: Fn(T) -> U + Send + Sync,
 {
     let n = layout.numel();
-    let mut out = alloc::<U>(n)?;
     if let Some(r) = layout.contiguous_range() {
         let s = &src[r];
-        if n >= PAR_THRESHOLD {
-            s.par_iter().map(|&x| f(x)).collect_into_vec(&mut out);
-        } else {
-            out.extend(s.iter().map(|&x| f(x)));
-        }
-    } else {
+        return build(n, |start, dst| {
+            let s = &s[start..start + dst.len()];
+            for (d, &x) in dst.iter_mut().zip(s) {
+                d.write(f(x));
+            }
+            s.len()
+        });
+    }
+    let mut out = alloc::<U>(n)?;
+    {
         layout.for_each_offset(|o| out.push(f(src[o])));
     }
     Ok(out)
@@ -36,48 +39,53 @@ where
     F: Fn(A, B) -> U + Send + Sync,
 {
     let n = la.numel();
-    let mut out = alloc::<U>(n)?;
+    let scalar = |l: &Layout| l.strides.iter().all(|&s| s == 0);
     match (la.contiguous_range(), lb.contiguous_range()) {
         (Some(ra), Some(rb)) => {
             let (a, b) = (&a[ra], &b[rb]);
-            if n >= PAR_THRESHOLD {
-                a.par_iter()
-                    .zip(b.par_iter())
-                    .map(|(&x, &y)| f(x, y))
-                    .collect_into_vec(&mut out);
-            } else {
-                out.extend(a.iter().zip(b.iter()).map(|(&x, &y)| f(x, y)));
-            }
+            build(n, |start, dst| {
+                let end = start + dst.len();
+                let (a, b) = (&a[start..end], &b[start..end]);
+                for ((d, &x), &y) in dst.iter_mut().zip(a).zip(b) {
+                    d.write(f(x, y));
+                }
+                a.len().min(b.len())
+            })
         }
-        _ if lb.strides.iter().all(|&s| s == 0) && la.is_contiguous() => {
+        _ if scalar(lb) && la.is_contiguous() => {
             // tensor op scalar
             let y = b[lb.offset];
             let a = &a[la.offset..la.offset + n];
-            if n >= PAR_THRESHOLD {
-                a.par_iter().map(|&x| f(x, y)).collect_into_vec(&mut out);
-            } else {
-                out.extend(a.iter().map(|&x| f(x, y)));
-            }
+            build(n, |start, dst| {
+                let a = &a[start..start + dst.len()];
+                for (d, &x) in dst.iter_mut().zip(a) {
+                    d.write(f(x, y));
+                }
+                a.len()
+            })
         }
-        _ if la.strides.iter().all(|&s| s == 0) && lb.is_contiguous() => {
+        _ if scalar(la) && lb.is_contiguous() => {
             let x = a[la.offset];
             let b = &b[lb.offset..lb.offset + n];
-            if n >= PAR_THRESHOLD {
-                b.par_iter().map(|&y| f(x, y)).collect_into_vec(&mut out);
-            } else {
-                out.extend(b.iter().map(|&y| f(x, y)));
-            }
+            build(n, |start, dst| {
+                let b = &b[start..start + dst.len()];
+                for (d, &y) in dst.iter_mut().zip(b) {
+                    d.write(f(x, y));
+                }
+                b.len()
+            })
         }
         _ => {
+            let mut out = alloc::<U>(n)?;
             let ob = lb.offsets();
             let mut k = 0;
             la.for_each_offset(|oa| {
                 out.push(f(a[oa], b[ob[k]]));
                 k += 1;
             });
+            Ok(out)
         }
     }
-    Ok(out)
 }
 
 /// `out[i] = f(c[i], a[i], b[i])`, all three layouts broadcast to the output shape.

@@ -20,3 +20,36 @@ pub fn alloc<T>(n: usize) -> Result<Vec<T>> {
     })?;
     Ok(v)
 }
+
+/// Elements per parallel task: large enough to amortise rayon's dispatch, small enough to
+/// balance two cores.
+const CHUNK: usize = 1 << 15;
+
+/// Builds a Vec of `n` elements from disjoint chunks `fill(start, chunk)` covering `0..n`, in
+/// parallel above `PAR_THRESHOLD`. `fill` returns how many elements it wrote, which must be the
+/// whole chunk; the output is never zero-filled first (one memory pass instead of two).
+pub fn build<U, F>(n: usize, fill: F) -> Result<Vec<U>>
+where
+    U: Send,
+    F: Fn(usize, &mut [std::mem::MaybeUninit<U>]) -> usize + Sync,
+{
+    use rayon::prelude::*;
+    let mut v = alloc::<U>(n)?;
+    let spare = &mut v.spare_capacity_mut()[..n];
+    let check = |start: usize, c: &mut [std::mem::MaybeUninit<U>]| {
+        let len = c.len();
+        assert_eq!(fill(start, c), len, "kernel left elements unwritten");
+    };
+    if n >= PAR_THRESHOLD {
+        spare
+            .par_chunks_mut(CHUNK)
+            .enumerate()
+            .for_each(|(i, c)| check(i * CHUNK, c));
+    } else {
+        check(0, spare);
+    }
+    // SAFETY: `check` asserted that every chunk of `spare[..n]` was fully written by `fill`
+    // (a panic there propagates before we get here), so the first `n` elements are initialised.
+    unsafe { v.set_len(n) };
+    Ok(v)
+}
