@@ -143,13 +143,13 @@ def from_numpy(a):
             "float64, float32, int64 and bool."
         )
     size = a.itemsize
-    if any(s < 0 for s in a.strides):
+    if _builtins.any(s < 0 for s in a.strides):
         raise ValueError(
             "At least one stride in the given numpy array is negative, and tensors with negative "
             "strides are not currently supported. (You can probably work around this by making a "
             "copy of your array  with array.copy().) "
         )
-    if any(s % size for s in a.strides) or a.ctypes.data % size:
+    if _builtins.any(s % size for s in a.strides) or a.ctypes.data % size:
         return tensor(a)
     strides = [s // size for s in a.strides]
     span = 1 + _builtins.sum((n - 1) * s for n, s in zip(a.shape, strides)) if a.size else 0
