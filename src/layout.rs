@@ -303,6 +303,47 @@ impl Layout {
         }
     }
 
+    /// Calls `f(offset_in_self, offset_in_other)` for every element of two layouts of the same
+    /// shape, in row-major order, stepping the innermost dim with a plain loop.
+    #[inline]
+    pub fn for_each_offset2(&self, other: &Layout, mut f: impl FnMut(usize, usize)) {
+        debug_assert_eq!(self.shape, other.shape);
+        let n = self.numel();
+        if n == 0 {
+            return;
+        }
+        let nd = self.ndim();
+        if nd == 0 {
+            f(self.offset, other.offset);
+            return;
+        }
+        let inner = self.shape[nd - 1];
+        let (sa, sb) = (self.strides[nd - 1], other.strides[nd - 1]);
+        let mut idx = vec![0usize; nd];
+        let (mut ba, mut bb) = (self.offset, other.offset);
+        for _ in 0..n / inner {
+            let (mut oa, mut ob) = (ba, bb);
+            for _ in 0..inner {
+                f(oa, ob);
+                oa += sa;
+                ob += sb;
+            }
+            let mut d = nd - 1;
+            while d > 0 {
+                d -= 1;
+                idx[d] += 1;
+                ba += self.strides[d];
+                bb += other.strides[d];
+                if idx[d] < self.shape[d] {
+                    break;
+                }
+                ba -= self.strides[d] * self.shape[d];
+                bb -= other.strides[d] * self.shape[d];
+                idx[d] = 0;
+            }
+        }
+    }
+
     /// Storage offsets of all elements, in row-major order.
     pub fn offsets(&self) -> Vec<usize> {
         let mut v = Vec::with_capacity(self.numel());
@@ -358,6 +399,15 @@ mod tests {
         let l = Layout::contiguous(vec![2, 3]).transpose(0, 1);
         assert_eq!(l.offsets(), vec![0, 3, 1, 4, 2, 5]);
         assert!(!l.is_contiguous());
+    }
+
+    #[test]
+    fn offsets2_follow_both_layouts() {
+        let a = Layout::contiguous(vec![2, 3]);
+        let b = Layout::contiguous(vec![3, 2]).transpose(0, 1);
+        let mut pairs = vec![];
+        a.for_each_offset2(&b, |x, y| pairs.push((x, y)));
+        assert_eq!(pairs, vec![(0, 0), (1, 2), (2, 4), (3, 1), (4, 3), (5, 5)]);
     }
 
     #[test]

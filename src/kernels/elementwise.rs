@@ -77,12 +77,7 @@ where
         }
         _ => {
             let mut out = alloc::<U>(n)?;
-            let ob = lb.offsets();
-            let mut k = 0;
-            la.for_each_offset(|oa| {
-                out.push(f(a[oa], b[ob[k]]));
-                k += 1;
-            });
+            la.for_each_offset2(lb, |oa, ob| out.push(f(a[oa], b[ob])));
             Ok(out)
         }
     }

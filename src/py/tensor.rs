@@ -127,31 +127,136 @@ fn tensor_arg(o: &Bound<'_, PyAny>, what: &str) -> PyResult<Tensor> {
         })
 }
 
-macro_rules! unary_methods {
-    ($($name:ident => $f:path),* $(,)?) => {
-        #[pymethods]
-        impl PyTensor {
-            $(
-                fn $name(&self, py: Python<'_>) -> PyResult<PyTensor> {
-                    let t = self.t.clone();
-                    run(py, heavy(&[&t]), move || $f(&t)).map(wrap)
-                }
-            )*
-        }
-    };
-}
-
-unary_methods! {
-    exp => ops::exp, log => ops::log, log1p => ops::log1p, sqrt => ops::sqrt, rsqrt => ops::rsqrt,
-    sin => ops::sin, cos => ops::cos, tanh => ops::tanh, sigmoid => ops::sigmoid, relu => ops::relu,
-    abs => ops::abs, sign => ops::sign, neg => ops::neg, erf => ops::erf, reciprocal => ops::reciprocal,
-    logical_not => ops::logical_not, clone => ops::clone,
-    __neg__ => ops::neg, __abs__ => ops::abs, __invert__ => ops::bitwise_not, bitwise_not => ops::bitwise_not,
-    _silu => ops::silu,
-}
-
 #[pymethods]
 impl PyTensor {
+    /// The legacy constructor: `Tensor()` (empty), `Tensor(2, 3)` (zeros of that shape),
+    /// `Tensor(data)` (float32 copy of a list/array), `Tensor(tensor)` (shares its data, no
+    /// history: what `Parameter(t)` builds on).
+    #[new]
+    #[pyo3(signature = (*args))]
+    fn py_new(args: &Bound<'_, PyTuple>) -> PyResult<Self> {
+        let py = args.py();
+        if args.is_empty() {
+            return Ok(wrap(Tensor::zeros(&[0], DType::F32)?));
+        }
+        if args.len() == 1 {
+            let a = args.get_item(0)?;
+            if let Ok(t) = a.cast::<PyTensor>() {
+                return Ok(wrap(t.get().t.detach()));
+            }
+            if a.extract::<i64>().is_err() {
+                let f32 = py.import("ferrograd")?.getattr("float32")?;
+                let kw = pyo3::types::PyDict::new(py);
+                kw.set_item("dtype", f32)?;
+                let t = py
+                    .import("ferrograd")?
+                    .getattr("tensor")?
+                    .call((a,), Some(&kw))?;
+                return Ok(wrap(t.cast::<PyTensor>()?.get().t.clone()));
+            }
+        }
+        let shape: Vec<usize> = args
+            .iter()
+            .map(|a| a.extract::<usize>())
+            .collect::<PyResult<_>>()
+            .map_err(|_| {
+                PyTypeError::new_err(
+                    "Tensor(): expected a shape of non-negative ints, a sequence, or a Tensor",
+                )
+            })?;
+        Ok(wrap(Tensor::zeros(&shape, DType::F32)?))
+    }
+
+    // ---- unary elementwise ----
+    fn exp(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::exp(&t)).map(wrap)
+    }
+    fn log(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::log(&t)).map(wrap)
+    }
+    fn log1p(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::log1p(&t)).map(wrap)
+    }
+    fn sqrt(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::sqrt(&t)).map(wrap)
+    }
+    fn rsqrt(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::rsqrt(&t)).map(wrap)
+    }
+    fn sin(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::sin(&t)).map(wrap)
+    }
+    fn cos(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::cos(&t)).map(wrap)
+    }
+    fn tanh(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::tanh(&t)).map(wrap)
+    }
+    fn sigmoid(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::sigmoid(&t)).map(wrap)
+    }
+    fn relu(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::relu(&t)).map(wrap)
+    }
+    fn abs(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::abs(&t)).map(wrap)
+    }
+    fn sign(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::sign(&t)).map(wrap)
+    }
+    fn neg(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::neg(&t)).map(wrap)
+    }
+    fn erf(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::erf(&t)).map(wrap)
+    }
+    fn reciprocal(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::reciprocal(&t)).map(wrap)
+    }
+    fn logical_not(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::logical_not(&t)).map(wrap)
+    }
+    fn clone(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::clone(&t)).map(wrap)
+    }
+    fn __neg__(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::neg(&t)).map(wrap)
+    }
+    fn __abs__(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::abs(&t)).map(wrap)
+    }
+    fn __invert__(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::bitwise_not(&t)).map(wrap)
+    }
+    fn bitwise_not(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::bitwise_not(&t)).map(wrap)
+    }
+    fn _silu(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || ops::silu(&t)).map(wrap)
+    }
+
     // ---- attributes ----
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
