@@ -24,10 +24,7 @@ struct Plan {
 fn plan(t: &Tensor, dims: &[usize], keepdim: bool) -> Result<Plan> {
     let shape = t.shape();
     let n = shape.len();
-    let mut keep_shape = shape.to_vec();
-    for &d in dims {
-        keep_shape[d] = 1;
-    }
+    let keep_shape = keep_shape(shape, dims);
     let out_shape: Vec<usize> = if keepdim {
         keep_shape.clone()
     } else {
@@ -82,6 +79,15 @@ pub fn expand_back(g: &Tensor, in_shape: &[usize], keep_shape: &[usize]) -> Resu
     let g = reshape(g, keep_shape)?;
     let s: Vec<i64> = in_shape.iter().map(|&d| d as i64).collect();
     expand(&g, &s)
+}
+
+/// `shape` with the reduced dims set to 1.
+fn keep_shape(shape: &[usize], rd: &[usize]) -> Vec<usize> {
+    let mut k = shape.to_vec();
+    for &d in rd {
+        k[d] = 1;
+    }
+    k
 }
 
 fn dims_of(dims: Option<&[i64]>, ndim: usize) -> Result<Vec<usize>> {
@@ -162,10 +168,7 @@ pub fn mean(
             "MeanBackward0"
         };
         let ishape = t.shape().to_vec();
-        let mut kshape = ishape.clone();
-        for &d in &rd {
-            kshape[d] = 1;
-        }
+        let kshape = keep_shape(&ishape, &rd);
         record(name, &[t], &[&out], vec![], move |ctx| {
             let g = mul_scalar(&ctx.grad(0)?, 1.0 / count as f64)?;
             Ok(vec![Some(expand_back(&g, &ishape, &kshape)?)])
@@ -450,10 +453,7 @@ pub fn var(
     };
     if needs_grad(&[t]) {
         let ishape = t.shape().to_vec();
-        let mut kshape = ishape.clone();
-        for &d in &rd {
-            kshape[d] = 1;
-        }
+        let kshape = keep_shape(&ishape, &rd);
         let name = if take_sqrt {
             "StdBackward0"
         } else {
@@ -517,10 +517,7 @@ pub fn logsumexp(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
     };
     if needs_grad(&[t]) {
         let ishape = t.shape().to_vec();
-        let mut kshape = ishape.clone();
-        for &d in &rd {
-            kshape[d] = 1;
-        }
+        let kshape = keep_shape(&ishape, &rd);
         record(
             "LogsumexpBackward0",
             &[t],
@@ -576,10 +573,7 @@ pub fn norm(t: &Tensor, p: f64, dims: Option<&[i64]>, keepdim: bool) -> Result<T
     };
     if needs_grad(&[t]) {
         let ishape = t.shape().to_vec();
-        let mut kshape = ishape.clone();
-        for &d in &rd {
-            kshape[d] = 1;
-        }
+        let kshape = keep_shape(&ishape, &rd);
         record(
             "LinalgVectorNormBackward0",
             &[t],

@@ -23,6 +23,11 @@ impl PyTensor {
     pub fn new(t: Tensor) -> Self {
         PyTensor { t }
     }
+
+    fn unary(&self, py: Python<'_>, f: fn(&Tensor) -> crate::Result<Tensor>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || f(&t)).map(wrap)
+    }
 }
 
 fn heavy(ts: &[&Tensor]) -> bool {
@@ -169,92 +174,70 @@ impl PyTensor {
 
     // ---- unary elementwise ----
     fn exp(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::exp(&t)).map(wrap)
+        self.unary(py, ops::exp)
     }
     fn log(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::log(&t)).map(wrap)
+        self.unary(py, ops::log)
     }
     fn log1p(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::log1p(&t)).map(wrap)
+        self.unary(py, ops::log1p)
     }
     fn sqrt(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::sqrt(&t)).map(wrap)
+        self.unary(py, ops::sqrt)
     }
     fn rsqrt(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::rsqrt(&t)).map(wrap)
+        self.unary(py, ops::rsqrt)
     }
     fn sin(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::sin(&t)).map(wrap)
+        self.unary(py, ops::sin)
     }
     fn cos(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::cos(&t)).map(wrap)
+        self.unary(py, ops::cos)
     }
     fn tanh(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::tanh(&t)).map(wrap)
+        self.unary(py, ops::tanh)
     }
     fn sigmoid(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::sigmoid(&t)).map(wrap)
+        self.unary(py, ops::sigmoid)
     }
     fn relu(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::relu(&t)).map(wrap)
+        self.unary(py, ops::relu)
     }
     fn abs(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::abs(&t)).map(wrap)
+        self.unary(py, ops::abs)
     }
     fn sign(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::sign(&t)).map(wrap)
+        self.unary(py, ops::sign)
     }
     fn neg(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::neg(&t)).map(wrap)
+        self.unary(py, ops::neg)
     }
     fn erf(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::erf(&t)).map(wrap)
+        self.unary(py, ops::erf)
     }
     fn reciprocal(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::reciprocal(&t)).map(wrap)
+        self.unary(py, ops::reciprocal)
     }
     fn logical_not(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::logical_not(&t)).map(wrap)
+        self.unary(py, ops::logical_not)
     }
     fn clone(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::clone(&t)).map(wrap)
+        self.unary(py, ops::clone)
     }
     fn __neg__(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::neg(&t)).map(wrap)
+        self.unary(py, ops::neg)
     }
     fn __abs__(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::abs(&t)).map(wrap)
+        self.unary(py, ops::abs)
     }
     fn __invert__(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::bitwise_not(&t)).map(wrap)
+        self.unary(py, ops::bitwise_not)
     }
     fn bitwise_not(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::bitwise_not(&t)).map(wrap)
+        self.unary(py, ops::bitwise_not)
     }
     fn _silu(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::silu(&t)).map(wrap)
+        self.unary(py, ops::silu)
     }
 
     // ---- attributes ----

@@ -30,32 +30,32 @@ class _NoParam(_DecoratorContextManager):
         return cls()(orig_func)
 
 
-class no_grad(_NoParam):
+class _GradMode(_NoParam):
+    """Sets grad mode to ``MODE`` inside the block and restores the previous mode after."""
+
+    MODE = True
+
+    def __init__(self):
+        self.prev = False
+
+    def __enter__(self):
+        self.prev = _core.is_grad_enabled()
+        _core._set_grad_enabled(self.MODE)
+
+    def __exit__(self, *exc):
+        _core._set_grad_enabled(self.prev)
+
+
+class no_grad(_GradMode):
     """Disables gradient recording in this block (or function)."""
 
-    def __init__(self):
-        self.prev = False
-
-    def __enter__(self):
-        self.prev = _core.is_grad_enabled()
-        _core._set_grad_enabled(False)
-
-    def __exit__(self, *exc):
-        _core._set_grad_enabled(self.prev)
+    MODE = False
 
 
-class enable_grad(_NoParam):
+class enable_grad(_GradMode):
     """Enables gradient recording in this block (or function)."""
 
-    def __init__(self):
-        self.prev = False
-
-    def __enter__(self):
-        self.prev = _core.is_grad_enabled()
-        _core._set_grad_enabled(True)
-
-    def __exit__(self, *exc):
-        _core._set_grad_enabled(self.prev)
+    MODE = True
 
 
 class set_grad_enabled(_DecoratorContextManager):
@@ -80,16 +80,22 @@ class set_grad_enabled(_DecoratorContextManager):
         _core._set_grad_enabled(self.prev)
 
 
-class inference_mode(no_grad):
+class inference_mode(_DecoratorContextManager):
     """Treated as no_grad (ferrograd has no separate inference tensors)."""
 
     def __init__(self, mode=True):
-        super().__init__()
         self.mode = mode
+        self.prev = False
+
+    def _args(self):
+        return (self.mode,)
 
     def __enter__(self):
         self.prev = _core.is_grad_enabled()
-        _core._set_grad_enabled(not self.mode and self.prev)
+        _core._set_grad_enabled(self.prev and not self.mode)
+
+    def __exit__(self, *exc):
+        _core._set_grad_enabled(self.prev)
 
 
 def is_grad_enabled():
