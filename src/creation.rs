@@ -47,22 +47,31 @@ pub fn linspace(start: f64, end: f64, steps: i64, dtype: DType) -> Result<Tensor
         ));
     }
     let n = steps as usize;
-    let step = if n > 1 {
-        (end - start) / (n - 1) as f64
+    // PyTorch's kernel: the step in the output dtype, the first half counted up from `start`
+    // and the second half down from `end`, so both ends are exact.
+    macro_rules! fill {
+        ($t:ty) => {{
+            let (s, e) = (start as $t, end as $t);
+            let step = if n > 1 { (e - s) / (n - 1) as $t } else { 0.0 };
+            (0..n)
+                .map(|i| {
+                    // fused multiply-add, as PyTorch's vectorised kernel computes it
+                    if n == 1 {
+                        s as f64
+                    } else if i < n / 2 {
+                        step.mul_add(i as $t, s) as f64
+                    } else {
+                        (-step).mul_add((n - 1 - i) as $t, e) as f64
+                    }
+                })
+                .collect::<Vec<f64>>()
+        }};
+    }
+    let vals = if dtype == DType::F32 {
+        fill!(f32)
     } else {
-        0.0
+        fill!(f64)
     };
-    // PyTorch fills the first half from start and the second half from end (symmetric rounding)
-    let half = n / 2;
-    let vals: Vec<f64> = (0..n)
-        .map(|i| {
-            if i < half {
-                start + step * i as f64
-            } else {
-                end - step * (n - 1 - i) as f64
-            }
-        })
-        .collect();
     dispatch!(dtype, T => Tensor::from_vec(vals.iter().map(|&x| T::from_f64(x)).collect(), vec![n]))
 }
 

@@ -191,3 +191,30 @@ def test_printing_goes_through_pytorch_format():
     assert repr(x) == "tensor([0.5000, 0.5000], requires_grad=True)"
     assert repr((x * 3).sum()) == "tensor(3., grad_fn=<SumBackward0>)"
     assert str(torch.ones(2).shape) == "torch.Size([2])"
+
+
+def test_resident_memory_stays_flat():
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    def rss_mb():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * 4096 / 1e6
+
+    w = torch.randn(64, 64, requires_grad=True)
+    for i in range(3000):
+        x = torch.randn(32, 64)
+        y = Square.apply(x @ w)
+        loss = y.softmax(1)[:, :10].sum() + y.norm()
+        loss.backward()
+        if i == 500:
+            start = rss_mb()
+    assert rss_mb() - start < 20
