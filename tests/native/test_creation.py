@@ -33,11 +33,10 @@ def test_factories(expr, expected):
     assert repr(eval("fg." + expr)) == expected
 
 
-@pytest.mark.parametrize("expr,expected", CASES)
+# torch.Tensor(sizes) leaves its memory uninitialised: nothing to compare
+@pytest.mark.parametrize("expr,expected", [c for c in CASES if not c[0].startswith("Tensor(")])
 def test_factories_match_torch(expr, expected):
     torch = pytest.importorskip("torch")
-    if expr.startswith("Tensor("):
-        pytest.skip("torch.Tensor(sizes) leaves its memory uninitialised")
     assert repr(eval("torch." + expr.replace("fg.", "torch."))) == expected
 
 
