@@ -9,7 +9,7 @@ use std::hint::black_box;
 
 fn bench_elementwise(c: &mut Criterion) {
     let mut g = c.benchmark_group("elementwise_mul_f32");
-    for n in [16usize, 4096, 1 << 16, 1 << 22] {
+    for n in [16usize, 4096, 1 << 16, 1 << 18, 1 << 20, 1 << 22] {
         let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
         let b: Vec<f32> = (0..n).map(|i| 1.0 + i as f32).collect();
         let l = Layout::contiguous(vec![n]);

@@ -1,6 +1,6 @@
 //! Elementwise maps over strided inputs, writing fresh contiguous outputs.
 
-use super::{alloc, build, PAR_THRESHOLD};
+use super::{alloc, build, build_with, PAR_THRESHOLD, PAR_THRESHOLD_COSTLY};
 use crate::error::Result;
 use crate::layout::Layout;
 use rayon::prelude::*;
@@ -12,15 +12,30 @@ where
     U: Copy + Send + Sync,
     F: Fn(T) -> U + Send + Sync,
 {
+    unary_with(src, layout, PAR_THRESHOLD, f)
+}
+
+/// `unary` for a costly `f` (transcendentals): goes parallel on smaller tensors.
+pub fn unary_costly<T, U, F>(src: &[T], layout: &Layout, f: F) -> Result<Vec<U>>
+where
+    T: Copy + Send + Sync,
+    U: Copy + Send + Sync,
+    F: Fn(T) -> U + Send + Sync,
+{
+    unary_with(src, layout, PAR_THRESHOLD_COSTLY, f)
+}
+
+fn unary_with<T, U, F>(src: &[T], layout: &Layout, threshold: usize, f: F) -> Result<Vec<U>>
+where
+    T: Copy + Send + Sync,
+    U: Copy + Send + Sync,
+    F: Fn(T) -> U + Send + Sync,
+{
     let n = layout.numel();
     if let Some(r) = layout.contiguous_range() {
         let s = &src[r];
-        return build(n, |start, dst| {
-            let s = &s[start..start + dst.len()];
-            for (d, &x) in dst.iter_mut().zip(s) {
-                d.write(f(x));
-            }
-            s.len()
+        return build_with(n, threshold, |start, dst| {
+            super::simd::map(&s[start..start + dst.len()], dst, &f)
         });
     }
     let mut out = alloc::<U>(n)?;

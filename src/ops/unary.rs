@@ -4,11 +4,15 @@ use super::binary::{binary, mul, mul_scalar, BinOp, Operand};
 use crate::autograd::graph::{needs_grad, record, Saved};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
-use crate::kernels::elementwise;
+use crate::kernels::{elementwise, simd};
 use crate::tensor::Tensor;
 
 /// Applies a float function elementwise; ints and bools are computed in float32.
-fn float_map(t: &Tensor, f32f: fn(f32) -> f32, f64f: fn(f64) -> f64) -> Result<Tensor> {
+fn float_map<F32, F64>(t: &Tensor, f32f: F32, f64f: F64) -> Result<Tensor>
+where
+    F32: Fn(f32) -> f32 + Send + Sync,
+    F64: Fn(f64) -> f64 + Send + Sync,
+{
     let src = if t.dtype().is_float() {
         t.detach()
     } else {
@@ -18,11 +22,11 @@ fn float_map(t: &Tensor, f32f: fn(f32) -> f32, f64f: fn(f64) -> f64) -> Result<T
     match src.dtype() {
         DType::F32 => {
             let d = src.storage().read::<f32>();
-            Tensor::from_vec(elementwise::unary(&d, src.layout(), f32f)?, shape)
+            Tensor::from_vec(elementwise::unary_costly(&d, src.layout(), f32f)?, shape)
         }
         _ => {
             let d = src.storage().read::<f64>();
-            Tensor::from_vec(elementwise::unary(&d, src.layout(), f64f)?, shape)
+            Tensor::from_vec(elementwise::unary_costly(&d, src.layout(), f64f)?, shape)
         }
     }
 }
@@ -30,8 +34,11 @@ fn float_map(t: &Tensor, f32f: fn(f32) -> f32, f64f: fn(f64) -> f64) -> Result<T
 /// Defines a float unary op: kernel for f32 and f64, saved tensors and backward formula.
 macro_rules! float_unary {
     ($name:ident, $node:literal, $f:expr, save: $save:ident, |$ctx:ident, $s:ident, $g:ident| $bw:expr) => {
+        float_unary!($name, $node, $f, |x: f32| ($f)(x as f64) as f32, save: $save, |$ctx, $s, $g| $bw);
+    };
+    ($name:ident, $node:literal, $f:expr, $f32:expr, save: $save:ident, |$ctx:ident, $s:ident, $g:ident| $bw:expr) => {
         pub fn $name(t: &Tensor) -> Result<Tensor> {
-            let out = float_map(t, |x: f32| ($f)(x as f64) as f32, |x: f64| ($f)(x))?;
+            let out = float_map(t, $f32, |x: f64| ($f)(x))?;
             if needs_grad(&[t]) {
                 let saved = float_unary!(@save $save, t, out);
                 record($node, &[t], &[&out], saved, |$ctx| {
@@ -55,12 +62,12 @@ fn s(v: f64) -> Operand {
     Operand::S(Scalar::Float(v))
 }
 
-float_unary!(exp, "ExpBackward0", f64::exp, save: output, |ctx, out, g| mul(&g, &out)?);
+float_unary!(exp, "ExpBackward0", f64::exp, simd::exp_f32, save: output, |ctx, out, g| mul(&g, &out)?);
 float_unary!(log, "LogBackward0", f64::ln, save: input, |ctx, x, g| binary(BinOp::Div, &t(&g), &t(&x))?);
 float_unary!(log1p, "Log1PBackward0", f64::ln_1p, save: input, |ctx, x, g| {
     binary(BinOp::Div, &t(&g), &t(&binary(BinOp::Add, &t(&x), &s(1.0))?))?
 });
-float_unary!(sqrt, "SqrtBackward0", f64::sqrt, save: output, |ctx, out, g| {
+float_unary!(sqrt, "SqrtBackward0", f64::sqrt, f32::sqrt, save: output, |ctx, out, g| {
     binary(BinOp::Div, &t(&g), &t(&mul_scalar(&out, 2.0)?))?
 });
 float_unary!(rsqrt, "RsqrtBackward0", |x: f64| 1.0 / x.sqrt(), save: output, |ctx, out, g| {
@@ -71,12 +78,12 @@ float_unary!(sin, "SinBackward0", f64::sin, save: input, |ctx, x, g| mul(&g, &co
 float_unary!(cos, "CosBackward0", f64::cos, save: input, |ctx, x, g| {
     mul(&g, &neg(&sin(&x)?)?)?
 });
-float_unary!(tanh, "TanhBackward0", f64::tanh, save: output, |ctx, out, g| {
+float_unary!(tanh, "TanhBackward0", f64::tanh, simd::tanh_f32, save: output, |ctx, out, g| {
     // g * (1 - out^2)
     let one_minus = binary(BinOp::Sub, &s(1.0), &t(&mul(&out, &out)?))?;
     mul(&g, &one_minus)?
 });
-float_unary!(sigmoid, "SigmoidBackward0", |x: f64| 1.0 / (1.0 + (-x).exp()), save: output, |ctx, out, g| {
+float_unary!(sigmoid, "SigmoidBackward0", |x: f64| 1.0 / (1.0 + (-x).exp()), simd::sigmoid_f32, save: output, |ctx, out, g| {
     let one_minus = binary(BinOp::Sub, &s(1.0), &t(&out))?;
     mul(&mul(&g, &out)?, &one_minus)?
 });
@@ -88,7 +95,7 @@ float_unary!(erf, "ErfBackward0", erf_f64, save: input, |ctx, x, g| {
     let e = exp(&neg(&mul(&x, &x)?)?)?;
     mul(&g, &mul_scalar(&e, std::f64::consts::FRAC_2_SQRT_PI)?)?
 });
-float_unary!(silu, "SiluBackward0", |x: f64| x / (1.0 + (-x).exp()), save: input, |ctx, x, g| {
+float_unary!(silu, "SiluBackward0", |x: f64| x / (1.0 + (-x).exp()), |x: f32| x * simd::sigmoid_f32(x), save: input, |ctx, x, g| {
     // sig(x) * (1 + x * (1 - sig(x)))
     let sg = sigmoid(&x)?;
     let one_minus = binary(BinOp::Sub, &s(1.0), &t(&sg))?;

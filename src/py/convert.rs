@@ -78,6 +78,11 @@ pub fn dtype_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>> {
     }
 }
 
+/// A dtype argument that may not be None.
+pub fn required_dtype(obj: &Bound<'_, PyAny>) -> PyResult<DType> {
+    dtype_arg(Some(obj))?.ok_or_else(|| PyTypeError::new_err("expected a dtype, got None"))
+}
+
 /// A Python number as a Scalar (bool before int: bool is an int subclass).
 pub fn scalar_of(o: &Bound<'_, PyAny>) -> Option<Scalar> {
     if let Ok(b) = o.cast::<PyBool>() {

@@ -11,7 +11,7 @@ use crate::dtype::{DType, Scalar};
 use crate::ops::{self, Operand};
 use crate::storage::{Elem, Storage};
 use crate::tensor::Tensor;
-use convert::{dtype_arg, operand, PyDType};
+use convert::{operand, required_dtype, PyDType};
 use errors::run;
 use numpy::{PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -67,7 +67,7 @@ fn _from_ptr(
     strides: Vec<usize>,
     owner: Py<PyAny>,
 ) -> PyResult<PyTensor> {
-    let dtype = dtype_arg(Some(dtype))?.expect("dtype");
+    let dtype = required_dtype(dtype)?;
     let Some(nn) = NonNull::new(ptr as *mut u8) else {
         return Err(PyValueError::new_err("null data pointer"));
     };
@@ -106,7 +106,7 @@ fn _full(
     value: &Bound<'_, PyAny>,
     dtype: &Bound<'_, PyAny>,
 ) -> PyResult<PyTensor> {
-    let d = dtype_arg(Some(dtype))?.expect("dtype");
+    let d = required_dtype(dtype)?;
     let v = convert::scalar_of(value)
         .ok_or_else(|| PyTypeError::new_err("fill value must be a number"))?;
     Ok(PyTensor::new(Tensor::full(&shape, v, d)?))
@@ -114,19 +114,19 @@ fn _full(
 
 #[pyfunction]
 fn _arange(start: f64, end: f64, step: f64, dtype: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-    let d = dtype_arg(Some(dtype))?.expect("dtype");
+    let d = required_dtype(dtype)?;
     Ok(PyTensor::new(creation::arange(start, end, step, d)?))
 }
 
 #[pyfunction]
 fn _linspace(start: f64, end: f64, steps: i64, dtype: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-    let d = dtype_arg(Some(dtype))?.expect("dtype");
+    let d = required_dtype(dtype)?;
     Ok(PyTensor::new(creation::linspace(start, end, steps, d)?))
 }
 
 #[pyfunction]
 fn _eye(n: usize, m: usize, dtype: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-    let d = dtype_arg(Some(dtype))?.expect("dtype");
+    let d = required_dtype(dtype)?;
     Ok(PyTensor::new(creation::eye(n, m, d)?))
 }
 
@@ -138,7 +138,7 @@ fn _random(
     b: f64,
     dtype: &Bound<'_, PyAny>,
 ) -> PyResult<PyTensor> {
-    let d = dtype_arg(Some(dtype))?.expect("dtype");
+    let d = required_dtype(dtype)?;
     let dist = match kind {
         "uniform" => Dist::Uniform(a, b),
         "normal" => Dist::Normal(a, b),

@@ -1,7 +1,9 @@
 //! The Python `Tensor` class. Hot methods are here in Rust; argument-heavy conveniences live in
 //! `python/ferrograd/_tensor.py`, attached to this same class.
 
-use super::convert::{dims_arg, dtype_arg, operand, parse_index, scalar_of, shape_args, PyDType};
+use super::convert::{
+    dims_arg, dtype_arg, operand, parse_index, required_dtype, scalar_of, shape_args, PyDType,
+};
 use super::errors::{run, HEAVY_NUMEL};
 use super::node::node_object;
 use crate::autograd::graph::NodeRef;
@@ -542,7 +544,7 @@ impl PyTensor {
         dtype: &Bound<'py, PyAny>,
         copy: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let d = dtype_arg(Some(dtype))?.expect("dtype");
+        let d = required_dtype(dtype)?;
         let t = slf.get().t.clone();
         if d == t.dtype() && !copy {
             return Ok(slf.clone().into_any());
