@@ -82,6 +82,7 @@ pub fn map<T: Copy, U, F: Fn(T) -> U>(src: &[T], dst: &mut [MaybeUninit<U>], f: 
 /// exp for f32, branch-free so it vectorises (Cody-Waite reduction, Cephes polynomial);
 /// max relative error ~2 ulp against `f32::exp`. Overflows to inf above ~88.72; NaN stays NaN.
 #[inline(always)]
+#[allow(clippy::excessive_precision)] // Cephes' coefficients, as published
 pub fn exp_f32(x: f32) -> f32 {
     const LOG2E: f32 = std::f32::consts::LOG2_E;
     const LN2_HI: f32 = 0.693_359_4;
@@ -113,6 +114,7 @@ pub fn exp_f32(x: f32) -> f32 {
 
 /// tanh for f32: a polynomial near 0 (no cancellation), 1 - 2/(exp(2|x|)+1) elsewhere.
 #[inline(always)]
+#[allow(clippy::excessive_precision)] // Cephes' coefficients, as published
 pub fn tanh_f32(x: f32) -> f32 {
     let ax = x.abs();
     let z = x * x;
