@@ -135,6 +135,43 @@ where
     Ok((vals, idxs))
 }
 
+/// Softmax (or log_softmax) of each contiguous row of `len` f32 values: max-shifted, with the
+/// vectorised exp; rows in parallel when the tensor is large.
+pub fn softmax_rows_f32(src: &[f32], len: usize, log: bool) -> Result<Vec<f32>> {
+    use super::simd::{exp_f32, map_into, max_f32};
+    let n = src.len();
+    let mut out = alloc::<f32>(n)?;
+    out.resize(n, 0.0);
+    if len == 0 {
+        return Ok(out);
+    }
+    let row = |x: &[f32], o: &mut [f32]| {
+        let m = max_f32(x);
+        let m = if m == f32::NEG_INFINITY { 0.0 } else { m };
+        map_into(x, o, &|v| exp_f32(v - m));
+        let sum = sum_slice(o);
+        if log {
+            let ls = sum.ln() + m;
+            map_into(x, o, &|v| v - ls);
+        } else {
+            let inv = 1.0 / sum;
+            o.iter_mut().for_each(|v| *v *= inv);
+        }
+    };
+    if n >= super::PAR_THRESHOLD_COSTLY {
+        let per_task = (4096 / len).max(1);
+        out.par_chunks_mut(len)
+            .zip(src.par_chunks(len))
+            .with_min_len(per_task)
+            .for_each(|(o, x)| row(x, o));
+    } else {
+        out.chunks_mut(len)
+            .zip(src.chunks(len))
+            .for_each(|(o, x)| row(x, o));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,6 +189,24 @@ mod tests {
         let n = 1 << 20;
         let d = vec![1.0f32; n];
         assert_eq!(sum(&d, 1, n, 1).unwrap(), vec![n as f32]);
+    }
+
+    #[test]
+    fn softmax_rows_sum_to_one_across_chunk_boundaries() {
+        let len = 1000;
+        let rows = 70; // 70_000 elements: several parallel chunks that split rows
+        let src: Vec<f32> = (0..rows * len)
+            .map(|i| ((i * 37) % 101) as f32 * 0.1 - 5.0)
+            .collect();
+        let out = softmax_rows_f32(&src, len, false).unwrap();
+        for r in 0..rows {
+            let s: f32 = out[r * len..(r + 1) * len].iter().sum();
+            assert!((s - 1.0).abs() < 1e-4, "row {r}: {s}");
+        }
+        let lo = softmax_rows_f32(&src, len, true).unwrap();
+        assert!((lo[5].exp() - out[5]).abs() < 1e-6);
+        let inf = softmax_rows_f32(&[f32::NEG_INFINITY, 0.0], 2, false).unwrap();
+        assert_eq!(inf, vec![0.0, 1.0]);
     }
 
     #[test]

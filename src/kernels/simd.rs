@@ -79,6 +79,37 @@ pub fn map<T: Copy, U, F: Fn(T) -> U>(src: &[T], dst: &mut [MaybeUninit<U>], f: 
     map_body(src, dst, f)
 }
 
+/// Largest element of a slice (-inf when empty; NaNs are ignored, as the callers rely on
+/// NaN propagating through the exp), with 8 lanes so that it vectorises.
+#[inline(always)]
+pub fn max_f32(x: &[f32]) -> f32 {
+    let mut acc = [f32::NEG_INFINITY; 8];
+    let chunks = x.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for i in 0..8 {
+            acc[i] = if c[i] > acc[i] { c[i] } else { acc[i] };
+        }
+    }
+    let mut m = f32::NEG_INFINITY;
+    for &v in acc.iter().chain(rest) {
+        m = if v > m { v } else { m };
+    }
+    m
+}
+
+/// `map` into an initialised slice (overwriting it).
+#[inline]
+pub fn map_into<T: Copy, U: Copy, F: Fn(T) -> U>(src: &[T], dst: &mut [U], f: &F) -> usize {
+    // SAFETY: MaybeUninit<U> has the same size, alignment and layout as U, and `map` only
+    // writes initialised values, so viewing initialised memory as MaybeUninit is sound; U is
+    // Copy, so overwriting without dropping the old values leaks nothing.
+    let dst = unsafe {
+        std::slice::from_raw_parts_mut(dst.as_mut_ptr() as *mut MaybeUninit<U>, dst.len())
+    };
+    map(src, dst, f)
+}
+
 /// exp for f32, branch-free so it vectorises (Cody-Waite reduction, Cephes polynomial);
 /// max relative error ~2 ulp against `f32::exp`. Overflows to inf above ~88.72; NaN stays NaN.
 #[inline(always)]

@@ -640,6 +640,14 @@ pub fn norm(t: &Tensor, p: f64, dims: Option<&[i64]>, keepdim: bool) -> Result<T
 
 /// Fused, stable softmax / log_softmax along `dim`.
 fn softmax_forward(x: &Tensor, d: usize, log: bool) -> Result<Tensor> {
+    if x.dtype() == DType::F32 && d + 1 == x.ndim() {
+        if let Some(r) = x.layout().contiguous_range() {
+            let data = x.storage().read::<f32>();
+            let len = x.shape()[d];
+            let v = kr::softmax_rows_f32(&data[r], len, log)?;
+            return Tensor::from_vec(v, x.shape().to_vec());
+        }
+    }
     let p = plan(x, &[d], true)?;
     let (outer, red, inner) = (p.outer, p.red, p.inner);
     let out = dispatch!(x.dtype(), T => {
