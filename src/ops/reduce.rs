@@ -283,25 +283,28 @@ pub fn amax(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, want_max: bool) -> 
         let ishape = t.shape().to_vec();
         let kshape = p.keep_shape.clone();
         let idims: Vec<i64> = rd.iter().map(|&d| d as i64).collect();
-        record(
-            name,
-            &[t],
-            &[&out],
-            vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)],
-            move |ctx| {
-                let g = ctx.grad(0)?;
-                Ok(vec![Some(evenly_distribute(
-                    &g,
-                    &ctx.saved[0],
-                    &ctx.saved[1],
-                    &ishape,
-                    &kshape,
-                    &idims,
-                )?)])
-            },
-        );
+        record_evenly(name, t, &out, ishape, kshape, idims);
     }
     Ok(out)
+}
+
+/// Records the backward of a max/min-like reduction: ties share the gradient evenly.
+fn record_evenly(
+    name: &'static str,
+    t: &Tensor,
+    out: &Tensor,
+    ishape: Vec<usize>,
+    kshape: Vec<usize>,
+    dims: Vec<i64>,
+) {
+    let saved = vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)];
+    record(name, &[t], &[out], saved, move |ctx| {
+        let g = ctx.grad(0)?;
+        let (x, o) = (&ctx.saved[0], &ctx.saved[1]);
+        Ok(vec![Some(evenly_distribute(
+            &g, x, o, &ishape, &kshape, &dims,
+        )?)])
+    });
 }
 
 fn evenly_distribute(
@@ -346,23 +349,7 @@ pub fn max_all(t: &Tensor, want_max: bool) -> Result<Tensor> {
         let ishape = t.shape().to_vec();
         let kshape = vec![1; ishape.len()];
         let dims: Vec<i64> = (0..ishape.len() as i64).collect();
-        record(
-            name,
-            &[t],
-            &[&out],
-            vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)],
-            move |ctx| {
-                let g = ctx.grad(0)?;
-                Ok(vec![Some(evenly_distribute(
-                    &g,
-                    &ctx.saved[0],
-                    &ctx.saved[1],
-                    &ishape,
-                    &kshape,
-                    &dims,
-                )?)])
-            },
-        );
+        record_evenly(name, t, &out, ishape, kshape, dims);
     }
     Ok(out)
 }
