@@ -67,5 +67,10 @@ pub fn run<T: Send>(
     r.map_err(PyErr::from)
 }
 
+/// Runs cheap core work on the calling thread with panics turned into RuntimeError.
+pub fn guarded<T>(f: impl FnOnce() -> crate::Result<T>) -> PyResult<T> {
+    catch(f).map_err(PyErr::from)
+}
+
 /// Element count above which forward kernels release the GIL.
 pub const HEAVY_NUMEL: usize = 1 << 15;

@@ -109,25 +109,25 @@ fn _full(
     let d = required_dtype(dtype)?;
     let v = convert::scalar_of(value)
         .ok_or_else(|| PyTypeError::new_err("fill value must be a number"))?;
-    Ok(PyTensor::new(Tensor::full(&shape, v, d)?))
+    errors::guarded(|| Tensor::full(&shape, v, d)).map(PyTensor::new)
 }
 
 #[pyfunction]
 fn _arange(start: f64, end: f64, step: f64, dtype: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
     let d = required_dtype(dtype)?;
-    Ok(PyTensor::new(creation::arange(start, end, step, d)?))
+    errors::guarded(|| creation::arange(start, end, step, d)).map(PyTensor::new)
 }
 
 #[pyfunction]
 fn _linspace(start: f64, end: f64, steps: i64, dtype: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
     let d = required_dtype(dtype)?;
-    Ok(PyTensor::new(creation::linspace(start, end, steps, d)?))
+    errors::guarded(|| creation::linspace(start, end, steps, d)).map(PyTensor::new)
 }
 
 #[pyfunction]
 fn _eye(n: usize, m: usize, dtype: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
     let d = required_dtype(dtype)?;
-    Ok(PyTensor::new(creation::eye(n, m, d)?))
+    errors::guarded(|| creation::eye(n, m, d)).map(PyTensor::new)
 }
 
 #[pyfunction]
@@ -149,7 +149,7 @@ fn _random(
             )))
         }
     };
-    Ok(PyTensor::new(creation::random(&shape, dist, d)?))
+    errors::guarded(|| creation::random(&shape, dist, d)).map(PyTensor::new)
 }
 
 #[pyfunction]

@@ -4,7 +4,7 @@
 use super::convert::{
     dims_arg, dtype_arg, operand, parse_index, required_dtype, scalar_of, shape_args, PyDType,
 };
-use super::errors::{run, HEAVY_NUMEL};
+use super::errors::{guarded, run, HEAVY_NUMEL};
 use super::node::node_object;
 use crate::autograd::graph::NodeRef;
 use crate::dtype::{DType, Scalar};
@@ -699,7 +699,7 @@ impl PyTensor {
         inplace(slf, BinOp::Div, o)
     }
     fn zero_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
-        ops::zero_(&slf.get().t)?;
+        guarded(|| ops::zero_(&slf.get().t))?;
         Ok(slf.clone())
     }
     fn fill_<'py>(slf: &Bound<'py, Self>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
@@ -712,7 +712,7 @@ impl PyTensor {
                 ))
             }
         };
-        ops::fill_(&slf.get().t, v)?;
+        guarded(|| ops::fill_(&slf.get().t, v))?;
         Ok(slf.clone())
     }
     #[pyo3(signature = (src, non_blocking=false))]
@@ -1090,13 +1090,19 @@ impl PyTensor {
                         "view(dtype) is not supported by ferrograd yet",
                     ));
                 }
-                return Ok(wrap(ops::view(
-                    &self.t,
-                    &self.t.shape().iter().map(|&d| d as i64).collect::<Vec<_>>(),
-                )?));
+                return guarded(|| {
+                    ops::view(
+                        &self.t,
+                        &self.t.shape().iter().map(|&d| d as i64).collect::<Vec<_>>(),
+                    )
+                })
+                .map(wrap);
             }
         }
-        Ok(wrap(ops::view(&self.t, &shape_args(shape)?)?))
+        {
+            let s = shape_args(shape)?;
+            guarded(|| ops::view(&self.t, &s)).map(wrap)
+        }
     }
     #[pyo3(signature = (*args, shape=None))]
     fn reshape(
@@ -1114,22 +1120,25 @@ impl PyTensor {
     }
     #[pyo3(signature = (*dims))]
     fn permute(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        Ok(wrap(ops::permute(&self.t, &shape_args(dims)?)?))
+        {
+            let d = shape_args(dims)?;
+            guarded(|| ops::permute(&self.t, &d)).map(wrap)
+        }
     }
     fn transpose(&self, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
-        Ok(wrap(ops::transpose(&self.t, dim0, dim1)?))
+        guarded(|| ops::transpose(&self.t, dim0, dim1)).map(wrap)
     }
     fn swapaxes(&self, axis0: i64, axis1: i64) -> PyResult<PyTensor> {
         self.transpose(axis0, axis1)
     }
     fn t(&self) -> PyResult<PyTensor> {
-        Ok(wrap(ops::t2(&self.t)?))
+        guarded(|| ops::t2(&self.t)).map(wrap)
     }
     #[getter(T)]
     fn big_t(&self) -> PyResult<PyTensor> {
         let n = self.t.ndim() as i64;
         let dims: Vec<i64> = (0..n).rev().collect();
-        Ok(wrap(ops::permute(&self.t, &dims)?))
+        guarded(|| ops::permute(&self.t, &dims)).map(wrap)
     }
     #[getter(mT)]
     fn m_t(&self) -> PyResult<PyTensor> {
@@ -1139,33 +1148,36 @@ impl PyTensor {
                 self.t.ndim()
             )));
         }
-        Ok(wrap(ops::transpose(&self.t, -2, -1)?))
+        guarded(|| ops::transpose(&self.t, -2, -1)).map(wrap)
     }
     fn unsqueeze(&self, dim: i64) -> PyResult<PyTensor> {
-        Ok(wrap(ops::unsqueeze(&self.t, dim)?))
+        guarded(|| ops::unsqueeze(&self.t, dim)).map(wrap)
     }
     #[pyo3(signature = (dim=None))]
     fn squeeze(&self, dim: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
         let dims = dims_arg(dim)?;
-        Ok(wrap(ops::squeeze(&self.t, dims.as_deref())?))
+        guarded(|| ops::squeeze(&self.t, dims.as_deref())).map(wrap)
     }
     #[pyo3(signature = (*sizes))]
     fn expand(&self, sizes: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        Ok(wrap(ops::expand(&self.t, &shape_args(sizes)?)?))
+        {
+            let s = shape_args(sizes)?;
+            guarded(|| ops::expand(&self.t, &s)).map(wrap)
+        }
     }
     fn expand_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         let s: Vec<i64> = other.t.shape().iter().map(|&d| d as i64).collect();
-        Ok(wrap(ops::expand(&self.t, &s)?))
+        guarded(|| ops::expand(&self.t, &s)).map(wrap)
     }
     #[pyo3(signature = (start_dim=0, end_dim=-1))]
     fn flatten(&self, start_dim: i64, end_dim: i64) -> PyResult<PyTensor> {
-        Ok(wrap(ops::flatten(&self.t, start_dim, end_dim)?))
+        guarded(|| ops::flatten(&self.t, start_dim, end_dim)).map(wrap)
     }
     fn narrow(&self, dim: i64, start: i64, length: i64) -> PyResult<PyTensor> {
-        Ok(wrap(ops::narrow(&self.t, dim, start, length)?))
+        guarded(|| ops::narrow(&self.t, dim, start, length)).map(wrap)
     }
     fn select(&self, dim: i64, index: i64) -> PyResult<PyTensor> {
-        Ok(wrap(ops::select(&self.t, dim, index)?))
+        guarded(|| ops::select(&self.t, dim, index)).map(wrap)
     }
     fn _split_sizes(
         &self,
@@ -1178,14 +1190,17 @@ impl PyTensor {
         } else {
             "SplitBackward0"
         };
-        Ok(ops::split(&self.t, &sizes, dim, name)?
+        Ok(guarded(|| ops::split(&self.t, &sizes, dim, name))?
             .into_iter()
             .map(wrap)
             .collect())
     }
     #[pyo3(signature = (dim=0))]
     fn _unbind(&self, dim: i64) -> PyResult<Vec<PyTensor>> {
-        Ok(ops::unbind(&self.t, dim)?.into_iter().map(wrap).collect())
+        Ok(guarded(|| ops::unbind(&self.t, dim))?
+            .into_iter()
+            .map(wrap)
+            .collect())
     }
     #[pyo3(signature = (dim, *, dtype=None))]
     fn cumsum(
