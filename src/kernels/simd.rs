@@ -66,7 +66,8 @@ mod x86 {
 #[inline]
 pub fn map<T: Copy, U, F: Fn(T) -> U>(src: &[T], dst: &mut [MaybeUninit<U>], f: &F) -> usize {
     #[cfg(target_arch = "x86_64")]
-    {
+    if src.len() >= 64 {
+        // below that, the indirect call costs more than the wider registers save
         match x86::level() {
             // SAFETY: level() returned Avx512 only after is_x86_feature_detected! confirmed
             // avx512f, avx512dq, avx2 and fma on this CPU, the features the function enables.
