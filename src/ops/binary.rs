@@ -45,10 +45,11 @@ impl Operand {
             Operand::S(_) => &[],
         }
     }
-    /// The operand's values in `dtype` (a 0-d tensor for a number), without autograd.
+    /// The operand's values in `dtype` (a 0-d tensor for a number), for kernels to read: only
+    /// its storage and layout are used, never its autograd metadata.
     fn data(&self, dtype: DType) -> Result<Tensor> {
         match self {
-            Operand::T(t) if t.dtype() == dtype => Ok(t.detach()),
+            Operand::T(t) if t.dtype() == dtype => Ok(t.clone()),
             Operand::T(t) => {
                 let d = t.detach();
                 to_dtype(&d, dtype)
@@ -398,14 +399,21 @@ pub fn binary(op: BinOp, a: &Operand, b: &Operand) -> Result<Tensor> {
     Ok(out)
 }
 
+/// Stands in for a Python number among a node's inputs: it never requires grad, so its edge
+/// is `(None, 0)` as in PyTorch. One shared instance, since nothing ever writes to it.
+fn number_input() -> Tensor {
+    static NUMBER: std::sync::OnceLock<Tensor> = std::sync::OnceLock::new();
+    NUMBER
+        .get_or_init(|| Tensor::scalar(Scalar::Int(0), DType::F32))
+        .clone()
+}
+
 fn record_binary(op: BinOp, a: &Operand, b: &Operand, out: &Tensor) {
     use Operand::{S, T};
     // PyTorch treats a wrapped number as a tensor input without grad: it shows up as (None, 0),
     // except for the Scalar overloads (rsub, pow) which take only the tensor.
-    let (ta, tb) = (a.tensor().cloned(), b.tensor().cloned());
-    let none = Tensor::scalar(Scalar::Int(0), DType::F32);
-    let ea = ta.clone().unwrap_or_else(|| none.clone());
-    let eb = tb.clone().unwrap_or_else(|| none.clone());
+    let ea = a.tensor().cloned().unwrap_or_else(number_input);
+    let eb = b.tensor().cloned().unwrap_or_else(number_input);
     match op {
         BinOp::Add => record("AddBackward0", &[&ea, &eb], &[out], vec![], |ctx| {
             let g = ctx.grad(0)?;
@@ -650,9 +658,8 @@ pub fn where_op(cond: &Tensor, a: &Operand, b: &Operand) -> Result<Tensor> {
     });
     let ins = tensors(a, b);
     if dtype.is_float() && needs_grad(&ins) {
-        let none = Tensor::scalar(Scalar::Int(0), DType::F32);
-        let ea = a.tensor().cloned().unwrap_or_else(|| none.clone());
-        let eb = b.tensor().cloned().unwrap_or_else(|| none.clone());
+        let ea = a.tensor().cloned().unwrap_or_else(number_input);
+        let eb = b.tensor().cloned().unwrap_or_else(number_input);
         let c = cond.clone();
         record("WhereBackward0", &[&ea, &eb], &[&out], vec![], move |ctx| {
             let g = ctx.grad(0)?;
