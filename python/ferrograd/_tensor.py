@@ -11,8 +11,18 @@ Tensor = _core.Tensor
 
 _NP_TYPESTR = {"torch.float32": "<f4", "torch.float64": "<f8", "torch.int64": "<i8", "torch.bool": "|b1"}
 
-max_result = namedtuple("max", ["values", "indices"])
-min_result = namedtuple("min", ["values", "indices"])
+def _return_type(name):
+    """A (values, indices) named tuple printed as ``torch.return_types.<name>(...)``."""
+    base = namedtuple(name, ["values", "indices"])
+
+    def __repr__(self):
+        return f"torch.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+
+    return type(name, (base,), {"__slots__": (), "__repr__": __repr__, "__str__": __repr__})
+
+
+max_result = _return_type("max")
+min_result = _return_type("min")
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -162,6 +172,13 @@ def _cast(dtype_name):
 
     f.__name__ = dtype_name
     return f
+
+
+def _unsupported_int32(self, memory_format=None):
+    raise NotImplementedError(
+        "Tensor.int(): int32 tensors are not supported by ferrograd yet "
+        "(dtypes: float32, float64, int64, bool); use .long() for int64"
+    )
 
 
 def type_(self, dtype=None, non_blocking=False):
@@ -443,7 +460,7 @@ _METHODS = {
     "float": _cast("float32"),
     "double": _cast("float64"),
     "long": _cast("int64"),
-    "int": _cast("int64"),
+    "int": _unsupported_int32,
     "bool": _cast("bool"),
     "type": type_,
     "type_as": type_as,

@@ -218,3 +218,17 @@ def test_resident_memory_stays_flat():
         if i == 500:
             start = rss_mb()
     assert rss_mb() - start < 20
+
+
+def test_max_with_dim_prints_as_pytorch_return_type():
+    r = torch.tensor([[1.0, 3.0], [4.0, 2.0]]).max(dim=1)
+    assert repr(r) == (
+        "torch.return_types.max(\nvalues=tensor([3., 4.]),\nindices=tensor([1, 0]))"
+    )
+    values, indices = r
+    assert values.tolist() == [3.0, 4.0] and r.indices.tolist() == [1, 0]
+
+
+def test_unsupported_dtype_conversion_is_named_not_silently_wrong():
+    with pytest.raises(NotImplementedError, match="int32"):
+        torch.ones(2).int()
