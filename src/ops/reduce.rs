@@ -37,7 +37,7 @@ fn plan(t: &Tensor, dims: &[usize], keepdim: bool) -> Result<Plan> {
     let (data, outer, red, inner) = if t.is_contiguous() && adjacent && !dims.is_empty() {
         let (a, b) = (dims[0], dims[dims.len() - 1] + 1);
         (
-            t.detach(),
+            t.clone(),
             shape[..a].iter().product(),
             shape[a..b].iter().product(),
             shape[b..].iter().product(),
@@ -105,10 +105,11 @@ pub fn sum_dims(
         DType::Bool | DType::I64 => DType::I64,
         d => d,
     });
+    // kernels only read storage and layout: no detached copy needed unless casting
     let src = if t.dtype() != dtype {
         to_dtype(&t.detach(), dtype)?
     } else {
-        t.detach()
+        t.clone()
     };
     let rd = dims_of(dims, t.ndim())?;
     let p = plan(&src, &rd, keepdim)?;
@@ -269,7 +270,7 @@ pub fn amax(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, want_max: bool) -> 
             "amax(): Expected reduction dim to be specified for input.numel() == 0.".into(),
         ));
     }
-    let p = plan(&t.detach(), &rd, keepdim)?;
+    let p = plan(t, &rd, keepdim)?;
     let out = dispatch!(t.dtype(), T => {
         let (v, _) = contiguous_slice::<T, _>(&p.data, |s| kr::arg_extreme(s, p.outer, p.red, p.inner, want_max))?;
         Tensor::from_vec(v, p.out_shape.clone())?
@@ -369,7 +370,7 @@ pub fn max_dim(t: &Tensor, dim: i64, keepdim: bool, want_max: bool) -> Result<(T
             d
         )));
     }
-    let p = plan(&t.detach(), &rd, keepdim)?;
+    let p = plan(t, &rd, keepdim)?;
     let (vals, idx) = dispatch!(t.dtype(), T => {
         let (v, i) = contiguous_slice::<T, _>(&p.data, |s| kr::arg_extreme(s, p.outer, p.red, p.inner, want_max))?;
         (Tensor::from_vec(v, p.out_shape.clone())?, Tensor::from_vec(i, p.out_shape.clone())?)

@@ -26,6 +26,26 @@ impl PyTensor {
         PyTensor { t }
     }
 
+    /// softmax / log_softmax, optionally computed in another dtype.
+    fn softmax_impl(
+        &self,
+        py: Python<'_>,
+        dim: i64,
+        dtype: Option<&Bound<'_, PyAny>>,
+        log: bool,
+    ) -> PyResult<PyTensor> {
+        let dt = dtype_arg(dtype)?;
+        let t = self.t.clone();
+        run(py, heavy(&[&t]), move || {
+            let t = match dt {
+                Some(d) => ops::to_dtype(&t, d)?,
+                None => t,
+            };
+            ops::softmax(&t, dim, log)
+        })
+        .map(wrap)
+    }
+
     fn unary(&self, py: Python<'_>, f: fn(&Tensor) -> crate::Result<Tensor>) -> PyResult<PyTensor> {
         let t = self.t.clone();
         run(py, heavy(&[&t]), move || f(&t)).map(wrap)
@@ -1060,11 +1080,7 @@ impl PyTensor {
         dim: i64,
         dtype: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
-        let t = match dtype_arg(dtype)? {
-            Some(d) => ops::to_dtype(&self.t, d)?,
-            None => self.t.clone(),
-        };
-        run(py, heavy(&[&t]), move || ops::softmax(&t, dim, false)).map(wrap)
+        self.softmax_impl(py, dim, dtype, false)
     }
     #[pyo3(signature = (dim, dtype=None))]
     fn log_softmax(
@@ -1073,11 +1089,7 @@ impl PyTensor {
         dim: i64,
         dtype: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
-        let t = match dtype_arg(dtype)? {
-            Some(d) => ops::to_dtype(&self.t, d)?,
-            None => self.t.clone(),
-        };
-        run(py, heavy(&[&t]), move || ops::softmax(&t, dim, true)).map(wrap)
+        self.softmax_impl(py, dim, dtype, true)
     }
 
     // ---- shape ----
