@@ -3,7 +3,7 @@
     python benches/compare_torch.py           # full run
     python benches/compare_torch.py --quick   # fewer repeats
 
-For each workload it prints, for each library, the best over 3 alternating rounds of the
+For each workload it prints, for each library, the best over 5 alternating rounds of the
 median over repeats, and the speed ratio ferrograd/PyTorch (above 1 means ferrograd is
 faster).  The "ref"
 column is what PyTorch measured on the 2-core development machine.
@@ -188,7 +188,7 @@ def main():
     print(header)
     print("-" * len(header))
     errors = []
-    rounds = 1 if args.quick else 3
+    rounds = 1 if args.quick else 5
     for name, fn, reference in WORKLOADS:
         # Alternate the libraries over several rounds and keep each one's best median: a
         # library's worker threads still spinning from its last call would otherwise slow
