@@ -352,3 +352,6 @@ del _name
 
 from . import _tensor_str  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
+from . import optim  # noqa: E402,F401
+from . import utils  # noqa: E402,F401
+from .serialization import save, load  # noqa: E402,F401

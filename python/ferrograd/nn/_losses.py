@@ -1,0 +1,1 @@
+"""Loss functions of ``ferrograd.nn.functional``."""

@@ -1,0 +1,1 @@
+"""Loss modules (nn.MSELoss, nn.CrossEntropyLoss, ...)."""

@@ -1,0 +1,1 @@
+"""``ferrograd.optim``: optimizers whose per-step arithmetic runs in Rust, and lr schedulers."""

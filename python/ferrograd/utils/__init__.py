@@ -1,0 +1,3 @@
+"""``ferrograd.utils``."""
+
+from . import data  # noqa: F401

@@ -1,0 +1,1 @@
+"""``ferrograd.utils.data``: datasets, samplers and the DataLoader."""
