@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::layout::checked_numel;
 use crate::storage::Elem;
 use crate::tensor::Tensor;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 
 pub fn arange(start: f64, end: f64, step: f64, dtype: DType) -> Result<Tensor> {
     if step == 0.0 {
@@ -136,22 +136,58 @@ impl Rng {
 /// PyTorch's default seed, so runs are reproducible without manual_seed.
 pub const DEFAULT_SEED: u64 = 67280421310721;
 
-pub static GENERATOR: Mutex<Option<Rng>> = Mutex::new(None);
+/// A random number generator shared by its clones (`ferrograd.Generator`).
+#[derive(Clone)]
+pub struct Generator(Arc<Mutex<Rng>>);
 
-pub fn with_rng<R>(f: impl FnOnce(&mut Rng) -> R) -> R {
-    let mut g = GENERATOR.lock().unwrap_or_else(|e| e.into_inner());
-    let rng = g.get_or_insert_with(|| Rng::new(DEFAULT_SEED));
-    f(rng)
+impl Generator {
+    pub fn new(seed: u64) -> Generator {
+        Generator(Arc::new(Mutex::new(Rng::new(seed))))
+    }
+    pub fn with<R>(&self, f: impl FnOnce(&mut Rng) -> R) -> R {
+        f(&mut self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+    pub fn manual_seed(&self, seed: u64) {
+        self.with(|r| *r = Rng::new(seed));
+    }
+    pub fn initial_seed(&self) -> u64 {
+        self.with(|r| r.seed())
+    }
+    /// The full state: the four xoshiro words and the seed.
+    pub fn state(&self) -> [u64; 5] {
+        self.with(|r| [r.s[0], r.s[1], r.s[2], r.s[3], r.seed])
+    }
+    pub fn set_state(&self, st: [u64; 5]) -> Result<()> {
+        if st[..4].iter().all(|&w| w == 0) {
+            return Err(Error::Runtime("Generator state is invalid (all zero)".into()));
+        }
+        self.with(|r| {
+            r.s.copy_from_slice(&st[..4]);
+            r.seed = st[4];
+        });
+        Ok(())
+    }
+}
+
+/// The global generator that `manual_seed` seeds (`ferrograd.default_generator`).
+pub fn default_generator() -> &'static Generator {
+    static G: OnceLock<Generator> = OnceLock::new();
+    G.get_or_init(|| Generator::new(DEFAULT_SEED))
+}
+
+fn gen_or_default(g: Option<&Generator>) -> &Generator {
+    g.unwrap_or_else(|| default_generator())
 }
 
 pub fn manual_seed(seed: u64) {
-    *GENERATOR.lock().unwrap_or_else(|e| e.into_inner()) = Some(Rng::new(seed));
+    default_generator().manual_seed(seed);
 }
 
 pub fn initial_seed() -> u64 {
-    with_rng(|r| r.seed())
+    default_generator().initial_seed()
 }
 
+#[derive(Clone, Copy)]
 pub enum Dist {
     Uniform(f64, f64),
     Normal(f64, f64),
@@ -159,8 +195,7 @@ pub enum Dist {
     RandInt(i64, i64),
 }
 
-pub fn random(shape: &[usize], dist: Dist, dtype: DType) -> Result<Tensor> {
-    let n = checked_numel(shape)?;
+fn sample_vec<T: Elem>(n: usize, dist: Dist, gen: Option<&Generator>) -> Result<Vec<T>> {
     if let Dist::RandInt(lo, hi) = dist {
         if hi <= lo {
             return Err(Error::Runtime(format!(
@@ -168,19 +203,61 @@ pub fn random(shape: &[usize], dist: Dist, dtype: DType) -> Result<Tensor> {
             )));
         }
     }
-    dispatch!(dtype, T => {
-        let mut v = crate::kernels::alloc::<T>(n)?;
-        with_rng(|r| {
-            for _ in 0..n {
-                v.push(match dist {
-                    Dist::Uniform(a, b) => T::from_f64(a + (b - a) * r.uniform()),
-                    Dist::Normal(m, s) => T::from_f64(m + s * r.normal()),
-                    Dist::RandInt(lo, hi) => T::from_i64(lo + (r.next_u64() % (hi - lo) as u64) as i64),
-                });
-            }
-        });
-        Tensor::from_vec(v, shape.to_vec())
-    })
+    let mut v = crate::kernels::alloc::<T>(n)?;
+    gen_or_default(gen).with(|r| {
+        for _ in 0..n {
+            v.push(match dist {
+                Dist::Uniform(a, b) => T::from_f64(a + (b - a) * r.uniform()),
+                Dist::Normal(m, s) => T::from_f64(m + s * r.normal()),
+                Dist::RandInt(lo, hi) => {
+                    T::from_i64(lo + (r.next_u64() % (hi - lo) as u64) as i64)
+                }
+            });
+        }
+    });
+    Ok(v)
+}
+
+pub fn random(shape: &[usize], dist: Dist, dtype: DType, gen: Option<&Generator>) -> Result<Tensor> {
+    let n = checked_numel(shape)?;
+    dispatch!(dtype, T => Tensor::from_vec(sample_vec::<T>(n, dist, gen)?, shape.to_vec()))
+}
+
+/// Fills `x` in place with samples (`uniform_`, `normal_`, `random_`).
+pub fn fill_random(x: &Tensor, dist: Dist, gen: Option<&Generator>) -> Result<()> {
+    crate::ops::inplace::check_inplace(x)?;
+    if crate::autograd::graph::needs_grad(&[x]) {
+        return Err(Error::NotImplemented(
+            "in-place random sampling into a tensor that is part of an autograd graph".into(),
+        ));
+    }
+    if !x.dtype().is_float() && !matches!(dist, Dist::RandInt(..)) {
+        return Err(Error::Runtime(format!(
+            "\"{}\" not implemented for '{}'",
+            if matches!(dist, Dist::Normal(..)) { "normal_kernel_cpu" } else { "uniform_kernel_cpu" },
+            x.dtype().kernel_name()
+        )));
+    }
+    let shape = x.shape().to_vec();
+    let vals = random(&shape, dist, x.dtype(), gen)?;
+    crate::ops::inplace::write_values(x, &vals)
+}
+
+/// A random permutation of 0..n (Fisher-Yates).
+pub fn randperm(n: usize, dtype: DType, gen: Option<&Generator>) -> Result<Tensor> {
+    let mut idx: Vec<i64> = (0..n as i64).collect();
+    gen_or_default(gen).with(|r| {
+        for i in (1..n).rev() {
+            let j = (r.next_u64() % (i as u64 + 1)) as usize;
+            idx.swap(i, j);
+        }
+    });
+    let t = Tensor::from_vec(idx, vec![n])?;
+    if dtype == DType::I64 {
+        Ok(t)
+    } else {
+        crate::ops::to_dtype(&t, dtype)
+    }
 }
 
 pub fn full_like_scalar(shape: &[usize], v: Scalar, dtype: DType) -> Result<Tensor> {

@@ -9,7 +9,8 @@ import warnings as _warnings
 import numpy as _np
 
 from . import _core
-from ._core import Tensor, cat, stack, where, manual_seed, initial_seed, is_grad_enabled
+from ._core import Tensor, cat, stack, where, initial_seed, is_grad_enabled
+from ._core import Generator, default_generator
 from ._core import float32, float64, int64
 from ._core import bool  # noqa: A004  (ferrograd.bool is the dtype, as torch.bool)
 from ._size import Size
@@ -241,17 +242,17 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
     return _check_requires_grad(t, requires_grad)
 
 
-def _random(kind, size, a, b, dtype, requires_grad):
-    t = _core._random(_size_args(size), kind, a, b, dtype)
+def _random(kind, size, a, b, dtype, requires_grad, generator):
+    t = _core._random(_size_args(size), kind, a, b, dtype, generator)
     return _check_requires_grad(t, requires_grad)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
-    return _random("uniform", size, 0.0, 1.0, dtype or _default_dtype, requires_grad)
+    return _random("uniform", size, 0.0, 1.0, dtype or _default_dtype, requires_grad, generator)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
-    return _random("normal", size, 0.0, 1.0, dtype or _default_dtype, requires_grad)
+    return _random("normal", size, 0.0, 1.0, dtype or _default_dtype, requires_grad, generator)
 
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
@@ -259,7 +260,7 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     if size is None:
         low, high, size = 0, low, high
     return _random("randint", tuple(size), _builtins.float(low), _builtins.float(high),
-                   dtype or int64, requires_grad)
+                   dtype or int64, requires_grad, generator)
 
 
 def rand_like(input, *, dtype=None, requires_grad=False, **kw):
@@ -276,17 +277,19 @@ def randint_like(input, low=0, high=None, *, dtype=None, **kw):
     return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
 
 
-def randperm(n, *, dtype=None, generator=None, **kw):
-    keys = rand(n, dtype=float64)
-    return keys.argsort() if hasattr(keys, "argsort") else tensor(_np.argsort(keys.numpy()), dtype=dtype or int64)
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, **kw):
+    return _check_requires_grad(_core._randperm(n, dtype or int64, generator), requires_grad)
+
+
+def manual_seed(seed):
+    """Seeds the default generator and returns it."""
+    _core.manual_seed(seed)
+    return default_generator
 
 
 def seed():
-    import time
-
-    s = int(time.time_ns()) & ((1 << 63) - 1)
-    manual_seed(s)
-    return s
+    """Seeds the default generator from the OS's entropy and returns the seed."""
+    return default_generator.seed()
 
 
 def _rebuild_tensor(arr, requires_grad):

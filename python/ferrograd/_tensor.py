@@ -422,6 +422,28 @@ def gelu(self, approximate="none"):
     return self._gelu(approximate)
 
 
+def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
+    from_ = kw.pop("from", from_)
+    _core._fill_random(self, "uniform", float(from_), float(to), generator)
+    return self
+
+
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    _core._fill_random(self, "normal", float(mean), float(std), generator)
+    return self
+
+
+def random_(self, from_=0, to=None, *, generator=None, **kw):
+    from_ = kw.pop("from", from_)
+    if to is None:
+        from_, to = 0, (from_ if from_ else (1 << 24 if self.dtype == _core.float32 else
+                                              1 << 53 if self.is_floating_point() else (1 << 63) - 1))
+    _core._fill_random(self, "randint", float(from_), float(to), generator)
+    return self
+
+
 def __deepcopy__(self, memo):
     if not self.is_leaf:
         raise RuntimeError(
@@ -525,6 +547,9 @@ _METHODS = {
     "__deepcopy__": __deepcopy__,
     "__reduce_ex__": __reduce_ex__,
     "silu": lambda self: self._silu(),
+    "uniform_": uniform_,
+    "normal_": normal_,
+    "random_": random_,
 }
 
 

@@ -3,10 +3,11 @@
 pub mod convert;
 pub mod errors;
 pub mod node;
+pub mod random;
 pub mod tensor;
 
 use crate::autograd::engine::{run_backward, BackwardOptions};
-use crate::creation::{self, Dist};
+use crate::creation;
 use crate::dtype::{DType, Scalar};
 use crate::ops::{self, Operand};
 use crate::storage::{Elem, Storage};
@@ -131,38 +132,6 @@ fn _eye(n: usize, m: usize, dtype: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
 }
 
 #[pyfunction]
-fn _random(
-    shape: Vec<usize>,
-    kind: &str,
-    a: f64,
-    b: f64,
-    dtype: &Bound<'_, PyAny>,
-) -> PyResult<PyTensor> {
-    let d = required_dtype(dtype)?;
-    let dist = match kind {
-        "uniform" => Dist::Uniform(a, b),
-        "normal" => Dist::Normal(a, b),
-        "randint" => Dist::RandInt(a as i64, b as i64),
-        _ => {
-            return Err(PyValueError::new_err(format!(
-                "unknown distribution {kind}"
-            )))
-        }
-    };
-    errors::guarded(|| creation::random(&shape, dist, d)).map(PyTensor::new)
-}
-
-#[pyfunction]
-fn manual_seed(seed: i64) {
-    creation::manual_seed(seed as u64);
-}
-
-#[pyfunction]
-fn initial_seed() -> u64 {
-    creation::initial_seed()
-}
-
-#[pyfunction]
 #[pyo3(signature = (tensors, dim=0))]
 fn cat(py: Python<'_>, tensors: Vec<PyRef<'_, PyTensor>>, dim: i64) -> PyResult<PyTensor> {
     let ts = self::tensors(&tensors);
@@ -283,6 +252,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyTensor>()?;
     m.add_class::<PyDType>()?;
     m.add_class::<node::PyNodeHandle>()?;
+    random::register(m)?;
     m.add("float32", PyDType(DType::F32))?;
     m.add("float64", PyDType(DType::F64))?;
     m.add("int64", PyDType(DType::I64))?;
@@ -293,9 +263,6 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_arange, m)?)?;
     m.add_function(wrap_pyfunction!(_linspace, m)?)?;
     m.add_function(wrap_pyfunction!(_eye, m)?)?;
-    m.add_function(wrap_pyfunction!(_random, m)?)?;
-    m.add_function(wrap_pyfunction!(manual_seed, m)?)?;
-    m.add_function(wrap_pyfunction!(initial_seed, m)?)?;
     m.add_function(wrap_pyfunction!(cat, m)?)?;
     m.add_function(wrap_pyfunction!(stack, m)?)?;
     m.add_function(wrap_pyfunction!(where_, m)?)?;

@@ -1,0 +1,476 @@
+"""Base optimizer."""
+
+import functools
+import warnings
+from collections import OrderedDict, defaultdict
+from collections.abc import Iterable
+from copy import deepcopy
+from itertools import chain
+
+import ferrograd as torch
+from ferrograd import Tensor
+
+__all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
+
+_global_optimizer_pre_hooks = OrderedDict()
+_global_optimizer_post_hooks = OrderedDict()
+
+
+class _RequiredParameter:
+    """Singleton class representing a required parameter for an Optimizer."""
+
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+class RemovableHandle:
+    """A handle which provides the capability to remove a hook."""
+
+    next_id = 0
+
+    def __init__(self, hooks_dict):
+        self._hooks_dict = hooks_dict
+        self.id = RemovableHandle.next_id
+        RemovableHandle.next_id += 1
+
+    def remove(self):
+        self._hooks_dict.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _typename(obj):
+    """``torch.typename``: ``torch.FloatTensor`` for tensors, the qualified type name otherwise."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module = obj.__class__.__module__ or ""
+        qualname = obj.__class__.__qualname__
+    if module in {"", "builtins"}:
+        return qualname
+    return f"{module}.{qualname}"
+
+
+def _use_grad_for_differentiable(func):
+    """Runs ``step`` with grad mode set to ``defaults['differentiable']`` (always False here)."""
+
+    @functools.wraps(func)
+    def _use_grad(self, *args, **kwargs):
+        prev_grad = torch.is_grad_enabled()
+        try:
+            torch.set_grad_enabled(self.defaults["differentiable"])
+            ret = func(self, *args, **kwargs)
+        finally:
+            torch.set_grad_enabled(prev_grad)
+        return ret
+
+    return _use_grad
+
+
+def _get_scalar_dtype():
+    return torch.float64 if torch.get_default_dtype() == torch.float64 else torch.float32
+
+
+def _to_scalar(x):
+    """A 1-element tensor hyper-parameter becomes 0-dim; anything else is kept as is."""
+    if isinstance(x, Tensor) and x.dim() != 0:
+        return x.squeeze()
+    return x
+
+
+def _get_value(x):
+    return x.item() if isinstance(x, Tensor) else x
+
+
+def _as_float(name, x):
+    """A hyper-parameter as a Python number for the native step (tensor hyper-parameters are read)."""
+    if isinstance(x, Tensor):
+        if x.requires_grad:
+            raise NotImplementedError(
+                f"ferrograd.optim does not support a {name} Tensor that requires grad "
+                "(differentiable optimizers are not supported)"
+            )
+        return x.item()
+    return x
+
+
+def _check_unsupported(optimizer_name, group, options=("capturable", "differentiable", "fused")):
+    """Raises ``NotImplementedError`` for options torch supports and ferrograd does not."""
+    for option in options:
+        if group.get(option):
+            raise NotImplementedError(f"ferrograd.optim.{optimizer_name} does not support {option}=True")
+
+
+def register_optimizer_step_pre_hook(hook):
+    """Register a pre hook common to all optimizers: ``hook(optimizer, args, kwargs)``."""
+    handle = RemovableHandle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook):
+    """Register a post hook common to all optimizers: ``hook(optimizer, args, kwargs)``."""
+    handle = RemovableHandle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[handle.id] = hook
+    return handle
+
+
+class Optimizer:
+    r"""Base class for all optimizers.
+
+    Args:
+        params (iterable): an iterable of :class:`Tensor` s or :class:`dict` s
+            (parameter groups), or of ``(name, Tensor)`` pairs.
+        defaults (dict): default values of the optimization options, used when a
+            parameter group doesn't specify them.
+    """
+
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self._optimizer_step_pre_hooks = OrderedDict()
+        self._optimizer_step_post_hooks = OrderedDict()
+        self._optimizer_state_dict_pre_hooks = OrderedDict()
+        self._optimizer_state_dict_post_hooks = OrderedDict()
+        self._optimizer_load_state_dict_pre_hooks = OrderedDict()
+        self._optimizer_load_state_dict_post_hooks = OrderedDict()
+
+        self._patch_step_function()
+
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be "
+                "an iterable of Tensors or dicts, but got " + _typename(params)
+            )
+
+        self.state = defaultdict(dict)
+        self.param_groups = []
+
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+
+        for param_group in param_groups:
+            self.add_param_group(param_group)
+
+    def __getstate__(self):
+        return {
+            "defaults": self.defaults,
+            "state": self.state,
+            "param_groups": self.param_groups,
+        }
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        for name in (
+            "_optimizer_step_pre_hooks",
+            "_optimizer_step_post_hooks",
+            "_optimizer_state_dict_pre_hooks",
+            "_optimizer_state_dict_post_hooks",
+            "_optimizer_load_state_dict_pre_hooks",
+            "_optimizer_load_state_dict_post_hooks",
+        ):
+            if name not in self.__dict__:
+                setattr(self, name, OrderedDict())
+        self._patch_step_function()
+        self.defaults.setdefault("differentiable", False)
+
+    def __repr__(self):
+        format_string = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            format_string += "\n"
+            format_string += f"Parameter Group {i}\n"
+            for key in sorted(group.keys()):
+                if key != "params":
+                    format_string += f"    {key}: {group[key]}\n"
+        format_string += ")"
+        return format_string
+
+    @staticmethod
+    def profile_hook_step(func):
+        """Wraps ``step`` so that the step pre- and post-hooks run around it."""
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            self, *_ = args
+            for pre_hook in chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
+                result = pre_hook(self, args, kwargs)
+                if result is not None:
+                    if isinstance(result, tuple) and len(result) == 2:
+                        args, kwargs = result
+                    else:
+                        raise RuntimeError(
+                            f"{func} must return None or a tuple of (new_args, new_kwargs), but got {result}."
+                        )
+            out = func(*args, **kwargs)
+            for post_hook in chain(self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()):
+                post_hook(self, args, kwargs)
+            return out
+
+        return wrapper
+
+    def _patch_step_function(self):
+        hooked = getattr(self.__class__.step, "hooked", None)
+        if not hooked:
+            self.__class__.step = self.profile_hook_step(self.__class__.step)
+            self.__class__.step.hooked = True
+
+    def register_step_pre_hook(self, hook):
+        """Register a hook ``hook(optimizer, args, kwargs) -> None or (args, kwargs)`` run before ``step``."""
+        handle = RemovableHandle(self._optimizer_step_pre_hooks)
+        self._optimizer_step_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_step_post_hook(self, hook):
+        """Register a hook ``hook(optimizer, args, kwargs) -> None`` run after ``step``."""
+        handle = RemovableHandle(self._optimizer_step_post_hooks)
+        self._optimizer_step_post_hooks[handle.id] = hook
+        return handle
+
+    @staticmethod
+    def _register(hooks, hook, prepend):
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """Register a hook ``hook(optimizer) -> None`` run before ``state_dict``."""
+        return self._register(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """Register a hook ``hook(optimizer, state_dict) -> state_dict or None`` run after ``state_dict``."""
+        return self._register(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """Register a hook ``hook(optimizer, state_dict) -> state_dict or None`` run before ``load_state_dict``."""
+        return self._register(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """Register a hook ``hook(optimizer) -> None`` run after ``load_state_dict``."""
+        return self._register(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
+    def state_dict(self):
+        r"""Return the state of the optimizer as a :class:`dict`.
+
+        ``state`` maps parameter ids (their order across the groups) to their state;
+        ``param_groups`` holds each group's options with ``params`` as a list of ids.
+        """
+        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
+            pre_hook(self)
+
+        param_mappings = {}
+        start_index = 0
+
+        def pack_group(group):
+            nonlocal start_index
+            packed = {k: v for k, v in group.items() if k != "params"}
+            param_mappings.update(
+                {id(p): i for i, p in enumerate(group["params"], start_index) if id(p) not in param_mappings}
+            )
+            packed["params"] = [param_mappings[id(p)] for p in group["params"]]
+            start_index += len(packed["params"])
+            return packed
+
+        param_groups = [pack_group(g) for g in self.param_groups]
+        packed_state = {
+            (param_mappings[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()
+        }
+        state_dict = {"state": packed_state, "param_groups": param_groups}
+
+        for post_hook in self._optimizer_state_dict_post_hooks.values():
+            hook_result = post_hook(self, state_dict)
+            if hook_result is not None:
+                state_dict = hook_result
+        return state_dict
+
+    @staticmethod
+    def _process_value_according_to_param_policy(param, value, param_id, param_groups, key=None):
+        # Floating-point state takes the dtype of its parameter; ``step`` keeps its own dtype.
+        fused = False
+        capturable = False
+        for pg in param_groups:
+            if param_id in pg["params"]:
+                fused = pg.get("fused", False)
+                capturable = pg.get("capturable", False)
+                break
+        if key == "step":
+            if capturable or fused:
+                return value.to(dtype=torch.float32, device=param.device)
+            return value
+        if param.is_floating_point():
+            return value.to(dtype=param.dtype, device=param.device)
+        return value.to(device=param.device)
+
+    def load_state_dict(self, state_dict):
+        r"""Load the optimizer state.
+
+        Args:
+            state_dict (dict): optimizer state. Should be an object returned
+                from a call to :meth:`state_dict`.
+        """
+        state_dict = state_dict.copy()
+        for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
+            hook_result = pre_hook(self, state_dict)
+            if hook_result is not None:
+                state_dict = hook_result
+
+        groups = self.param_groups
+        saved_groups = deepcopy(state_dict["param_groups"])
+
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        param_lens = (len(g["params"]) for g in groups)
+        saved_lens = (len(g["params"]) for g in saved_groups)
+        if any(p_len != s_len for p_len, s_len in zip(param_lens, saved_lens)):
+            raise ValueError(
+                "loaded state dict contains a parameter group that doesn't match the size of optimizer's group"
+            )
+
+        id_map = dict(
+            zip(
+                chain.from_iterable(g["params"] for g in saved_groups),
+                chain.from_iterable(g["params"] for g in groups),
+            )
+        )
+
+        def _cast(param, value, param_id=None, param_groups=None, key=None):
+            """Copy ``value``, casting its tensors to the parameter's dtype as torch does."""
+            if isinstance(value, Tensor):
+                return Optimizer._process_value_according_to_param_policy(param, value, param_id, param_groups, key)
+            if isinstance(value, dict):
+                return {k: _cast(param, v, param_id=param_id, param_groups=param_groups, key=k) for k, v in value.items()}
+            if isinstance(value, Iterable) and not isinstance(value, (str, bytes)):
+                return type(value)(_cast(param, v, param_id=param_id, param_groups=param_groups) for v in value)
+            return value
+
+        state = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                param = id_map[k]
+                state[param] = _cast(param, v, param_id=k, param_groups=state_dict["param_groups"])
+            else:
+                state[k] = v
+
+        def update_group(group, new_group):
+            new_group["params"] = group["params"]
+            if "param_names" in group and "param_names" not in new_group:
+                new_group["param_names"] = group["param_names"]
+            return new_group
+
+        param_groups = [update_group(g, ng) for g, ng in zip(groups, saved_groups)]
+        self.__setstate__({"state": state, "param_groups": param_groups})
+
+        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
+            post_hook(self)
+
+    def zero_grad(self, set_to_none=True):
+        r"""Reset the gradients of all optimized tensors (to ``None`` by default, else to zeros)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    if set_to_none:
+                        p.grad = None
+                    else:
+                        if p.grad.grad_fn is not None:
+                            p.grad.detach_()
+                        else:
+                            p.grad.requires_grad_(False)
+                        p.grad.zero_()
+
+    def step(self, closure=None):
+        r"""Perform a single optimization step to update parameter.
+
+        Args:
+            closure (Callable): A closure that reevaluates the model and
+                returns the loss. Optional for most optimizers.
+        """
+        raise NotImplementedError
+
+    def add_param_group(self, param_group):
+        r"""Add a param group to the :class:`Optimizer` s ``param_groups``.
+
+        Args:
+            param_group (dict): Specifies what Tensors should be optimized along with group
+                specific optimization options.
+        """
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but "
+                "the ordering of tensors in sets will change between runs. Please use a list instead."
+            )
+        else:
+            param_group["params"] = list(params)
+
+        extracted_param_tensors = []
+        extracted_param_names = []
+        for param in param_group["params"]:
+            if isinstance(param, tuple):
+                extracted_param_names.append(param[0])
+                extracted_param_tensors.append(param[1])
+            else:
+                extracted_param_tensors.append(param)
+
+        param_group["params"] = extracted_param_tensors
+        if len(extracted_param_names) != 0:
+            if len(extracted_param_names) == len(extracted_param_tensors):
+                param_group["param_names"] = extracted_param_names
+            else:
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+
+        for param in param_group["params"]:
+            if not isinstance(param, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is " + _typename(param))
+            if not self.defaults.get("differentiable", None) and not (param.is_leaf or param.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
+            else:
+                param_group.setdefault(name, default)
+        _check_unsupported(self.__class__.__name__, param_group)
+
+        params = param_group["params"]
+        if len(params) != len({id(p) for p in params}):
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; "
+                "in future, this will cause an error; "
+                "see github.com/pytorch/pytorch/issues/40967 for more information",
+                stacklevel=3,
+            )
+
+        param_set = set()
+        for group in self.param_groups:
+            param_set.update(id(p) for p in group["params"])
+            if ("param_names" in param_group) != ("param_names" in group):
+                current_group_txt = "with names" if "param_names" in param_group else "without names"
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. "
+                    f"cannot add param group {current_group_txt} to the optimizer"
+                )
+
+        if not param_set.isdisjoint(id(p) for p in param_group["params"]):
+            raise ValueError("some parameters appear in more than one parameter group")
+
+        self.param_groups.append(param_group)
