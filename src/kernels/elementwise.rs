@@ -1,6 +1,6 @@
 //! Elementwise maps over strided inputs, writing fresh contiguous outputs.
 
-use super::{alloc, build, build_with, PAR_THRESHOLD, PAR_THRESHOLD_COSTLY};
+use super::{alloc, build, build_with, par_ok, PAR_THRESHOLD, PAR_THRESHOLD_COSTLY};
 use crate::error::Result;
 use crate::layout::Layout;
 use rayon::prelude::*;
@@ -146,7 +146,7 @@ where
 {
     if let Some(r) = layout.contiguous_range() {
         let d = &mut dst[r];
-        if d.len() >= PAR_THRESHOLD {
+        if par_ok(d.len(), PAR_THRESHOLD) {
             d.par_iter_mut()
                 .zip(src.par_iter())
                 .for_each(|(x, &y)| *x = f(*x, y));

@@ -39,7 +39,7 @@ pub fn matmul<T: Elem>(
         dst.iter_mut().for_each(|d| *d = T::default());
         return;
     }
-    let par = if m * n * k >= GEMM_PAR_THRESHOLD {
+    let par = if super::par_ok(m * n * k, GEMM_PAR_THRESHOLD) {
         gemm::Parallelism::Rayon(0)
     } else {
         gemm::Parallelism::None

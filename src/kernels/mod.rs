@@ -1,6 +1,7 @@
 //! Kernels: pure functions over slices and layouts. No graph, no Python.
 pub mod elementwise;
 pub mod matmul;
+pub mod optim;
 pub mod reduce;
 pub mod simd;
 
@@ -25,6 +26,15 @@ pub fn alloc<T>(n: usize) -> Result<Vec<T>> {
         ))
     })?;
     Ok(v)
+}
+
+/// True when work of size `n` should run on the rayon pool: `n` reaches `threshold` and this is
+/// the process whose rayon pool is alive. A child forked after the pool started has the pool's
+/// bookkeeping but none of its threads (fork copies only the calling thread), so a rayon call
+/// there would wait forever; forked children (DataLoader workers) run kernels serially instead.
+pub fn par_ok(n: usize, threshold: usize) -> bool {
+    static POOL_PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    n >= threshold && *POOL_PID.get_or_init(std::process::id) == std::process::id()
 }
 
 /// Elements per parallel task: large enough to amortise rayon's dispatch, small enough to
@@ -55,7 +65,7 @@ where
         let len = c.len();
         assert_eq!(fill(start, c), len, "kernel left elements unwritten");
     };
-    if n >= threshold {
+    if par_ok(n, threshold) {
         spare
             .par_chunks_mut(CHUNK)
             .enumerate()

@@ -1,7 +1,7 @@
 //! Reductions over a contiguous buffer viewed as `(outer, red, inner)`: the reduced axis is the
 //! middle one, so a reduction over any single block of adjacent dims needs no copy.
 
-use super::{alloc, PAR_THRESHOLD};
+use super::{alloc, par_ok, PAR_THRESHOLD};
 use crate::error::Result;
 use rayon::prelude::*;
 
@@ -51,7 +51,7 @@ where
             }
         }
     };
-    if inner > 0 && outer * red * inner >= PAR_THRESHOLD && outer > 1 {
+    if inner > 0 && par_ok(outer * red * inner, PAR_THRESHOLD) && outer > 1 {
         out.par_chunks_mut(inner)
             .enumerate()
             .for_each(|(o, dst)| block(o, dst));
@@ -70,7 +70,7 @@ where
 {
     if inner == 1 {
         let mut out = alloc::<T>(outer)?;
-        if outer * red >= PAR_THRESHOLD && outer > 1 {
+        if par_ok(outer * red, PAR_THRESHOLD) && outer > 1 {
             data.par_chunks(red.max(1))
                 .take(outer)
                 .map(sum_slice)
@@ -80,7 +80,7 @@ where
             }
         } else if red == 0 {
             out.resize(outer, T::default());
-        } else if outer == 1 && red >= PAR_THRESHOLD {
+        } else if outer == 1 && par_ok(red, PAR_THRESHOLD) {
             let parts: Vec<T> = data.par_chunks(PAR_THRESHOLD / 4).map(sum_slice).collect();
             out.push(sum_slice(&parts));
         } else {
@@ -158,7 +158,7 @@ pub fn softmax_rows_f32(src: &[f32], len: usize, log: bool) -> Result<Vec<f32>> 
             o.iter_mut().for_each(|v| *v *= inv);
         }
     };
-    if n >= super::PAR_THRESHOLD_COSTLY {
+    if super::par_ok(n, super::PAR_THRESHOLD_COSTLY) {
         let per_task = (4096 / len).max(1);
         out.par_chunks_mut(len)
             .zip(src.par_chunks(len))

@@ -70,7 +70,7 @@ fn batched_typed<T: Elem>(
         };
         kmatmul(n, k, m, am, bm, dst);
     };
-    if batch > 1 && n * m > 0 && batch * n * k * m >= 1 << 18 && n * k * m < 1 << 18 {
+    if batch > 1 && n * m > 0 && crate::kernels::par_ok(batch * n * k * m, 1 << 18) && n * k * m < 1 << 18 {
         out.par_chunks_mut(n * m)
             .enumerate()
             .for_each(|(i, d)| one(i, d));

@@ -5,6 +5,7 @@ pub mod binary;
 pub mod index;
 pub mod inplace;
 pub mod matmul;
+pub mod optim;
 pub mod reduce;
 pub mod shape;
 pub mod unary;

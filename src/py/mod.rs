@@ -3,6 +3,7 @@
 pub mod convert;
 pub mod errors;
 pub mod node;
+pub mod optim;
 pub mod random;
 pub mod tensor;
 
@@ -253,6 +254,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDType>()?;
     m.add_class::<node::PyNodeHandle>()?;
     random::register(m)?;
+    optim::register(m)?;
     m.add("float32", PyDType(DType::F32))?;
     m.add("float64", PyDType(DType::F64))?;
     m.add("int64", PyDType(DType::I64))?;

@@ -1,0 +1,286 @@
+//! Optimizer updates over contiguous slices, one fused pass per parameter. Each formula follows
+//! PyTorch's single-tensor implementation operation by operation (same rounding order), with the
+//! hyper-parameters converted to the parameter's dtype as PyTorch's scalar arguments are.
+
+use super::{par_ok, PAR_THRESHOLD};
+
+/// The float element types an optimizer updates.
+pub trait Real:
+    Copy
+    + Send
+    + Sync
+    + PartialOrd
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::Neg<Output = Self>
+{
+    fn of(v: f64) -> Self;
+    fn sqrt(self) -> Self;
+}
+
+impl Real for f32 {
+    fn of(v: f64) -> Self {
+        v as f32
+    }
+    fn sqrt(self) -> Self {
+        f32::sqrt(self)
+    }
+}
+
+impl Real for f64 {
+    fn of(v: f64) -> Self {
+        v
+    }
+    fn sqrt(self) -> Self {
+        f64::sqrt(self)
+    }
+}
+
+/// PyTorch's lerp: `s + w * (e - s)` for small weights, `e - (e - s) * (1 - w)` otherwise.
+#[inline(always)]
+fn lerp<T: Real>(s: T, e: T, w: T) -> T {
+    if w < T::of(0.5) {
+        s + w * (e - s)
+    } else {
+        e - (e - s) * (T::of(1.0) - w)
+    }
+}
+
+#[inline(always)]
+fn max<T: Real>(a: T, b: T) -> T {
+    // torch.maximum propagates NaN
+    if a != a || a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// The arrays one parameter's update touches: written ones first (the parameter, then its
+/// state), and the gradient read.
+pub struct Arrays<'a, T> {
+    pub muts: Vec<&'a mut [T]>,
+    pub grad: &'a [T],
+}
+
+/// Elements below which splitting further for the pool is not worth it.
+const SPLIT: usize = 1 << 15;
+
+/// Runs `f` over `a`, splitting all arrays at the same points and running the halves on the
+/// rayon pool when the parameter is large.
+pub fn for_chunks<T: Send + Sync>(a: Arrays<'_, T>, f: &(dyn Fn(Arrays<'_, T>) + Sync)) {
+    let n = a.grad.len();
+    if par_ok(n, PAR_THRESHOLD) {
+        split(a, f);
+    } else {
+        f(a);
+    }
+}
+
+fn split<T: Send + Sync>(a: Arrays<'_, T>, f: &(dyn Fn(Arrays<'_, T>) + Sync)) {
+    let n = a.grad.len();
+    if n <= SPLIT {
+        return f(a);
+    }
+    let mid = n / 2;
+    let (mut lo, mut hi) = (Vec::with_capacity(a.muts.len()), Vec::with_capacity(a.muts.len()));
+    for m in a.muts {
+        let (x, y) = m.split_at_mut(mid);
+        lo.push(x);
+        hi.push(y);
+    }
+    let (glo, ghi) = a.grad.split_at(mid);
+    rayon::join(
+        || split(Arrays { muts: lo, grad: glo }, f),
+        || split(Arrays { muts: hi, grad: ghi }, f),
+    );
+}
+
+/// The gradient after `maximize` and (coupled) weight decay.
+#[inline(always)]
+fn effective_grad<T: Real>(g: T, p: T, maximize: bool, wd: Option<T>) -> T {
+    let g = if maximize { -g } else { g };
+    match wd {
+        Some(wd) => g + wd * p,
+        None => g,
+    }
+}
+
+fn nonzero<T: Real>(v: f64) -> Option<T> {
+    (v != 0.0).then(|| T::of(v))
+}
+
+#[derive(Clone, Copy)]
+pub struct Sgd {
+    pub lr: f64,
+    pub momentum: f64,
+    pub dampening: f64,
+    pub weight_decay: f64,
+    pub nesterov: bool,
+    pub maximize: bool,
+    /// The momentum buffer is new: it starts as the gradient.
+    pub init_buffer: bool,
+}
+
+/// `muts` = [param] or [param, momentum_buffer].
+pub fn sgd<T: Real>(a: Arrays<'_, T>, h: Sgd) {
+    let (lr, mom, damp) = (T::of(-h.lr), T::of(h.momentum), T::of(1.0 - h.dampening));
+    let wd = nonzero::<T>(h.weight_decay);
+    let mut muts = a.muts.into_iter();
+    let p = muts.next().expect("param");
+    match muts.next() {
+        None => {
+            for (p, &g) in p.iter_mut().zip(a.grad) {
+                let g = effective_grad(g, *p, h.maximize, wd);
+                *p = *p + lr * g;
+            }
+        }
+        Some(buf) => {
+            for ((p, b), &g) in p.iter_mut().zip(buf.iter_mut()).zip(a.grad) {
+                let g = effective_grad(g, *p, h.maximize, wd);
+                *b = if h.init_buffer { g } else { *b * mom + damp * g };
+                let d = if h.nesterov { g + mom * *b } else { *b };
+                *p = *p + lr * d;
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+pub struct Adam {
+    pub lr: f64,
+    pub beta1: f64,
+    pub beta2: f64,
+    pub eps: f64,
+    pub weight_decay: f64,
+    pub amsgrad: bool,
+    pub maximize: bool,
+    pub decoupled: bool,
+    /// The step count after this step's increment.
+    pub step: f64,
+}
+
+/// `muts` = [param, exp_avg, exp_avg_sq] (+ [max_exp_avg_sq] with amsgrad).
+pub fn adam<T: Real>(a: Arrays<'_, T>, h: Adam) {
+    let bias_correction1 = 1.0 - h.beta1.powf(h.step);
+    let bias_correction2 = 1.0 - h.beta2.powf(h.step);
+    let step_size = T::of(-(h.lr / bias_correction1));
+    let bc2_sqrt = T::of(bias_correction2.sqrt());
+    let (w1, b2, w2, eps) = (
+        T::of(1.0 - h.beta1),
+        T::of(h.beta2),
+        T::of(1.0 - h.beta2),
+        T::of(h.eps),
+    );
+    let decay = T::of(1.0 - h.lr * h.weight_decay);
+    let decoupled = h.decoupled && h.weight_decay != 0.0;
+    let wd = if h.decoupled {
+        None
+    } else {
+        nonzero::<T>(h.weight_decay)
+    };
+    let mut muts = a.muts.into_iter();
+    let (p, m, v) = (
+        muts.next().expect("param"),
+        muts.next().expect("exp_avg"),
+        muts.next().expect("exp_avg_sq"),
+    );
+    let mut vmax = muts.next();
+    for i in 0..p.len() {
+        let mut pi = p[i];
+        if decoupled {
+            pi = pi * decay;
+        }
+        let g = effective_grad(a.grad[i], pi, h.maximize, wd);
+        let mi = lerp(m[i], g, w1);
+        let vi = v[i] * b2 + w2 * g * g;
+        m[i] = mi;
+        v[i] = vi;
+        let second = match vmax.as_deref_mut() {
+            Some(vm) => {
+                vm[i] = max(vm[i], vi);
+                vm[i]
+            }
+            None => vi,
+        };
+        let denom = second.sqrt() / bc2_sqrt + eps;
+        p[i] = pi + step_size * mi / denom;
+    }
+}
+
+#[derive(Clone, Copy)]
+pub struct RmsProp {
+    pub lr: f64,
+    pub alpha: f64,
+    pub eps: f64,
+    pub weight_decay: f64,
+    pub momentum: f64,
+    pub centered: bool,
+    pub maximize: bool,
+}
+
+/// `muts` = [param, square_avg] (+ [grad_avg] when centered) (+ [momentum_buffer] when
+/// momentum > 0).
+pub fn rmsprop<T: Real>(a: Arrays<'_, T>, h: RmsProp) {
+    let (alpha, w, mom, eps, lr) = (
+        T::of(h.alpha),
+        T::of(1.0 - h.alpha),
+        T::of(h.momentum),
+        T::of(h.eps),
+        T::of(-h.lr),
+    );
+    let wd = nonzero::<T>(h.weight_decay);
+    let mut muts = a.muts.into_iter();
+    let (p, sq) = (muts.next().expect("param"), muts.next().expect("square_avg"));
+    let mut gavg = if h.centered { muts.next() } else { None };
+    let mut buf = if h.momentum > 0.0 { muts.next() } else { None };
+    for i in 0..p.len() {
+        let g = effective_grad(a.grad[i], p[i], h.maximize, wd);
+        let s = sq[i] * alpha + w * g * g;
+        sq[i] = s;
+        let avg = match gavg.as_deref_mut() {
+            Some(ga) => {
+                let m = lerp(ga[i], g, w);
+                ga[i] = m;
+                (s + T::of(-1.0) * m * m).sqrt()
+            }
+            None => s.sqrt(),
+        } + eps;
+        match buf.as_deref_mut() {
+            Some(b) => {
+                b[i] = b[i] * mom + g / avg;
+                p[i] = p[i] + lr * b[i];
+            }
+            None => p[i] = p[i] + lr * g / avg,
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+pub struct Adagrad {
+    pub lr: f64,
+    pub lr_decay: f64,
+    pub weight_decay: f64,
+    pub eps: f64,
+    pub maximize: bool,
+    /// The step count after this step's increment.
+    pub step: f64,
+}
+
+/// `muts` = [param, sum].
+pub fn adagrad<T: Real>(a: Arrays<'_, T>, h: Adagrad) {
+    let clr = T::of(-(h.lr / (1.0 + (h.step - 1.0) * h.lr_decay)));
+    let eps = T::of(h.eps);
+    let one = T::of(1.0);
+    let wd = nonzero::<T>(h.weight_decay);
+    let mut muts = a.muts.into_iter();
+    let (p, sum) = (muts.next().expect("param"), muts.next().expect("sum"));
+    for i in 0..p.len() {
+        let g = effective_grad(a.grad[i], p[i], h.maximize, wd);
+        let s = sum[i] + one * g * g;
+        sum[i] = s;
+        p[i] = p[i] + clr * g / (s.sqrt() + eps);
+    }
+}

@@ -1,0 +1,383 @@
+//! Optimizer steps: one call updates every parameter of a group in place (no autograd), with
+//! PyTorch's version-counter bumps, so a Python optimizer makes one native call per step.
+
+use super::{materialize, write_values};
+use crate::dtype::{DType, Scalar};
+use crate::error::{Error, Result};
+use crate::kernels::optim::{self as k, Arrays, Real};
+use crate::layout::fmt_list;
+use crate::storage::Elem;
+use crate::tensor::Tensor;
+use std::sync::Arc;
+
+/// One parameter's update: the tensors written (parameter first, then its state) with how many
+/// in-place ops PyTorch applies to each (its version bumps), and the gradient.
+struct Update<'a> {
+    muts: Vec<(&'a Tensor, u64)>,
+    grad: &'a Tensor,
+}
+
+fn check(name: &str, u: &Update<'_>) -> Result<()> {
+    let p = u.muts[0].0;
+    if !p.dtype().is_float() {
+        return Err(Error::Runtime(format!(
+            "{name}: parameters must be float32 or float64, got {}",
+            p.dtype().kernel_name()
+        )));
+    }
+    crate::ops::check_inplace(p)?;
+    for &(t, _) in u.muts.iter().chain([(u.grad, 0)].iter()) {
+        if t.dtype() != p.dtype() || t.shape() != p.shape() {
+            return Err(Error::Runtime(format!(
+                "{name}: expected a {} tensor of shape {} like its parameter, got {} of shape {}",
+                p.dtype().kernel_name(),
+                fmt_list(p.shape()),
+                t.dtype().kernel_name(),
+                fmt_list(t.shape())
+            )));
+        }
+    }
+    for (i, &(t, _)) in u.muts.iter().enumerate() {
+        if !t.is_contiguous() {
+            return Err(Error::NotImplemented(format!(
+                "{name} on a non-contiguous parameter or state tensor (shape {}, strides {})",
+                fmt_list(t.shape()),
+                fmt_list(&t.layout().strides)
+            )));
+        }
+        if u.muts[..i]
+            .iter()
+            .any(|(o, _)| Arc::ptr_eq(o.storage(), t.storage()))
+        {
+            return Err(Error::Runtime(format!(
+                "{name}: a parameter and its optimizer state must not share memory"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn apply<T: Real + Elem>(u: &Update<'_>, f: &(dyn Fn(Arrays<'_, T>) + Sync)) -> Result<()> {
+    // a gradient sharing memory with a written tensor is read from a copy
+    let shared = u
+        .muts
+        .iter()
+        .any(|(t, _)| Arc::ptr_eq(t.storage(), u.grad.storage()));
+    let g = if u.grad.is_contiguous() && !shared {
+        u.grad.clone()
+    } else {
+        materialize(u.grad)?
+    };
+    {
+        let gguard = g.storage().read::<T>();
+        let grange = g.layout().contiguous_range().expect("contiguous");
+        let mut guards: Vec<_> = u.muts.iter().map(|(t, _)| t.storage().write::<T>()).collect();
+        let slices: Vec<&mut [T]> = guards
+            .iter_mut()
+            .zip(&u.muts)
+            .map(|(w, (t, _))| &mut w[t.layout().contiguous_range().expect("contiguous")])
+            .collect();
+        k::for_chunks(
+            Arrays {
+                muts: slices,
+                grad: &gguard[grange],
+            },
+            f,
+        );
+    }
+    for &(t, n) in &u.muts {
+        for _ in 0..n {
+            t.bump_version();
+        }
+    }
+    Ok(())
+}
+
+/// Runs `kernel` on one parameter's update in its dtype.
+macro_rules! run_update {
+    ($u:expr, $kernel:path, $h:expr) => {{
+        let h = $h;
+        match $u.muts[0].0.dtype() {
+            DType::F32 => apply::<f32>(&$u, &move |a| $kernel(a, h)),
+            _ => apply::<f64>(&$u, &move |a| $kernel(a, h)),
+        }
+    }};
+}
+
+fn lengths(name: &str, n: usize, lists: &[(&str, usize)]) -> Result<()> {
+    for &(what, len) in lists {
+        if len != n {
+            return Err(Error::Runtime(format!(
+                "{name}: expected {n} {what} (one per parameter), got {len}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `step_t += 1` on a 0-d step tensor; returns the new count.
+fn increment_step(t: &Tensor) -> Result<f64> {
+    if t.numel() != 1 || !t.dtype().is_float() {
+        return Err(Error::Runtime(format!(
+            "optimizer step counts must be one-element float tensors, got {} of shape {}",
+            t.dtype().kernel_name(),
+            fmt_list(t.shape())
+        )));
+    }
+    let v = t.item()?.to_f64() + 1.0;
+    write_values(t, &Tensor::scalar(Scalar::Float(v), t.dtype()))?;
+    Ok(t.item()?.to_f64())
+}
+
+pub struct SgdArgs {
+    pub lr: f64,
+    pub momentum: f64,
+    pub dampening: f64,
+    pub weight_decay: f64,
+    pub nesterov: bool,
+    pub maximize: bool,
+}
+
+/// PyTorch's single-tensor SGD over a group; returns the momentum buffers (created from the
+/// gradient on a parameter's first step; none when momentum is 0).
+pub fn sgd_step(
+    params: &[Tensor],
+    grads: &[Tensor],
+    bufs: Vec<Option<Tensor>>,
+    a: &SgdArgs,
+) -> Result<Vec<Option<Tensor>>> {
+    let name = "SGD";
+    lengths(name, params.len(), &[("gradients", grads.len()), ("momentum buffers", bufs.len())])?;
+    let mut out = Vec::with_capacity(params.len());
+    for ((p, g), buf) in params.iter().zip(grads).zip(bufs) {
+        let (buf, init) = match (a.momentum != 0.0, buf) {
+            (false, _) => (None, false),
+            (true, Some(b)) => (Some(b), false),
+            (true, None) => (Some(Tensor::zeros(p.shape(), p.dtype())?), true),
+        };
+        let mut muts = vec![(p, 1)];
+        if let Some(b) = &buf {
+            // a new buffer is a clone of the gradient (no bump); an old one gets mul_ and add_
+            muts.push((b, if init { 0 } else { 2 }));
+        }
+        let u = Update { muts, grad: g };
+        check(name, &u)?;
+        let h = k::Sgd {
+            lr: a.lr,
+            momentum: a.momentum,
+            dampening: a.dampening,
+            weight_decay: a.weight_decay,
+            nesterov: a.nesterov,
+            maximize: a.maximize,
+            init_buffer: init,
+        };
+        run_update!(u, k::sgd, h)?;
+        out.push(buf);
+    }
+    Ok(out)
+}
+
+pub struct AdamArgs {
+    pub lr: f64,
+    pub beta1: f64,
+    pub beta2: f64,
+    pub eps: f64,
+    pub weight_decay: f64,
+    pub amsgrad: bool,
+    pub maximize: bool,
+    pub decoupled: bool,
+}
+
+pub struct AdamState<'a> {
+    pub exp_avgs: &'a [Tensor],
+    pub exp_avg_sqs: &'a [Tensor],
+    pub max_exp_avg_sqs: &'a [Tensor],
+    pub steps: &'a [Tensor],
+}
+
+/// PyTorch's single-tensor Adam / AdamW over a group.
+pub fn adam_step(params: &[Tensor], grads: &[Tensor], s: &AdamState<'_>, a: &AdamArgs) -> Result<()> {
+    let name = if a.decoupled { "AdamW" } else { "Adam" };
+    let n = params.len();
+    lengths(
+        name,
+        n,
+        &[
+            ("gradients", grads.len()),
+            ("exp_avgs", s.exp_avgs.len()),
+            ("exp_avg_sqs", s.exp_avg_sqs.len()),
+            ("steps", s.steps.len()),
+            ("max_exp_avg_sqs", if a.amsgrad { s.max_exp_avg_sqs.len() } else { n }),
+        ],
+    )?;
+    for i in 0..n {
+        let p = &params[i];
+        let p_bumps = if a.decoupled && a.weight_decay != 0.0 { 2 } else { 1 };
+        let mut muts = vec![(p, p_bumps), (&s.exp_avgs[i], 1), (&s.exp_avg_sqs[i], 2)];
+        if a.amsgrad {
+            muts.push((&s.max_exp_avg_sqs[i], 1));
+        }
+        let u = Update { muts, grad: &grads[i] };
+        check(name, &u)?;
+        let step = increment_step(&s.steps[i])?;
+        let h = k::Adam {
+            lr: a.lr,
+            beta1: a.beta1,
+            beta2: a.beta2,
+            eps: a.eps,
+            weight_decay: a.weight_decay,
+            amsgrad: a.amsgrad,
+            maximize: a.maximize,
+            decoupled: a.decoupled,
+            step,
+        };
+        run_update!(u, k::adam, h)?;
+    }
+    Ok(())
+}
+
+pub struct RmsPropState<'a> {
+    pub square_avgs: &'a [Tensor],
+    pub grad_avgs: &'a [Tensor],
+    pub momentum_buffers: &'a [Tensor],
+    pub steps: &'a [Tensor],
+}
+
+/// PyTorch's single-tensor RMSprop over a group.
+pub fn rmsprop_step(
+    params: &[Tensor],
+    grads: &[Tensor],
+    s: &RmsPropState<'_>,
+    h: k::RmsProp,
+) -> Result<()> {
+    let name = "RMSprop";
+    let n = params.len();
+    lengths(
+        name,
+        n,
+        &[
+            ("gradients", grads.len()),
+            ("square_avgs", s.square_avgs.len()),
+            ("steps", s.steps.len()),
+            ("grad_avgs", if h.centered { s.grad_avgs.len() } else { n }),
+            ("momentum_buffers", if h.momentum > 0.0 { s.momentum_buffers.len() } else { n }),
+        ],
+    )?;
+    for i in 0..n {
+        let mut muts = vec![(&params[i], 1), (&s.square_avgs[i], 2)];
+        if h.centered {
+            muts.push((&s.grad_avgs[i], 1));
+        }
+        if h.momentum > 0.0 {
+            muts.push((&s.momentum_buffers[i], 2));
+        }
+        let u = Update { muts, grad: &grads[i] };
+        check(name, &u)?;
+        increment_step(&s.steps[i])?;
+        run_update!(u, k::rmsprop, h)?;
+    }
+    Ok(())
+}
+
+pub struct AdagradArgs {
+    pub lr: f64,
+    pub lr_decay: f64,
+    pub weight_decay: f64,
+    pub eps: f64,
+    pub maximize: bool,
+}
+
+/// PyTorch's single-tensor Adagrad over a group.
+pub fn adagrad_step(
+    params: &[Tensor],
+    grads: &[Tensor],
+    sums: &[Tensor],
+    steps: &[Tensor],
+    a: &AdagradArgs,
+) -> Result<()> {
+    let name = "Adagrad";
+    let n = params.len();
+    lengths(
+        name,
+        n,
+        &[("gradients", grads.len()), ("state sums", sums.len()), ("steps", steps.len())],
+    )?;
+    for i in 0..n {
+        let u = Update {
+            muts: vec![(&params[i], 1), (&sums[i], 1)],
+            grad: &grads[i],
+        };
+        check(name, &u)?;
+        let step = increment_step(&steps[i])?;
+        let h = k::Adagrad {
+            lr: a.lr,
+            lr_decay: a.lr_decay,
+            weight_decay: a.weight_decay,
+            eps: a.eps,
+            maximize: a.maximize,
+            step,
+        };
+        run_update!(u, k::adagrad, h)?;
+    }
+    Ok(())
+}
+
+/// The norm of all the tensors' elements taken together (`ord` = ±inf for the max/min-abs
+/// norm), accumulated in float64; a 0-d tensor of the first tensor's dtype.
+pub fn foreach_norm(ts: &[Tensor], ord: f64) -> Result<Tensor> {
+    let dtype = ts.first().map(|t| t.dtype()).unwrap_or(DType::F32);
+    let mut acc: Option<f64> = None;
+    for t in ts {
+        if !t.dtype().is_float() {
+            return Err(Error::Runtime(format!(
+                "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}",
+                t.dtype().kernel_name()
+            )));
+        }
+        let vals = crate::ops::cast_vec::<f64>(t)?;
+        let abs = vals.iter().map(|v| v.abs());
+        let part = if ord == f64::INFINITY {
+            abs.fold(0.0, |m, a| if a > m || a.is_nan() { a } else { m })
+        } else if ord == f64::NEG_INFINITY {
+            abs.fold(f64::INFINITY, f64::min)
+        } else if ord == 0.0 {
+            abs.filter(|&a| a != 0.0).count() as f64
+        } else if ord == 1.0 {
+            abs.sum()
+        } else if ord == 2.0 {
+            abs.map(|a| a * a).sum()
+        } else {
+            abs.map(|a| a.powf(ord)).sum()
+        };
+        acc = Some(match acc {
+            None => part,
+            Some(a) if ord == f64::INFINITY => if part > a || part.is_nan() { part } else { a },
+            Some(a) if ord == f64::NEG_INFINITY => a.min(part),
+            Some(a) => a + part,
+        });
+    }
+    let acc = acc.unwrap_or(0.0);
+    let total = if ord.is_infinite() || ord == 0.0 || ord == 1.0 {
+        acc
+    } else if ord == 2.0 {
+        acc.sqrt()
+    } else {
+        acc.powf(1.0 / ord)
+    };
+    Ok(Tensor::scalar(Scalar::Float(total), dtype))
+}
+
+/// `t.mul_(scalar)` for each tensor, without autograd.
+pub fn foreach_mul_(ts: &[Tensor], scalar: f64) -> Result<()> {
+    for t in ts {
+        crate::ops::check_inplace(t)?;
+        if crate::autograd::graph::needs_grad(&[t]) {
+            return Err(Error::NotImplemented(
+                "_foreach_mul_ on tensors that are part of an autograd graph".into(),
+            ));
+        }
+        let r = crate::ops::mul_scalar(&t.detach(), scalar)?;
+        write_values(t, &r)?;
+    }
+    Ok(())
+}
