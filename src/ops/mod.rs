@@ -4,6 +4,7 @@
 pub mod binary;
 pub mod index;
 pub mod inplace;
+pub mod loss;
 pub mod matmul;
 pub mod optim;
 pub mod reduce;

@@ -2,6 +2,7 @@
 
 pub mod convert;
 pub mod errors;
+pub mod nn;
 pub mod node;
 pub mod optim;
 pub mod random;
@@ -255,6 +256,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<node::PyNodeHandle>()?;
     random::register(m)?;
     optim::register(m)?;
+    nn::register(m)?;
     m.add("float32", PyDType(DType::F32))?;
     m.add("float64", PyDType(DType::F64))?;
     m.add("int64", PyDType(DType::I64))?;

@@ -1,3 +1,5 @@
-"""``ferrograd.nn``: for now only the functional ops the core provides."""
+"""``ferrograd.nn``: modules, parameters, functional ops, initialisation and utilities."""
 
-from . import functional  # noqa: F401
+from .parameter import Buffer, Parameter
+from .modules import *  # noqa: F401,F403
+from . import functional, init, modules, parameter, utils  # noqa: F401

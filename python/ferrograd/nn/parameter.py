@@ -42,6 +42,8 @@ class Parameter(Tensor):
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
 
+    __str__ = __repr__
+
     def __reduce_ex__(self, proto):
         return (_rebuild_parameter, (self.data, self.requires_grad, OrderedDict()))
 

@@ -90,10 +90,6 @@ def _to_scalar(x):
     return x
 
 
-def _get_value(x):
-    return x.item() if isinstance(x, Tensor) else x
-
-
 def _as_float(name, x):
     """A hyper-parameter as a Python number for the native step (tensor hyper-parameters are read)."""
     if isinstance(x, Tensor):
@@ -106,7 +102,7 @@ def _as_float(name, x):
     return x
 
 
-def _check_unsupported(optimizer_name, group, options=("capturable", "differentiable", "fused")):
+def _check_unsupported(optimizer_name, group, options):
     """Raises ``NotImplementedError`` for options torch supports and ferrograd does not."""
     for option in options:
         if group.get(option):
@@ -136,6 +132,9 @@ class Optimizer:
         defaults (dict): default values of the optimization options, used when a
             parameter group doesn't specify them.
     """
+
+    # options of torch's built-in optimizers that ferrograd's do not implement (set by subclasses)
+    _unsupported_options = ()
 
     def __init__(self, params, defaults):
         self.defaults = defaults
@@ -449,7 +448,7 @@ class Optimizer:
                 raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
             else:
                 param_group.setdefault(name, default)
-        _check_unsupported(self.__class__.__name__, param_group)
+        _check_unsupported(self.__class__.__name__, param_group, self._unsupported_options)
 
         params = param_group["params"]
         if len(params) != len({id(p) for p in params}):

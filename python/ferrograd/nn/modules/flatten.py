@@ -1,0 +1,70 @@
+"""``Flatten`` and ``Unflatten``."""
+
+from .module import Module
+
+__all__ = ["Flatten", "Unflatten"]
+
+
+class Flatten(Module):
+    r"""Flattens the dimensions ``start_dim`` to ``end_dim`` into one."""
+
+    __constants__ = ["start_dim", "end_dim"]
+
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim = start_dim
+        self.end_dim = end_dim
+
+    def forward(self, input):
+        return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    r"""Expands dimension ``dim`` of the input into ``unflattened_size``."""
+
+    __constants__ = ["dim", "unflattened_size"]
+
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        self._require_tuple_int(unflattened_size)
+        self.dim = dim
+        self.unflattened_size = unflattened_size
+
+    def _require_tuple_int(self, input):
+        if isinstance(input, (tuple, list)):
+            for idx, elem in enumerate(input):
+                if not isinstance(elem, int):
+                    raise TypeError(
+                        "unflattened_size must be tuple of ints, "
+                        + f"but found element of type {type(elem).__name__} at pos {idx}"
+                    )
+            return
+        raise TypeError(
+            f"unflattened_size must be a tuple of ints, but found type {type(input).__name__}"
+        )
+
+    def forward(self, input):
+        dim = self.dim if self.dim >= 0 else self.dim + input.dim()
+        shape = tuple(input.shape)
+        sizes = list(self.unflattened_size)
+        n = shape[dim]
+        if sizes.count(-1) > 1:
+            raise RuntimeError("only one dimension can be inferred")
+        known = 1
+        for s in sizes:
+            if s != -1:
+                known *= s
+        if (-1 in sizes and (known == 0 or n % known)) or (-1 not in sizes and known != n):
+            raise RuntimeError(
+                f"unflatten: Provided sizes {sizes} don't multiply up to the size of dim "
+                f"{self.dim} ({n}) in the input tensor"
+            )
+        if -1 in sizes:
+            sizes[sizes.index(-1)] = n // known
+        return input.reshape(shape[:dim] + tuple(sizes) + shape[dim + 1:])
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

@@ -1,0 +1,176 @@
+r"""Implementation for the Adagrad algorithm."""
+
+import ferrograd as torch
+from ferrograd import Tensor, _core
+
+from .optimizer import Optimizer, _as_float, _get_scalar_dtype, _to_scalar, _use_grad_for_differentiable
+
+__all__ = ["Adagrad", "adagrad"]
+
+
+class Adagrad(Optimizer):
+    r"""Implements the Adagrad algorithm.
+
+    State (``step`` and ``sum``) is created for every parameter at construction, as in
+    PyTorch. ``differentiable=True`` and ``fused=True`` are not supported; ``foreach`` is
+    accepted and ignored (every step is one native call per parameter group).
+    """
+
+    _unsupported_options = ("differentiable", "fused")
+
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        lr_decay=0,
+        weight_decay=0,
+        initial_accumulator_value=0,
+        eps=1e-10,
+        foreach=None,
+        *,
+        maximize=False,
+        differentiable=False,
+        fused=None,
+    ):
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= lr_decay:
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= initial_accumulator_value:
+            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+
+        defaults = {
+            "lr": lr,
+            "lr_decay": lr_decay,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "initial_accumulator_value": initial_accumulator_value,
+            "foreach": foreach,
+            "maximize": maximize,
+            "differentiable": differentiable,
+            "fused": fused,
+        }
+        super().__init__(params, defaults)
+
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                state["step"] = torch.tensor(0.0, dtype=_get_scalar_dtype())
+                state["sum"] = torch.full_like(p, initial_accumulator_value)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("fused", None)
+
+        state_values = list(self.state.values())
+        step_is_tensor = (len(state_values) != 0) and torch.is_tensor(state_values[0]["step"])
+        if not step_is_tensor:
+            for s in state_values:
+                s["step"] = torch.tensor(float(s["step"]), dtype=_get_scalar_dtype())
+
+    def _init_group(self, group, params_with_grad, grads, state_sums, state_steps):
+        for p in group["params"]:
+            if p.grad is not None:
+                params_with_grad.append(p)
+                grads.append(p.grad)
+                state = self.state[p]
+                if len(state) == 0:
+                    # parameters added after construction take the constructor's initial value
+                    state["step"] = torch.tensor(0.0, dtype=_get_scalar_dtype())
+                    state["sum"] = torch.full_like(p, self.defaults["initial_accumulator_value"])
+                state_sums.append(state["sum"])
+                state_steps.append(state["step"])
+
+    @_use_grad_for_differentiable
+    def step(self, closure=None):
+        """Perform a single optimization step.
+
+        Args:
+            closure (Callable, optional): A closure that reevaluates the model
+                and returns the loss.
+        """
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+
+        for group in self.param_groups:
+            params_with_grad = []
+            grads = []
+            state_sums = []
+            state_steps = []
+
+            self._init_group(group, params_with_grad, grads, state_sums, state_steps)
+
+            adagrad(
+                params_with_grad,
+                grads,
+                state_sums,
+                state_steps,
+                lr=group["lr"],
+                weight_decay=group["weight_decay"],
+                lr_decay=group["lr_decay"],
+                eps=group["eps"],
+                maximize=group["maximize"],
+                foreach=group["foreach"],
+                differentiable=group["differentiable"],
+                fused=group["fused"],
+                grad_scale=getattr(self, "grad_scale", None),
+                found_inf=getattr(self, "found_inf", None),
+            )
+
+        return loss
+
+
+def adagrad(
+    params,
+    grads,
+    state_sums,
+    state_steps,
+    fused=None,
+    grad_scale=None,
+    found_inf=None,
+    has_sparse_grad=False,
+    foreach=None,
+    differentiable=False,
+    has_complex=False,
+    *,
+    lr,
+    weight_decay,
+    lr_decay,
+    eps,
+    maximize,
+):
+    r"""Functional API that performs Adagrad algorithm computation (one native call)."""
+    for option, value in (("fused", fused), ("differentiable", differentiable)):
+        if value:
+            raise NotImplementedError(f"ferrograd.optim.Adagrad does not support {option}=True")
+    if has_sparse_grad:
+        raise NotImplementedError("ferrograd.optim.Adagrad does not support sparse gradients")
+    if grad_scale is not None or found_inf is not None:
+        raise NotImplementedError("ferrograd.optim.Adagrad does not support grad_scale / found_inf (AMP)")
+    if not all(isinstance(t, Tensor) for t in state_steps):
+        raise RuntimeError("API has changed, `state_steps` argument must contain a list of singleton tensors")
+    if not params:
+        return
+    _core._adagrad_step(
+        list(params),
+        list(grads),
+        list(state_sums),
+        list(state_steps),
+        _as_float("lr", _to_scalar(lr)),
+        float(weight_decay),
+        float(lr_decay),
+        float(eps),
+        bool(maximize),
+    )

@@ -1,0 +1,185 @@
+r"""Implementation for the RMSprop algorithm."""
+
+import ferrograd as torch
+from ferrograd import Tensor, _core
+
+from .optimizer import Optimizer, _as_float, _get_scalar_dtype, _to_scalar, _use_grad_for_differentiable
+
+__all__ = ["RMSprop", "rmsprop"]
+
+
+class RMSprop(Optimizer):
+    r"""Implements the RMSprop algorithm (optionally centered, with momentum).
+
+    ``capturable=True`` and ``differentiable=True`` are not supported; ``foreach`` is
+    accepted and ignored (every step is one native call per parameter group).
+    """
+
+    _unsupported_options = ("capturable", "differentiable")
+
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        alpha=0.99,
+        eps=1e-8,
+        weight_decay=0,
+        momentum=0,
+        centered=False,
+        capturable=False,
+        foreach=None,
+        maximize=False,
+        differentiable=False,
+    ):
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= momentum:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= alpha:
+            raise ValueError(f"Invalid alpha value: {alpha}")
+
+        defaults = {
+            "lr": lr,
+            "momentum": momentum,
+            "alpha": alpha,
+            "eps": eps,
+            "centered": centered,
+            "weight_decay": weight_decay,
+            "capturable": capturable,
+            "foreach": foreach,
+            "maximize": maximize,
+            "differentiable": differentiable,
+        }
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("momentum", 0)
+            group.setdefault("centered", False)
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("capturable", False)
+            for p in group["params"]:
+                p_state = self.state.get(p, [])
+                if len(p_state) != 0 and not torch.is_tensor(p_state["step"]):
+                    p_state["step"] = torch.tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
+
+    def _init_group(self, group, params_with_grad, grads, square_avgs, momentum_buffer_list, grad_avgs, state_steps):
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            params_with_grad.append(p)
+            grads.append(p.grad)
+
+            state = self.state[p]
+            # State initialization
+            if len(state) == 0:
+                state["step"] = torch.zeros((), dtype=_get_scalar_dtype())
+                state["square_avg"] = torch.zeros_like(p)
+                if group["momentum"] > 0:
+                    state["momentum_buffer"] = torch.zeros_like(p)
+                if group["centered"]:
+                    state["grad_avg"] = torch.zeros_like(p)
+            square_avgs.append(state["square_avg"])
+            state_steps.append(state["step"])
+            if group["momentum"] > 0:
+                momentum_buffer_list.append(state["momentum_buffer"])
+            if group["centered"]:
+                grad_avgs.append(state["grad_avg"])
+
+    @_use_grad_for_differentiable
+    def step(self, closure=None):
+        """Perform a single optimization step.
+
+        Args:
+            closure (Callable, optional): A closure that reevaluates the model
+                and returns the loss.
+        """
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+
+        for group in self.param_groups:
+            params_with_grad = []
+            grads = []
+            square_avgs = []
+            grad_avgs = []
+            momentum_buffer_list = []
+            state_steps = []
+
+            self._init_group(group, params_with_grad, grads, square_avgs, momentum_buffer_list, grad_avgs, state_steps)
+
+            rmsprop(
+                params_with_grad,
+                grads,
+                square_avgs,
+                grad_avgs,
+                momentum_buffer_list,
+                state_steps,
+                lr=group["lr"],
+                alpha=group["alpha"],
+                eps=group["eps"],
+                weight_decay=group["weight_decay"],
+                momentum=group["momentum"],
+                centered=group["centered"],
+                foreach=group["foreach"],
+                maximize=group["maximize"],
+                differentiable=group["differentiable"],
+                capturable=group["capturable"],
+            )
+
+        return loss
+
+
+def rmsprop(
+    params,
+    grads,
+    square_avgs,
+    grad_avgs,
+    momentum_buffer_list,
+    state_steps,
+    foreach=None,
+    maximize=False,
+    differentiable=False,
+    capturable=False,
+    has_complex=False,
+    *,
+    lr,
+    alpha,
+    eps,
+    weight_decay,
+    momentum,
+    centered,
+):
+    r"""Functional API that performs RMSprop algorithm computation (one native call)."""
+    for option, value in (("capturable", capturable), ("differentiable", differentiable)):
+        if value:
+            raise NotImplementedError(f"ferrograd.optim.RMSprop does not support {option}=True")
+    if not all(isinstance(t, Tensor) for t in state_steps):
+        raise RuntimeError("API has changed, `state_steps` argument must contain a list of singleton tensors")
+    if not params:
+        return
+    _core._rmsprop_step(
+        list(params),
+        list(grads),
+        list(square_avgs),
+        list(grad_avgs) if centered else [],
+        list(momentum_buffer_list) if momentum > 0 else [],
+        list(state_steps),
+        _as_float("lr", _to_scalar(lr)),
+        float(alpha),
+        float(eps),
+        float(weight_decay),
+        float(momentum),
+        bool(centered),
+        bool(maximize),
+    )

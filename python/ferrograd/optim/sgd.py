@@ -1,0 +1,167 @@
+r"""Implementation for Stochastic Gradient Descent optimizer."""
+
+import ferrograd as torch
+from ferrograd import Tensor, _core
+
+from .optimizer import Optimizer, _as_float, _to_scalar, _use_grad_for_differentiable
+
+__all__ = ["SGD", "sgd"]
+
+
+class SGD(Optimizer):
+    r"""Implements stochastic gradient descent (optionally with momentum).
+
+    The momentum buffer starts as the first step's gradient (no dampening on the
+    first step), as in PyTorch. ``differentiable=True`` and ``fused=True`` are not
+    supported; ``foreach`` is accepted and ignored (every step is one native call
+    per parameter group).
+    """
+
+    _unsupported_options = ("differentiable", "fused")
+
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        momentum=0,
+        dampening=0,
+        weight_decay=0,
+        nesterov=False,
+        *,
+        maximize=False,
+        foreach=None,
+        differentiable=False,
+        fused=None,
+    ):
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+        defaults = {
+            "lr": lr,
+            "momentum": momentum,
+            "dampening": dampening,
+            "weight_decay": weight_decay,
+            "nesterov": nesterov,
+            "maximize": maximize,
+            "foreach": foreach,
+            "differentiable": differentiable,
+            "fused": fused,
+        }
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("nesterov", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("differentiable", False)
+            group.setdefault("fused", False)
+
+    def _init_group(self, group, params, grads, momentum_buffer_list):
+        for p in group["params"]:
+            if p.grad is not None:
+                params.append(p)
+                grads.append(p.grad)
+                if group["momentum"] != 0:
+                    state = self.state[p]
+                    momentum_buffer_list.append(state.get("momentum_buffer"))
+
+    @_use_grad_for_differentiable
+    def step(self, closure=None):
+        """Perform a single optimization step.
+
+        Args:
+            closure (Callable, optional): A closure that reevaluates the model
+                and returns the loss.
+        """
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+
+        for group in self.param_groups:
+            params = []
+            grads = []
+            momentum_buffer_list = []
+
+            self._init_group(group, params, grads, momentum_buffer_list)
+
+            sgd(
+                params,
+                grads,
+                momentum_buffer_list,
+                weight_decay=group["weight_decay"],
+                momentum=group["momentum"],
+                lr=group["lr"],
+                dampening=group["dampening"],
+                nesterov=group["nesterov"],
+                maximize=group["maximize"],
+                foreach=group["foreach"],
+                fused=group["fused"],
+                grad_scale=getattr(self, "grad_scale", None),
+                found_inf=getattr(self, "found_inf", None),
+            )
+
+            if group["momentum"] != 0:
+                # update momentum_buffers in state
+                for p, momentum_buffer in zip(params, momentum_buffer_list):
+                    self.state[p]["momentum_buffer"] = momentum_buffer
+
+        return loss
+
+
+def sgd(
+    params,
+    d_p_list,
+    momentum_buffer_list,
+    has_sparse_grad=False,
+    foreach=None,
+    fused=None,
+    grad_scale=None,
+    found_inf=None,
+    *,
+    weight_decay,
+    momentum,
+    lr,
+    dampening,
+    nesterov,
+    maximize,
+):
+    r"""Functional API that performs SGD algorithm computation (one native call).
+
+    ``momentum_buffer_list`` is updated in place with the buffers created on the first step.
+    """
+    if fused:
+        raise NotImplementedError("ferrograd.optim.SGD does not support fused=True")
+    if has_sparse_grad:
+        raise NotImplementedError("ferrograd.optim.SGD does not support sparse gradients")
+    if grad_scale is not None or found_inf is not None:
+        raise NotImplementedError("ferrograd.optim.SGD does not support grad_scale / found_inf (AMP)")
+    if not params:
+        return
+    if momentum == 0 and not momentum_buffer_list:
+        buffers = [None] * len(params)
+    else:
+        buffers = list(momentum_buffer_list)
+    buffers = _core._sgd_step(
+        list(params),
+        list(d_p_list),
+        buffers,
+        _as_float("lr", _to_scalar(lr)),
+        float(momentum),
+        float(dampening),
+        _as_float("weight_decay", _to_scalar(weight_decay)),
+        bool(nesterov),
+        bool(maximize),
+    )
+    if momentum != 0:
+        momentum_buffer_list[:] = buffers
