@@ -10,12 +10,12 @@ PyTorch's exact order.
 
 import collections
 import gc
+import json
 import multiprocessing
 import os
 import random
 import subprocess
 import sys
-import textwrap
 import time
 import warnings
 
@@ -458,6 +458,11 @@ def test_dataloader_argument_errors():
     assert DataLoader(Range(3), num_workers=2).prefetch_factor == 2
 
 
+def test_pin_memory_warns_without_accelerator():
+    with pytest.warns(UserWarning, match="'pin_memory' argument is set as true but no accelerator is found"):
+        assert [values(b) for b in DataLoader(Range(2), pin_memory=True)] == [[0], [1]]
+
+
 def test_dataloader_iterable_dataset():
     dl = DataLoader(Stream(7), batch_size=3)
     assert [values(b) for b in dl] == [[0, 1, 2], [3, 4, 5], [6]] and len(dl) == 3
@@ -562,6 +567,35 @@ class Plain(IterableDataset):
         return iter(range(self.start, self.start + self.n))
 
 
+class NumpyReport(Dataset):
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        info = get_worker_info()
+        return info.id, info.seed, float(np.random.random())
+
+
+def test_worker_numpy_seeding():
+    from ferrograd.utils.data._utils.worker import _generate_state
+
+    for wid, seed, value in DataLoader(NumpyReport(), batch_size=None, num_workers=2):
+        base = seed - wid
+        assert value == np.random.RandomState(_generate_state(base, wid)).random()
+    # numpy's stream differs between workers and from `random`'s seeding
+    assert _generate_state(5, 0) != _generate_state(5, 1)
+
+
+def test_generate_state_matches_torch(torch):
+    from torch.utils.data._utils.worker import _generate_state as torch_state
+
+    from ferrograd.utils.data._utils.worker import _generate_state
+
+    for base in [0, 1, 2**32 + 7, 2**62 - 1, 123456789123]:
+        for wid in [0, 1, 5]:
+            assert _generate_state(base, wid) == torch_state(base, wid)
+
+
 def _init_fn(worker_id):
     info = get_worker_info()
     info.dataset.start = 1000 * (worker_id + 1)
@@ -600,6 +634,37 @@ def test_worker_exception_is_reraised():
     assert msg.rstrip().endswith("ValueError: boom at index 4")
     with pytest.raises(KeyError, match="Caught KeyError in DataLoader worker process 0"):
         list(DataLoader(Failing(KeyError), batch_size=2, num_workers=1))
+
+
+class Crash(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        if i == 1:
+            os._exit(3)
+        return i
+
+
+def test_worker_crash_is_detected():
+    # checked every 5 seconds (MP_STATUS_CHECK_INTERVAL) while waiting for data
+    with pytest.raises(RuntimeError, match=r"^DataLoader worker \(pid\(s\) \d+\) exited unexpectedly$"):
+        list(DataLoader(Crash(), num_workers=2))
+
+
+def test_out_of_order_delivery():
+    out = [v for b in DataLoader(Range(20), batch_size=3, num_workers=2, in_order=False) for v in values(b)]
+    assert sorted(out) == list(range(20))
+
+
+def test_iteration_continues_after_worker_exception():
+    it = iter(DataLoader(Failing(ValueError), batch_size=1, num_workers=2))
+    assert [values(next(it)) for _ in range(4)] == [[0], [1], [2], [3]]
+    with pytest.raises(ValueError, match="boom at index 4"):
+        next(it)
+    assert values(next(it)) == [5]
+    with pytest.raises(StopIteration):
+        next(it)
 
 
 def _failing_init(worker_id):
@@ -650,6 +715,21 @@ def test_abandoned_iterator_shuts_workers_down():
     assert not [p for p in multiprocessing.active_children() if p.pid in pids]
 
 
+def test_iterator_in_reference_cycle_shuts_down_cleanly():
+    # e.g. an iterator kept alive by a stored exception's traceback: the garbage
+    # collector finalizes it, and the workers must still get the exit signal
+    it = iter(DataLoader(Range(100), batch_size=2, num_workers=2))
+    assert values(next(it)) == [0, 1]
+    workers = list(it._workers)
+    cycle = [it]
+    cycle.append(cycle)
+    del it, cycle
+    start = time.monotonic()
+    gc.collect()
+    assert time.monotonic() - start < 4  # well below the 5 s join timeout
+    assert [w.exitcode for w in workers] == [0, 0]  # exited on their own, not terminated
+
+
 def test_finished_epoch_shuts_workers_down():
     it = iter(DataLoader(Range(4), batch_size=2, num_workers=2))
     workers = list(it._workers)
@@ -680,6 +760,8 @@ def test_spawn_context():
 
 
 FORK_SAFETY = """
+import json
+
 import ferrograd as torch
 from ferrograd.utils.data import DataLoader, Dataset
 
@@ -698,8 +780,7 @@ class DS(Dataset):
 
 parent = big()  # runs the thread pool in the parent before the workers fork
 out = torch.cat(list(DataLoader(DS(), batch_size=2, num_workers=2)))
-print(parent)
-print(out.tolist())
+print(json.dumps([parent, out.tolist()]))
 """
 
 
@@ -711,13 +792,11 @@ def test_fork_safety_after_parallel_ops():
     except subprocess.TimeoutExpired:
         pytest.fail("DataLoader workers forked after parallel ops hung")
     assert r.returncode == 0, r.stderr
-    lines = r.stdout.strip().splitlines()
-    s, msum = eval(lines[0])
+    (s, msum), rows = json.loads(r.stdout)
     assert s == 2.0 * (1 << 22)
     # sum over rows i, cols j of sum_k a[i, k] = 512 * sum(a) = 512 * (N - 1) / 2, N = 512 * 512
     n = 512 * 512
     assert msum == pytest.approx(512 * (n - 1) / 2, rel=1e-5)
-    rows = eval(lines[1])
     assert [r[0] for r in rows] == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
     assert all(r[1] == s and r[2] == pytest.approx(msum, rel=1e-6) for r in rows)
 

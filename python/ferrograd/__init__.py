@@ -281,6 +281,70 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
     return _check_requires_grad(_core._randperm(n, dtype or int64, generator), requires_grad)
 
 
+def broadcast_shapes(*shapes):
+    """The shape that tensors of these shapes broadcast to."""
+    out = []
+    for shape in shapes:
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        if len(shape) > len(out):
+            out = [1] * (len(shape) - len(out)) + out
+        for i, d in enumerate(shape):
+            j = len(out) - len(shape) + i
+            if out[j] == 1:
+                out[j] = d
+            elif d != 1 and d != out[j]:
+                raise RuntimeError(
+                    f"Shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is "
+                    f"between {list(shapes)}."
+                )
+    return Size(out)
+
+
+def broadcast_tensors(*tensors):
+    """Views of the tensors expanded to their common shape."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tensors[0]
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(t.expand(shape) for t in tensors)
+
+
+def isnan(input):
+    return input != input
+
+
+def isinf(input):
+    if not input.is_floating_point():
+        return zeros(input.shape, dtype=bool)
+    return input.abs() == _builtins.float("inf")
+
+
+def isfinite(input):
+    if not input.is_floating_point():
+        return ones(input.shape, dtype=bool)
+    return (input == input) & (input.abs() != _builtins.float("inf"))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``|input - other| <= atol + rtol * |other|``, elementwise (infinities equal themselves)."""
+    if input.dtype != other.dtype:
+        raise RuntimeError(
+            f"{input.dtype} did not match {other.dtype}"
+        )
+    close = (input == other) | ((input - other).abs() <= atol + rtol * other.abs())
+    if equal_nan and input.is_floating_point():
+        close = close | (isnan(input) & isnan(other))
+    return close
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return _builtins.bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def equal(input, other):
+    """True if the tensors have the same shape and elements."""
+    return input.shape == other.shape and _builtins.bool((input == other).all())
+
+
 def manual_seed(seed):
     """Seeds the default generator and returns it."""
     _core.manual_seed(seed)

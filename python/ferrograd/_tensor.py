@@ -422,6 +422,12 @@ def gelu(self, approximate="none"):
     return self._gelu(approximate)
 
 
+def _ferrograd():
+    import ferrograd
+
+    return ferrograd
+
+
 def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
     from_ = kw.pop("from", from_)
     _core._fill_random(self, "uniform", float(from_), float(to), generator)
@@ -548,6 +554,12 @@ _METHODS = {
     "__reduce_ex__": __reduce_ex__,
     "silu": lambda self: self._silu(),
     "uniform_": uniform_,
+    "isnan": lambda self: _ferrograd().isnan(self),
+    "isinf": lambda self: _ferrograd().isinf(self),
+    "isfinite": lambda self: _ferrograd().isfinite(self),
+    "isclose": lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: _ferrograd().isclose(self, other, rtol, atol, equal_nan),
+    "allclose": lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: _ferrograd().allclose(self, other, rtol, atol, equal_nan),
+    "equal": lambda self, other: _ferrograd().equal(self, other),
     "normal_": normal_,
     "random_": random_,
 }

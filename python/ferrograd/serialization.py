@@ -25,8 +25,6 @@ import json
 import os
 import struct
 
-import numpy as np
-
 _META_KEY = "ferrograd"
 _VERSION = 1
 
@@ -64,7 +62,10 @@ class _Encoder:
     def tensor(self, t, key):
         if type(t) not in (self.Tensor, self.Parameter, self.Buffer):
             raise TypeError(f"ferrograd.save cannot store tensors of type {type(t).__qualname__}")
-        self.arrays[key] = np.ascontiguousarray(t.detach().numpy())
+        a = t.detach().numpy()
+        if not a.flags.c_contiguous:
+            a = a.copy(order="C")  # (np.ascontiguousarray would turn 0-d into 1-d)
+        self.arrays[key] = a
         node = {"T": key}
         if t.requires_grad:
             node["rg"] = True
@@ -247,10 +248,14 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
 
     header = _read_header(data, f)
     metadata = header.get("__metadata__") or {}
+    if not isinstance(metadata, dict):
+        raise RuntimeError(f"{_describe(f)} is not a valid safetensors file: bad __metadata__")
     for name, info in header.items():
         if name == "__metadata__":
             continue
         dtype = info.get("dtype") if isinstance(info, dict) else None
+        if not isinstance(dtype, str):
+            raise RuntimeError(f"{_describe(f)} is not a valid safetensors file: no dtype for {name!r}")
         if dtype not in _SAFETENSORS_DTYPES:
             raise NotImplementedError(
                 f"ferrograd.load: tensor {name!r} has dtype {dtype}, which ferrograd does not "
@@ -274,5 +279,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         raise RuntimeError(
             f"ferrograd.load: the file was written by a newer ferrograd (format version {version})"
         )
-    return _decode(structure, tensors)
+    try:
+        return _decode(structure, tensors)
+    except (TypeError, ValueError, KeyError, AttributeError):
+        raise RuntimeError("ferrograd.load: malformed structure in the file's metadata") from None
 

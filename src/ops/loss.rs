@@ -213,13 +213,30 @@ fn log_weight(pw: &Tensor, y: &Tensor) -> Result<Tensor> {
 
 /// A pointwise loss of `x` against `y` (broadcast together), reduced.
 pub fn pointwise_loss(kind: Pointwise, x: &Tensor, y: &Tensor, r: Reduction) -> Result<Tensor> {
-    for v in [x, y] {
-        if !v.dtype().is_float() {
-            return Err(Error::Runtime(format!(
-                "\"{}\" not implemented for '{}'",
-                kind.name().trim_end_matches("Backward0"),
-                v.dtype().kernel_name()
-            )));
+    if !x.dtype().is_float() {
+        return Err(Error::Runtime(format!(
+            "\"{}\" not implemented for '{}'",
+            kind.name().trim_end_matches("Backward0"),
+            x.dtype().kernel_name()
+        )));
+    }
+    if !y.dtype().is_float() {
+        match kind {
+            Pointwise::Bce { .. } => {
+                return Err(Error::Runtime(format!(
+                    "Found dtype {} but expected {}",
+                    y.dtype().kernel_name(),
+                    x.dtype().kernel_name()
+                )))
+            }
+            Pointwise::BceLogits { .. } => {
+                return Err(Error::Runtime(format!(
+                    "result type {} can't be cast to the desired output type {}",
+                    x.dtype().kernel_name(),
+                    y.dtype().kernel_name()
+                )))
+            }
+            _ => {}
         }
     }
     let shape = broadcast_shapes(x.shape(), y.shape())?;

@@ -1,1 +1,272 @@
-"""Loss functions of ``ferrograd.nn.functional``."""
+"""Loss functions of ``ferrograd.nn.functional``.
+
+The pointwise losses, ``nll_loss`` and the binary cross entropies are single native ops with
+PyTorch's nodes (``MseLossBackward0``, ``NllLossBackward0``, ...); ``cross_entropy`` is
+``log_softmax`` followed by ``nll_loss``, and the rest are compositions, as in PyTorch.
+"""
+
+import warnings
+
+from .. import _core, broadcast_shapes
+
+__all__ = [
+    "l1_loss",
+    "mse_loss",
+    "smooth_l1_loss",
+    "huber_loss",
+    "nll_loss",
+    "cross_entropy",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "kl_div",
+]
+
+
+class _Reduction:
+    @staticmethod
+    def get_enum(reduction):
+        if reduction == "none":
+            return 0
+        if reduction == "mean":
+            return 1
+        if reduction == "elementwise_mean":
+            warnings.warn(
+                "reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
+                stacklevel=2,
+            )
+            return 1
+        if reduction == "sum":
+            return 2
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+    @staticmethod
+    def legacy_get_string(size_average, reduce, emit_warning=True):
+        if size_average is None:
+            size_average = True
+        if reduce is None:
+            reduce = True
+        if size_average and reduce:
+            ret = "mean"
+        elif reduce:
+            ret = "sum"
+        else:
+            ret = "none"
+        if emit_warning:
+            warnings.warn(
+                f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
+                stacklevel=3,
+            )
+        return ret
+
+
+def _reduction(reduction, size_average=None, reduce=None):
+    """The reduction string, from the legacy arguments if given; validated."""
+    if size_average is not None or reduce is not None:
+        reduction = _Reduction.legacy_get_string(size_average, reduce)
+    _Reduction.get_enum(reduction)
+    return "mean" if reduction == "elementwise_mean" else reduction
+
+
+def _warn_size(input, target):
+    if target.size() != input.size():
+        warnings.warn(
+            f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
+            "This will likely lead to incorrect results due to broadcasting. "
+            "Please ensure they have the same size.",
+            stacklevel=3,
+        )
+
+
+def _weighted(loss, weight, input, reduction):
+    """PyTorch's manual path for an elementwise ``weight`` (mse_loss, l1_loss, huber_loss)."""
+    if weight.size() != input.size():
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / weight.sum()
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    _warn_size(input, target)
+    reduction = _reduction(reduction, size_average, reduce)
+    loss = (input - target).abs()
+    if weight is not None:
+        return _weighted(loss, weight, input, reduction)
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.mean()
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    _warn_size(input, target)
+    reduction = _reduction(reduction, size_average, reduce)
+    if weight is not None:
+        return _weighted(_core._pointwise_loss("mse", input, target, "none"), weight, input, reduction)
+    return _core._pointwise_loss("mse", input, target, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    _warn_size(input, target)
+    reduction = _reduction(reduction, size_average, reduce)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    return _core._pointwise_loss("smooth_l1", input, target, reduction, float(beta))
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    _warn_size(input, target)
+    reduction = _reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if weight is not None:
+        loss = _core._pointwise_loss("huber", input, target, "none", float(delta))
+        if weight.size() != input.size():
+            raise ValueError("Weights and input must have the same size.")
+        loss = loss * weight
+        if reduction == "none":
+            return loss
+        return loss.sum() if reduction == "sum" else loss.mean()
+    return _core._pointwise_loss("huber", input, target, reduction, float(delta))
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    reduction = _reduction(reduction, size_average, reduce)
+    return _core._nll_loss(input, target, weight, reduction, ignore_index)
+
+
+def _class_weight_view(weight, input, class_dim):
+    shape = [1] * input.dim()
+    shape[class_dim] = weight.size(0)
+    return weight.view(shape)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    reduction = _reduction(reduction, size_average, reduce)
+    class_dim = 0 if input.dim() == 1 else 1
+    if input.shape == target.shape:
+        # class probabilities
+        if not target.is_floating_point():
+            raise RuntimeError(
+                "Expected floating point type for target with class probabilities, "
+                f"got {target.type().split('.')[-1].replace('Tensor', '')}"
+            )
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        return _cross_entropy_probs(input, target, weight, reduction, label_smoothing, class_dim)
+    if label_smoothing > 0.0:
+        _check_smoothing(label_smoothing)
+        return _cross_entropy_smoothed(input, target, weight, reduction, ignore_index,
+                                       label_smoothing, class_dim)
+    return _core._nll_loss(input.log_softmax(class_dim), target, weight, reduction, ignore_index)
+
+
+def _check_smoothing(label_smoothing):
+    if label_smoothing > 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+
+
+def _cross_entropy_probs(input, target, weight, reduction, label_smoothing, class_dim):
+    n_classes = input.size(class_dim)
+    if weight is not None and (weight.dim() != 1 or weight.numel() != n_classes):
+        raise RuntimeError(
+            f"cross_entropy: weight tensor should be defined either for all {n_classes} classes "
+            f"or no classes but got weight tensor of shape: {list(weight.shape)}"
+        )
+    logp = input.log_softmax(class_dim)
+    if label_smoothing > 0.0:
+        _check_smoothing(label_smoothing)
+        target = target * (1 - label_smoothing) + (label_smoothing / n_classes)
+    prod = logp * target
+    if weight is not None:
+        prod = prod * _class_weight_view(weight, input, class_dim)
+    if reduction == "none":
+        return -prod.sum(class_dim)
+    if reduction == "sum":
+        return -prod.sum()
+    return -prod.sum() / (input.numel() // n_classes)
+
+
+def _cross_entropy_smoothed(input, target, weight, reduction, ignore_index, label_smoothing,
+                            class_dim):
+    n_classes = input.size(class_dim)
+    logp = input.log_softmax(class_dim)
+    nll = _core._nll_loss(logp, target, weight, reduction, ignore_index)
+    ignore_mask = target == ignore_index
+    if weight is not None:
+        smooth = -(logp * _class_weight_view(weight, input, class_dim)).sum(class_dim)
+    else:
+        smooth = -logp.sum(class_dim)
+    smooth = smooth.masked_fill(ignore_mask, 0.0)
+    if reduction == "mean":
+        if weight is not None:
+            kept = target[~ignore_mask].flatten()
+            ret = smooth.sum() / weight.gather(0, kept).sum()
+        else:
+            ret = smooth.sum() / (~ignore_mask).sum()
+    elif reduction == "sum":
+        ret = smooth.sum()
+    else:
+        ret = smooth
+    return (1 - label_smoothing) * nll + ret * (label_smoothing / n_classes)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    reduction = _reduction(reduction, size_average, reduce)
+    if target.size() != input.size():
+        raise ValueError(
+            f"Using a target size ({target.size()}) that is different to the input size ({input.size()}) is deprecated. "
+            "Please ensure they have the same size."
+        )
+    if weight is not None:
+        weight = weight.expand(broadcast_shapes(target.size(), weight.size()))
+    return _core._pointwise_loss("bce", input, target, reduction, 1.0, weight)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    reduction = _reduction(reduction, size_average, reduce)
+    if not (target.size() == input.size()):
+        raise ValueError(
+            f"Target size ({target.size()}) must be the same as input size ({input.size()})"
+        )
+    return _core._pointwise_loss("bce_logits", input, target, reduction, 1.0, weight, pos_weight)
+
+
+def _xlogx(t):
+    # x * log(x) with 0 * log(0) = 0 (xlogy(t, t)), differentiable away from 0
+    safe = _core.where(t > 0, t, t.new_ones(()))
+    return t * safe.log()
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    if size_average is not None or reduce is not None:
+        reduction = _Reduction.legacy_get_string(size_average, reduce)
+    elif reduction == "mean":
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support size."
+            "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+            "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+            stacklevel=2,
+        )
+    if reduction != "batchmean":
+        _Reduction.get_enum(reduction)
+    if not input.is_floating_point() or not target.is_floating_point():
+        raise RuntimeError("kl_div: Integral inputs not supported.")
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = _xlogx(target) - target * input
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    reduced = loss.sum()
+    if reduction == "batchmean" and input.dim() != 0:
+        reduced = reduced / input.size()[0]
+    return reduced

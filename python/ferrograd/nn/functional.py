@@ -59,13 +59,12 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def linear(input, weight, bias=None):
-    """``y = x A^T + b``."""
-    out = input.matmul(weight.t())
-    return out if bias is None else out + bias
+    """``y = x A^T + b`` (one fused addmm for a batch of vectors)."""
+    return _core.linear(input, weight, bias)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    out = _core.where(input > 0, input, input * negative_slope)
+    out = _core._leaky_relu(input, negative_slope)
     return input.copy_(out) if inplace else out
 
 

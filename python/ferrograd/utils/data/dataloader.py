@@ -14,6 +14,7 @@ import os
 import queue
 import warnings
 from math import ceil
+from pickle import PicklingError
 from typing import Generic, TypeVar
 
 import ferrograd
@@ -51,6 +52,14 @@ class _InfiniteConstantSampler(Sampler):
     def __iter__(self):
         while True:
             yield None
+
+
+# The index queues of every running multi-process iterator, keyed by id(iterator).
+# When an abandoned iterator is part of a reference cycle (e.g. held by a stored
+# exception's traceback), the garbage collector would otherwise finalize its queues
+# (stopping their feeder threads) before calling the iterator's __del__, and the
+# final ``None`` sent by the shutdown would never reach the workers.
+_live_index_queues = {}
 
 
 def _new_base_seed(generator):
@@ -404,7 +413,7 @@ class _BaseDataLoaderIter:
         return len(self._index_sampler)
 
     def __getstate__(self):
-        raise NotImplementedError("{} cannot be pickled", self.__class__.__name__)
+        raise NotImplementedError(f"{self.__class__.__name__} cannot be pickled")
 
 
 class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
@@ -434,9 +443,10 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     (skipping workers whose IterableDataset replica has ended); results arriving
     early wait in ``_task_info`` until their turn.  ``_task_info[idx]`` is
     ``(worker_id,)`` while the task is pending and ``(worker_id, data)`` once its
-    result is in.  Shutdown (end of data, ``__del__``, or an error) sets
-    ``done_event``, sends ``None`` to every worker, joins them, and terminates
-    any that do not exit in time.
+    result is in.  An exception raised in a worker is re-raised by ``__next__``
+    (the iterator stays usable).  Shutdown (end of the data, or ``__del__``) sets
+    ``done_event``, sends ``None`` to every worker, joins them, and terminates any
+    that do not exit in time.
     """
 
     def __init__(self, loader):
@@ -465,6 +475,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
 
         self._index_queues = []
         self._workers = []
+        _live_index_queues[id(self)] = self._index_queues
         try:
             for i in range(self._num_workers):
                 index_queue = multiprocessing_context.Queue()
@@ -492,9 +503,21 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 # Append before start(), so that a failed start still gets cleaned up.
                 self._index_queues.append(index_queue)
                 self._workers.append(w)
-                w.start()
+                try:
+                    w.start()
+                except (TypeError, AttributeError, PicklingError):
+                    warnings.warn(
+                        "Got pickle error when attempting to start a worker Process. "
+                        "This might be because the worker Process arguments are not picklable. "
+                        "Python 3.14+ changed the multiprocessing start method in non-Mac POSIX platforms "
+                        "to 'forkserver', which requires the worker Process arguments to be picklable. "
+                        "You can also try multiprocessing.set_start_method('fork').",
+                        stacklevel=2,
+                    )
+                    raise
         except BaseException:
-            self._workers_status = [False] * len(self._workers)
+            # stop the workers that did start
+            self._workers_status = [w.pid is not None for w in self._workers]
             self._shutdown_workers()
             raise
 
@@ -672,6 +695,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                         w.join(timeout=_utils.MP_STATUS_CHECK_INTERVAL)
                 self._worker_result_queue.cancel_join_thread()
                 self._worker_result_queue.close()
+                _live_index_queues.pop(id(self), None)
 
     def __del__(self):
         if hasattr(self, "_shutdown"):

@@ -4,7 +4,6 @@ import bisect
 import itertools
 import math
 import warnings
-from collections.abc import Sequence
 from typing import Generic, Iterable, TypeVar
 
 import ferrograd

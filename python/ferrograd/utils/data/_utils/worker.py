@@ -144,6 +144,8 @@ def _worker_loop(
     # for an exhausted IterableDataset, _IterableDatasetStopIteration.  After
     # done_event is set, tasks are skipped until None arrives.
     try:
+        if hasattr(ferrograd, "set_num_threads"):
+            ferrograd.set_num_threads(1)
         seed = base_seed + worker_id
         random.seed(seed)
         ferrograd.manual_seed(seed)
