@@ -333,3 +333,26 @@ def test_eval_and_no_grad_are_independent():
         out = model(x)  # no_grad: no graph, but dropout is active
     assert not out.requires_grad and out.grad_fn is None
     assert model.training and model[1].training
+
+
+def test_main_demo_trains_digits_to_95_percent(tmp_path):
+    """The README's first command: examples/train_digits.py (needs the demo extras)."""
+    for mod in ("sklearn", "tqdm", "matplotlib"):
+        pytest.importorskip(mod)
+    import os
+    import subprocess
+    import sys
+
+    from test_seeds import child_env
+
+    script = os.path.join(os.path.dirname(__file__), "..", "examples", "train_digits.py")
+    proc = subprocess.run(
+        [sys.executable, script, "--epochs", "15", "--out-dir", str(tmp_path)],
+        capture_output=True, text=True, env=child_env(), timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    acc = float(re.search(r"test accuracy: ([\d.]+)%", proc.stdout).group(1))
+    assert acc >= 95.0
+    assert (tmp_path / "loss_curve.png").stat().st_size > 10_000
+    state = torch.load(str(tmp_path / "digits_mlp.safetensors"))
+    assert list(state) == ["1.weight", "1.bias", "4.weight", "4.bias", "6.weight", "6.bias"]

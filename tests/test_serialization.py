@@ -343,9 +343,12 @@ def test_map_location(tmp_path):
     assert ferrograd.load(path, weights_only=False).tolist() == [1.0]
 
 
-def test_missing_file(tmp_path):
+def test_missing_file_and_directory(tmp_path):
     with pytest.raises(FileNotFoundError):
         ferrograd.load(tmp_path / "nope.safetensors")
+    missing = tmp_path / "no_dir"
+    with pytest.raises(RuntimeError, match=f"^Parent directory {missing} does not exist.$"):
+        ferrograd.save(ferrograd.ones(1), missing / "x.safetensors")
 
 
 # --- exchange with PyTorch through safetensors.torch ------------------------------

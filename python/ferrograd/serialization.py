@@ -136,6 +136,9 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
     }
     data = safetensors.numpy.save(enc.arrays, metadata=metadata)
     if isinstance(f, (str, os.PathLike)):
+        parent = os.path.dirname(os.fspath(f))
+        if parent and not os.path.isdir(parent):
+            raise RuntimeError(f"Parent directory {parent} does not exist.")
         with open(f, "wb") as fh:
             fh.write(data)
     else:
