@@ -69,7 +69,7 @@ fn bench_matmul(c: &mut Criterion) {
                     rs: n,
                     cs: 1,
                 };
-                matmul(n, n, n, am, bm, black_box(&mut d));
+                matmul(n, n, n, am, bm, black_box(&mut d), false);
             })
         });
     }

@@ -159,7 +159,9 @@ impl Generator {
     }
     pub fn set_state(&self, st: [u64; 5]) -> Result<()> {
         if st[..4].iter().all(|&w| w == 0) {
-            return Err(Error::Runtime("Generator state is invalid (all zero)".into()));
+            return Err(Error::Runtime(
+                "Generator state is invalid (all zero)".into(),
+            ));
         }
         self.with(|r| {
             r.s.copy_from_slice(&st[..4]);
@@ -209,16 +211,19 @@ fn sample_vec<T: Elem>(n: usize, dist: Dist, gen: Option<&Generator>) -> Result<
             v.push(match dist {
                 Dist::Uniform(a, b) => T::from_f64(a + (b - a) * r.uniform()),
                 Dist::Normal(m, s) => T::from_f64(m + s * r.normal()),
-                Dist::RandInt(lo, hi) => {
-                    T::from_i64(lo + (r.next_u64() % (hi - lo) as u64) as i64)
-                }
+                Dist::RandInt(lo, hi) => T::from_i64(lo + (r.next_u64() % (hi - lo) as u64) as i64),
             });
         }
     });
     Ok(v)
 }
 
-pub fn random(shape: &[usize], dist: Dist, dtype: DType, gen: Option<&Generator>) -> Result<Tensor> {
+pub fn random(
+    shape: &[usize],
+    dist: Dist,
+    dtype: DType,
+    gen: Option<&Generator>,
+) -> Result<Tensor> {
     let n = checked_numel(shape)?;
     dispatch!(dtype, T => Tensor::from_vec(sample_vec::<T>(n, dist, gen)?, shape.to_vec()))
 }
@@ -234,7 +239,11 @@ pub fn fill_random(x: &Tensor, dist: Dist, gen: Option<&Generator>) -> Result<()
     if !x.dtype().is_float() && !matches!(dist, Dist::RandInt(..)) {
         return Err(Error::Runtime(format!(
             "\"{}\" not implemented for '{}'",
-            if matches!(dist, Dist::Normal(..)) { "normal_kernel_cpu" } else { "uniform_kernel_cpu" },
+            if matches!(dist, Dist::Normal(..)) {
+                "normal_kernel_cpu"
+            } else {
+                "uniform_kernel_cpu"
+            },
             x.dtype().kernel_name()
         )));
     }

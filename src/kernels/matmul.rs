@@ -22,7 +22,7 @@ fn in_bounds<T>(m: &Mat<'_, T>, rows: usize, cols: usize) -> bool {
     m.offset + (rows - 1) * m.rs + (cols - 1) * m.cs < m.data.len()
 }
 
-/// `dst (m x n, row-major, contiguous) = lhs (m x k) @ rhs (k x n)`.
+/// `dst (m x n, row-major, contiguous) = lhs (m x k) @ rhs (k x n)`, or `+=` with `acc`.
 pub fn matmul<T: Elem>(
     m: usize,
     k: usize,
@@ -30,53 +30,24 @@ pub fn matmul<T: Elem>(
     lhs: Mat<'_, T>,
     rhs: Mat<'_, T>,
     dst: &mut [T],
+    acc: bool,
 ) {
     assert!(in_bounds(&lhs, m, k) && in_bounds(&rhs, k, n) && dst.len() == m * n);
     if m == 0 || n == 0 {
         return;
     }
     if k == 0 {
-        dst.iter_mut().for_each(|d| *d = T::default());
+        if !acc {
+            dst.iter_mut().for_each(|d| *d = T::default());
+        }
         return;
     }
-    let par = if super::par_ok(m * n * k, GEMM_PAR_THRESHOLD) {
-        gemm::Parallelism::Rayon(0)
-    } else {
-        gemm::Parallelism::None
-    };
-    macro_rules! call_gemm {
-        ($t:ty) => {{
-            // SAFETY: T is $t here (checked through DTYPE); the bounds assertion above
-            // guarantees every index gemm forms (offset + i*rs + j*cs for i < rows, j < cols)
-            // is inside the slices; dst is an exclusive, contiguous m x n buffer.
-            unsafe {
-                gemm::gemm::<$t>(
-                    m,
-                    n,
-                    k,
-                    dst.as_mut_ptr() as *mut $t,
-                    1,
-                    n as isize,
-                    false,
-                    (lhs.data.as_ptr() as *const $t).add(lhs.offset),
-                    lhs.cs as isize,
-                    lhs.rs as isize,
-                    (rhs.data.as_ptr() as *const $t).add(rhs.offset),
-                    rhs.cs as isize,
-                    rhs.rs as isize,
-                    0.0,
-                    1.0,
-                    false,
-                    false,
-                    false,
-                    par,
-                )
-            }
-        }};
-    }
+    let par = super::par_ok(m * n * k, GEMM_PAR_THRESHOLD);
+    let acc_dst = acc;
     match T::DTYPE {
-        crate::dtype::DType::F32 => call_gemm!(f32),
-        crate::dtype::DType::F64 => call_gemm!(f64),
+        crate::dtype::DType::F32 | crate::dtype::DType::F64 => {
+            float_matmul(m, k, n, lhs, rhs, dst, acc, par)
+        }
         _ => {
             for i in 0..m {
                 for j in 0..n {
@@ -86,7 +57,207 @@ pub fn matmul<T: Elem>(
                         let b = rhs.data[rhs.offset + p * rhs.rs + j * rhs.cs].to_i64();
                         acc = acc.wrapping_add(a.wrapping_mul(b));
                     }
-                    dst[i * n + j] = T::from_i64(acc);
+                    let prev = if acc_dst { dst[i * n + j].to_i64() } else { 0 };
+                    dst[i * n + j] = T::from_i64(prev.wrapping_add(acc));
+                }
+            }
+        }
+    }
+}
+
+/// The output pointer handed to the threads computing disjoint blocks of it.
+#[derive(Clone, Copy)]
+struct OutPtr<T>(*mut T);
+// SAFETY: each thread writes only its own block of rows or columns of the output (see
+// `blocks`), so no element is written by two threads and none is read meanwhile.
+unsafe impl<T: Send> Send for OutPtr<T> {}
+unsafe impl<T: Send> Sync for OutPtr<T> {}
+
+impl<T> OutPtr<T> {
+    /// Through a method, so closures capture the whole (Sync) wrapper, not the raw field.
+    fn ptr(self) -> *mut T {
+        self.0
+    }
+}
+
+/// One single-threaded gemm call: `out[i*ors + j*ocs] = (lhs @ rhs)[i, j]` for an m x n block.
+///
+/// # Safety
+/// `lhs`/`rhs` must be in bounds for (m, k) / (k, n), and `out` valid for writes at every
+/// `i*ors + j*ocs` (i < m, j < n) with no other access to those elements meanwhile.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemm_block<T: Elem>(
+    m: usize,
+    k: usize,
+    n: usize,
+    lhs: Mat<'_, T>,
+    rhs: Mat<'_, T>,
+    out: *mut T,
+    ors: usize,
+    ocs: usize,
+    acc: bool,
+) {
+    macro_rules! call {
+        ($t:ty) => {
+            // SAFETY: T is $t (checked through DTYPE); bounds as documented above.
+            unsafe {
+                gemm::gemm::<$t>(
+                    m,
+                    n,
+                    k,
+                    out as *mut $t,
+                    ocs as isize,
+                    ors as isize,
+                    acc,
+                    (lhs.data.as_ptr() as *const $t).add(lhs.offset),
+                    lhs.cs as isize,
+                    lhs.rs as isize,
+                    (rhs.data.as_ptr() as *const $t).add(rhs.offset),
+                    rhs.cs as isize,
+                    rhs.rs as isize,
+                    if acc { 1.0 } else { 0.0 },
+                    1.0,
+                    false,
+                    false,
+                    false,
+                    gemm::Parallelism::None,
+                )
+            }
+        };
+    }
+    match T::DTYPE {
+        crate::dtype::DType::F32 => call!(f32),
+        crate::dtype::DType::F64 => call!(f64),
+        _ => unreachable!("gemm_block is only called for floats"),
+    }
+}
+
+/// Float matmul through gemm. Two measured facts shape it (benches/compare_torch.py, workload
+/// (e)):
+/// - gemm is 2-2.5x slower when both operands are read along k (lhs row-major, rhs
+///   column-major, as in `x @ w.t()`) into a row-major output; a column-major output is fast,
+///   so that case computes one and transposes it (m*n copies against m*n*k multiply-adds);
+/// - gemm's own rayon split gains little on mid-sized products (64x784x256), while one
+///   single-threaded gemm per thread on a block of output rows (or columns) halves the time.
+#[allow(clippy::too_many_arguments)]
+fn float_matmul<T: Elem>(
+    m: usize,
+    k: usize,
+    n: usize,
+    lhs: Mat<'_, T>,
+    rhs: Mat<'_, T>,
+    dst: &mut [T],
+    acc: bool,
+    par: bool,
+) {
+    let along_k = lhs.cs == 1 && lhs.rs != 1 && rhs.rs == 1 && rhs.cs != 1;
+    if along_k && m > 1 && n > 1 && k >= 16 {
+        let mut tmp = vec![T::default(); m * n];
+        blocks(
+            m,
+            k,
+            n,
+            lhs,
+            rhs,
+            OutPtr(tmp.as_mut_ptr()),
+            1,
+            m,
+            false,
+            par,
+        );
+        transpose_into(&tmp, n, m, dst, acc);
+    } else {
+        blocks(m, k, n, lhs, rhs, OutPtr(dst.as_mut_ptr()), n, 1, acc, par);
+    }
+}
+
+/// Runs gemm over blocks of the output (rows when m >= n, else columns), one per thread.
+#[allow(clippy::too_many_arguments)]
+fn blocks<T: Elem>(
+    m: usize,
+    k: usize,
+    n: usize,
+    lhs: Mat<'_, T>,
+    rhs: Mat<'_, T>,
+    out: OutPtr<T>,
+    ors: usize,
+    ocs: usize,
+    acc: bool,
+    par: bool,
+) {
+    let threads = if par {
+        rayon::current_num_threads().max(1)
+    } else {
+        1
+    };
+    let (len, split_rows) = if m >= n { (m, true) } else { (n, false) };
+    // blocks of a multiple of 16 rows/columns, one per thread
+    let per = (len.div_ceil(threads).div_ceil(16) * 16).max(1);
+    let parts = len.div_ceil(per);
+    let run = |i: usize| {
+        let (start, end) = (i * per, ((i + 1) * per).min(len));
+        // SAFETY: blocks [start, end) of rows (or columns) are disjoint across `i`, so each
+        // call writes its own elements of the output; the operand sub-views stay inside the
+        // operands checked by the caller's bounds assertion.
+        unsafe {
+            if split_rows {
+                let l = Mat {
+                    offset: lhs.offset + start * lhs.rs,
+                    ..lhs
+                };
+                gemm_block(
+                    end - start,
+                    k,
+                    n,
+                    l,
+                    rhs,
+                    out.ptr().add(start * ors),
+                    ors,
+                    ocs,
+                    acc,
+                );
+            } else {
+                let r = Mat {
+                    offset: rhs.offset + start * rhs.cs,
+                    ..rhs
+                };
+                gemm_block(
+                    m,
+                    k,
+                    end - start,
+                    lhs,
+                    r,
+                    out.ptr().add(start * ocs),
+                    ors,
+                    ocs,
+                    acc,
+                );
+            }
+        }
+    };
+    if parts <= 1 {
+        run(0);
+    } else {
+        use rayon::prelude::*;
+        (0..parts).into_par_iter().for_each(run);
+    }
+}
+
+/// `dst (cols x rows, row-major) = src (rows x cols, row-major)` transposed (`+=` with `acc`),
+/// in cache blocks.
+fn transpose_into<T: Elem>(src: &[T], rows: usize, cols: usize, dst: &mut [T], acc: bool) {
+    const B: usize = 32;
+    for r0 in (0..rows).step_by(B) {
+        for c0 in (0..cols).step_by(B) {
+            for r in r0..(r0 + B).min(rows) {
+                for c in c0..(c0 + B).min(cols) {
+                    let v = src[r * cols + c];
+                    let d = &mut dst[c * rows + r];
+                    *d = if acc {
+                        T::from_f64(d.to_f64() + v.to_f64())
+                    } else {
+                        v
+                    };
                 }
             }
         }
@@ -114,7 +285,7 @@ mod tests {
             rs: 2,
             cs: 1,
         };
-        matmul(2, 3, 2, am, bm, &mut d);
+        matmul(2, 3, 2, am, bm, &mut d, false);
         assert_eq!(d, [4.0, 5.0, 10.0, 11.0]);
         // a^T (3x2) @ a (2x3), using strides only
         let at = Mat {
@@ -124,7 +295,7 @@ mod tests {
             cs: 3,
         };
         let mut d = [0.0f32; 9];
-        matmul(3, 2, 3, at, am, &mut d);
+        matmul(3, 2, 3, at, am, &mut d, false);
         assert_eq!(d[0], 17.0);
         let ai = [1i64, 2, 3, 4];
         let mut di = [0i64; 4];
@@ -134,7 +305,7 @@ mod tests {
             rs: 2,
             cs: 1,
         };
-        matmul(2, 2, 2, m, m, &mut di);
+        matmul(2, 2, 2, m, m, &mut di, false);
         assert_eq!(di, [7, 10, 15, 22]);
     }
 
@@ -156,7 +327,7 @@ mod tests {
             rs: n,
             cs: 1,
         };
-        matmul(n, n, n, am, bm, &mut d);
+        matmul(n, n, n, am, bm, &mut d, false);
         for i in [0, 17, 95] {
             for j in [0, 50, 95] {
                 let want: f64 = (0..n).map(|p| a[i * n + p] * b[p * n + j]).sum();

@@ -2,7 +2,7 @@
 //! PyTorch's single-tensor implementation operation by operation (same rounding order), with the
 //! hyper-parameters converted to the parameter's dtype as PyTorch's scalar arguments are.
 
-use super::{par_ok, PAR_THRESHOLD};
+use super::par_ok;
 
 /// The float element types an optimizer updates.
 pub trait Real:
@@ -18,6 +18,7 @@ pub trait Real:
 {
     fn of(v: f64) -> Self;
     fn sqrt(self) -> Self;
+    fn is_nan(self) -> bool;
 }
 
 impl Real for f32 {
@@ -27,6 +28,9 @@ impl Real for f32 {
     fn sqrt(self) -> Self {
         f32::sqrt(self)
     }
+    fn is_nan(self) -> bool {
+        f32::is_nan(self)
+    }
 }
 
 impl Real for f64 {
@@ -35,6 +39,9 @@ impl Real for f64 {
     }
     fn sqrt(self) -> Self {
         f64::sqrt(self)
+    }
+    fn is_nan(self) -> bool {
+        f64::is_nan(self)
     }
 }
 
@@ -51,7 +58,7 @@ fn lerp<T: Real>(s: T, e: T, w: T) -> T {
 #[inline(always)]
 fn max<T: Real>(a: T, b: T) -> T {
     // torch.maximum propagates NaN
-    if a != a || a > b {
+    if a.is_nan() || a > b {
         a
     } else {
         b
@@ -66,13 +73,16 @@ pub struct Arrays<'a, T> {
 }
 
 /// Elements below which splitting further for the pool is not worth it.
-const SPLIT: usize = 1 << 15;
+const SPLIT: usize = 1 << 14;
+
+/// Parameters from this size are updated on the pool (a step reads and writes 3-5 arrays).
+const PAR_MIN: usize = 1 << 15;
 
 /// Runs `f` over `a`, splitting all arrays at the same points and running the halves on the
 /// rayon pool when the parameter is large.
 pub fn for_chunks<T: Send + Sync>(a: Arrays<'_, T>, f: &(dyn Fn(Arrays<'_, T>) + Sync)) {
     let n = a.grad.len();
-    if par_ok(n, PAR_THRESHOLD) {
+    if par_ok(n, PAR_MIN) {
         split(a, f);
     } else {
         f(a);
@@ -85,7 +95,10 @@ fn split<T: Send + Sync>(a: Arrays<'_, T>, f: &(dyn Fn(Arrays<'_, T>) + Sync)) {
         return f(a);
     }
     let mid = n / 2;
-    let (mut lo, mut hi) = (Vec::with_capacity(a.muts.len()), Vec::with_capacity(a.muts.len()));
+    let (mut lo, mut hi) = (
+        Vec::with_capacity(a.muts.len()),
+        Vec::with_capacity(a.muts.len()),
+    );
     for m in a.muts {
         let (x, y) = m.split_at_mut(mid);
         lo.push(x);
@@ -93,8 +106,24 @@ fn split<T: Send + Sync>(a: Arrays<'_, T>, f: &(dyn Fn(Arrays<'_, T>) + Sync)) {
     }
     let (glo, ghi) = a.grad.split_at(mid);
     rayon::join(
-        || split(Arrays { muts: lo, grad: glo }, f),
-        || split(Arrays { muts: hi, grad: ghi }, f),
+        || {
+            split(
+                Arrays {
+                    muts: lo,
+                    grad: glo,
+                },
+                f,
+            )
+        },
+        || {
+            split(
+                Arrays {
+                    muts: hi,
+                    grad: ghi,
+                },
+                f,
+            )
+        },
     );
 }
 
@@ -140,7 +169,11 @@ pub fn sgd<T: Real>(a: Arrays<'_, T>, h: Sgd) {
         Some(buf) => {
             for ((p, b), &g) in p.iter_mut().zip(buf.iter_mut()).zip(a.grad) {
                 let g = effective_grad(g, *p, h.maximize, wd);
-                *b = if h.init_buffer { g } else { *b * mom + damp * g };
+                *b = if h.init_buffer {
+                    g
+                } else {
+                    *b * mom + damp * g
+                };
                 let d = if h.nesterov { g + mom * *b } else { *b };
                 *p = *p + lr * d;
             }
@@ -187,26 +220,35 @@ pub fn adam<T: Real>(a: Arrays<'_, T>, h: Adam) {
         muts.next().expect("exp_avg"),
         muts.next().expect("exp_avg_sq"),
     );
-    let mut vmax = muts.next();
-    for i in 0..p.len() {
-        let mut pi = p[i];
-        if decoupled {
-            pi = pi * decay;
-        }
-        let g = effective_grad(a.grad[i], pi, h.maximize, wd);
-        let mi = lerp(m[i], g, w1);
-        let vi = v[i] * b2 + w2 * g * g;
-        m[i] = mi;
-        v[i] = vi;
-        let second = match vmax.as_deref_mut() {
-            Some(vm) => {
-                vm[i] = max(vm[i], vi);
-                vm[i]
+    let n = p.len();
+    let (g, m, v) = (&a.grad[..n], &mut m[..n], &mut v[..n]);
+    // one step for element i; `$second` reads the second moment (plain, or its running max)
+    macro_rules! adam_loop {
+        (|$i:ident, $vi:ident| $second:expr) => {
+            for $i in 0..n {
+                let mut pi = p[$i];
+                if decoupled {
+                    pi = pi * decay;
+                }
+                let gi = effective_grad(g[$i], pi, h.maximize, wd);
+                let mi = lerp(m[$i], gi, w1);
+                let $vi = v[$i] * b2 + w2 * gi * gi;
+                m[$i] = mi;
+                v[$i] = $vi;
+                let denom = $second.sqrt() / bc2_sqrt + eps;
+                p[$i] = pi + step_size * mi / denom;
             }
-            None => vi,
         };
-        let denom = second.sqrt() / bc2_sqrt + eps;
-        p[i] = pi + step_size * mi / denom;
+    }
+    match muts.next() {
+        Some(vmax) => {
+            let vmax = &mut vmax[..n];
+            adam_loop!(|i, vi| {
+                vmax[i] = max(vmax[i], vi);
+                vmax[i]
+            });
+        }
+        None => adam_loop!(|i, vi| vi),
     }
 }
 
@@ -233,7 +275,10 @@ pub fn rmsprop<T: Real>(a: Arrays<'_, T>, h: RmsProp) {
     );
     let wd = nonzero::<T>(h.weight_decay);
     let mut muts = a.muts.into_iter();
-    let (p, sq) = (muts.next().expect("param"), muts.next().expect("square_avg"));
+    let (p, sq) = (
+        muts.next().expect("param"),
+        muts.next().expect("square_avg"),
+    );
     let mut gavg = if h.centered { muts.next() } else { None };
     let mut buf = if h.momentum > 0.0 { muts.next() } else { None };
     for i in 0..p.len() {
@@ -277,8 +322,10 @@ pub fn adagrad<T: Real>(a: Arrays<'_, T>, h: Adagrad) {
     let wd = nonzero::<T>(h.weight_decay);
     let mut muts = a.muts.into_iter();
     let (p, sum) = (muts.next().expect("param"), muts.next().expect("sum"));
-    for i in 0..p.len() {
-        let g = effective_grad(a.grad[i], p[i], h.maximize, wd);
+    let n = p.len();
+    let (g, sum) = (&a.grad[..n], &mut sum[..n]);
+    for i in 0..n {
+        let g = effective_grad(g[i], p[i], h.maximize, wd);
         let s = sum[i] + one * g * g;
         sum[i] = s;
         p[i] = p[i] + clr * g / (s.sqrt() + eps);

@@ -26,7 +26,9 @@ impl Reduction {
             "none" => Ok(Reduction::None),
             "mean" => Ok(Reduction::Mean),
             "sum" => Ok(Reduction::Sum),
-            _ => Err(Error::Value(format!("{s} is not a valid value for reduction"))),
+            _ => Err(Error::Value(format!(
+                "{s} is not a valid value for reduction"
+            ))),
         }
     }
 }
@@ -63,10 +65,16 @@ fn grad_elems(g: &Tensor, r: Reduction, shape: &[usize]) -> Result<Tensor> {
 #[derive(Clone)]
 pub enum Pointwise {
     Mse,
-    SmoothL1 { beta: f64 },
-    Huber { delta: f64 },
+    SmoothL1 {
+        beta: f64,
+    },
+    Huber {
+        delta: f64,
+    },
     /// binary_cross_entropy on probabilities
-    Bce { weight: Option<Tensor> },
+    Bce {
+        weight: Option<Tensor>,
+    },
     /// binary_cross_entropy_with_logits
     BceLogits {
         weight: Option<Tensor>,
@@ -87,9 +95,10 @@ impl Pointwise {
 
     fn weighted(&self, l: Tensor) -> Result<Tensor> {
         match self {
-            Pointwise::Bce { weight: Some(w) } | Pointwise::BceLogits { weight: Some(w), .. } => {
-                mul(&l, w)
-            }
+            Pointwise::Bce { weight: Some(w) }
+            | Pointwise::BceLogits {
+                weight: Some(w), ..
+            } => mul(&l, w),
             _ => Ok(l),
         }
     }
@@ -321,7 +330,10 @@ pub fn nll_loss(
                 target.numel()
             )));
         }
-        (unsqueeze(&x.detach(), 0)?, super::shape::reshape(target, &[1])?)
+        (
+            unsqueeze(&x.detach(), 0)?,
+            super::shape::reshape(target, &[1])?,
+        )
     } else {
         if nd == 2 && target.ndim() != 1 {
             return Err(Error::Runtime(
@@ -396,11 +408,19 @@ pub fn nll_loss(
     };
     if needs_grad(&[x]) {
         // d out / d x[n, t[n]] = -w[t[n]] (/ total weight for the mean)
-        let denom = if r == Reduction::Mean { total_weight } else { 1.0 };
+        let denom = if r == Reduction::Mean {
+            total_weight
+        } else {
+            1.0
+        };
         let coef: Vec<f64> = wt.iter().map(|w| -w / denom).collect();
         let coef = to_dtype(&Tensor::from_vec(coef, tshape.clone())?, dtype)?;
         let xshape = x.shape().to_vec();
-        let name = if nd > 2 { "NllLoss2DBackward0" } else { "NllLossBackward0" };
+        let name = if nd > 2 {
+            "NllLoss2DBackward0"
+        } else {
+            "NllLossBackward0"
+        };
         record(name, &[x], &[&out], vec![], move |ctx| {
             let g = ctx.grad(0)?;
             let g = match r {
@@ -439,7 +459,11 @@ pub fn leaky_relu(x: &Tensor, slope: f64) -> Result<Tensor> {
             move |ctx| {
                 let g = ctx.grad(0)?;
                 let pos = binary(BinOp::Gt, &t(&ctx.saved[0]), &s(0.0))?;
-                Ok(vec![Some(where_op(&pos, &t(&g), &t(&mul_scalar(&g, slope)?))?)])
+                Ok(vec![Some(where_op(
+                    &pos,
+                    &t(&g),
+                    &t(&mul_scalar(&g, slope)?),
+                )?)])
             },
         );
     }
@@ -448,21 +472,7 @@ pub fn leaky_relu(x: &Tensor, slope: f64) -> Result<Tensor> {
 
 /// `addmm(bias, m1, m2)` = bias + m1 @ m2 (AddmmBackward0), as `linear` uses it.
 pub fn addmm(bias: &Tensor, m1: &Tensor, m2: &Tensor) -> Result<Tensor> {
-    let prod = {
-        let _g = crate::autograd::GradModeGuard::new(false);
-        super::matmul::mm(&m1.detach(), &m2.detach())?
-    };
-    let out = {
-        let _g = crate::autograd::GradModeGuard::new(false);
-        super::add(&prod, &bias.detach())?
-    };
-    if out.shape() != prod.shape() {
-        return Err(Error::Runtime(format!(
-            "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton dimension 1.",
-            prod.shape()[1],
-            bias.shape().last().copied().unwrap_or(1)
-        )));
-    }
+    let out = super::matmul::addmm_values(bias, m1, m2)?;
     if needs_grad(&[bias, m1, m2]) {
         let bshape = bias.shape().to_vec();
         record(
@@ -473,14 +483,18 @@ pub fn addmm(bias: &Tensor, m1: &Tensor, m2: &Tensor) -> Result<Tensor> {
             move |ctx| {
                 let g = ctx.grad(0)?;
                 let (a, b) = (&ctx.saved[0], &ctx.saved[1]);
-                let gb = if ctx.needs(0) { Some(sum_to(&g, &bshape)?) } else { None };
+                let gb = if ctx.needs(0) {
+                    Some(sum_to(&g, &bshape)?)
+                } else {
+                    None
+                };
                 let ga = if ctx.needs(1) {
-                    Some(super::matmul::mm(&g, &super::shape::t2(b)?)?)
+                    Some(super::matmul::mm_like(&g, &super::shape::t2(b)?, a)?)
                 } else {
                     None
                 };
                 let gm = if ctx.needs(2) {
-                    Some(super::matmul::mm(&super::shape::t2(a)?, &g)?)
+                    Some(super::matmul::mm_like(&super::shape::t2(a)?, &g, b)?)
                 } else {
                     None
                 };

@@ -68,9 +68,13 @@ fn batched_typed<T: Elem>(
             rs: brs,
             cs: bcs,
         };
-        kmatmul(n, k, m, am, bm, dst);
+        kmatmul(n, k, m, am, bm, dst, false);
     };
-    if batch > 1 && n * m > 0 && crate::kernels::par_ok(batch * n * k * m, 1 << 18) && n * k * m < 1 << 18 {
+    if batch > 1
+        && n * m > 0
+        && crate::kernels::par_ok(batch * n * k * m, 1 << 18)
+        && n * k * m < 1 << 18
+    {
         out.par_chunks_mut(n * m)
             .enumerate()
             .for_each(|(i, d)| one(i, d));
@@ -111,6 +115,66 @@ fn matmul_nd(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     dispatch!(dtype, T => Tensor::from_vec(batched_typed::<T>(a, &la, b, &lb, n, k, m)?, so))
 }
 
+/// Forward only: `bias + a @ b` for matrices, the bias (broadcastable to the output) written
+/// into the output first and the product accumulated onto it by gemm (PyTorch's addmm).
+pub fn addmm_values(bias: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let dtype = check_same_dtype(a, b)?;
+    if a.ndim() != 2 {
+        return Err(Error::Runtime(
+            "mat1 must be a matrix, got {}-D tensor".replace("{}", &a.ndim().to_string()),
+        ));
+    }
+    if b.ndim() != 2 {
+        return Err(Error::Runtime(
+            "mat2 must be a matrix, got {}-D tensor".replace("{}", &b.ndim().to_string()),
+        ));
+    }
+    let (n, k, k2, m) = (a.shape()[0], a.shape()[1], b.shape()[0], b.shape()[1]);
+    if k != k2 {
+        return Err(Error::Runtime(format!(
+            "mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})"
+        )));
+    }
+    if bias.dtype() != dtype {
+        return Err(Error::Runtime(format!(
+            "self and mat2 must have the same dtype, but got {} and {}",
+            bias.dtype().kernel_name(),
+            dtype.kernel_name()
+        )));
+    }
+    let bl = bias.layout().broadcast_to(&[n, m]).map_err(|_| {
+        Error::Runtime(format!(
+            "The expanded size of the tensor ({m}) must match the existing size ({}) at non-singleton dimension 1.  Target sizes: [{n}, {m}].  Tensor sizes: {}",
+            bias.shape().last().copied().unwrap_or(1),
+            crate::layout::fmt_list(bias.shape())
+        ))
+    })?;
+    dispatch!(dtype, T => {
+        let mut out = {
+            let bd = bias.storage().read::<T>();
+            if bias.ndim() == 1 && bl.strides == [0, 1] {
+                let row = &bd[bl.offset..bl.offset + m];
+                let mut v = alloc::<T>(n * m)?;
+                for _ in 0..n {
+                    v.extend_from_slice(row);
+                }
+                v
+            } else {
+                crate::kernels::elementwise::unary(&bd, &bl, |x: T| x)?
+            }
+        };
+        {
+            let da = a.storage().read::<T>();
+            let db = b.storage().read::<T>();
+            let (la, lb) = (a.layout(), b.layout());
+            let am = Mat { data: &da, offset: la.offset, rs: la.strides[0], cs: la.strides[1] };
+            let bm = Mat { data: &db, offset: lb.offset, rs: lb.strides[0], cs: lb.strides[1] };
+            kmatmul(n, k, m, am, bm, &mut out, true);
+        }
+        Tensor::from_vec(out, vec![n, m])
+    })
+}
+
 fn mt(t: &Tensor) -> Result<Tensor> {
     transpose(t, -2, -1)
 }
@@ -147,6 +211,20 @@ pub fn bmm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     Ok(out)
 }
 
+/// `a @ b` for 2-D operands, laid out like `like`: a column-major `like` (a transposed
+/// matrix, e.g. `w.t()` in `x @ w.t()`) gets `(b.T @ a.T).T`, so the gradient PyTorch's
+/// mm_mat2_backward would produce keeps its parameter's layout and AccumulateGrad can take it
+/// without a copy.
+pub fn mm_like(a: &Tensor, b: &Tensor, like: &Tensor) -> Result<Tensor> {
+    let l = like.layout();
+    let col_major = like.ndim() == 2 && l.strides[0] == 1 && l.shape[0] > 1 && l.shape[1] > 1;
+    if col_major && a.ndim() == 2 && b.ndim() == 2 {
+        super::shape::t2(&mm(&super::shape::t2(b)?, &super::shape::t2(a)?)?)
+    } else {
+        mm(a, b)
+    }
+}
+
 fn record_nd(name: &'static str, a: &Tensor, b: &Tensor, out: &Tensor) {
     if !needs_grad(&[a, b]) {
         return;
@@ -155,13 +233,22 @@ fn record_nd(name: &'static str, a: &Tensor, b: &Tensor, out: &Tensor) {
     record(name, &[a, b], &[out], saved, |ctx| {
         let g = ctx.grad(0)?;
         let (a, b) = (&ctx.saved[0], &ctx.saved[1]);
+        let two_d = a.ndim() == 2 && b.ndim() == 2 && g.ndim() == 2;
         let ga = if ctx.needs(0) {
-            Some(sum_to(&matmul(&g, &mt(b)?)?, a.shape())?)
+            Some(if two_d {
+                mm_like(&g, &mt(b)?, a)?
+            } else {
+                sum_to(&matmul(&g, &mt(b)?)?, a.shape())?
+            })
         } else {
             None
         };
         let gb = if ctx.needs(1) {
-            Some(sum_to(&matmul(&mt(a)?, &g)?, b.shape())?)
+            Some(if two_d {
+                mm_like(&mt(a)?, &g, b)?
+            } else {
+                sum_to(&matmul(&mt(a)?, &g)?, b.shape())?
+            })
         } else {
             None
         };

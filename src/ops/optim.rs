@@ -71,7 +71,11 @@ fn apply<T: Real + Elem>(u: &Update<'_>, f: &(dyn Fn(Arrays<'_, T>) + Sync)) -> 
     {
         let gguard = g.storage().read::<T>();
         let grange = g.layout().contiguous_range().expect("contiguous");
-        let mut guards: Vec<_> = u.muts.iter().map(|(t, _)| t.storage().write::<T>()).collect();
+        let mut guards: Vec<_> = u
+            .muts
+            .iter()
+            .map(|(t, _)| t.storage().write::<T>())
+            .collect();
         let slices: Vec<&mut [T]> = guards
             .iter_mut()
             .zip(&u.muts)
@@ -147,7 +151,11 @@ pub fn sgd_step(
     a: &SgdArgs,
 ) -> Result<Vec<Option<Tensor>>> {
     let name = "SGD";
-    lengths(name, params.len(), &[("gradients", grads.len()), ("momentum buffers", bufs.len())])?;
+    lengths(
+        name,
+        params.len(),
+        &[("gradients", grads.len()), ("momentum buffers", bufs.len())],
+    )?;
     let mut out = Vec::with_capacity(params.len());
     for ((p, g), buf) in params.iter().zip(grads).zip(bufs) {
         let (buf, init) = match (a.momentum != 0.0, buf) {
@@ -196,7 +204,12 @@ pub struct AdamState<'a> {
 }
 
 /// PyTorch's single-tensor Adam / AdamW over a group.
-pub fn adam_step(params: &[Tensor], grads: &[Tensor], s: &AdamState<'_>, a: &AdamArgs) -> Result<()> {
+pub fn adam_step(
+    params: &[Tensor],
+    grads: &[Tensor],
+    s: &AdamState<'_>,
+    a: &AdamArgs,
+) -> Result<()> {
     let name = if a.decoupled { "AdamW" } else { "Adam" };
     let n = params.len();
     lengths(
@@ -207,17 +220,31 @@ pub fn adam_step(params: &[Tensor], grads: &[Tensor], s: &AdamState<'_>, a: &Ada
             ("exp_avgs", s.exp_avgs.len()),
             ("exp_avg_sqs", s.exp_avg_sqs.len()),
             ("steps", s.steps.len()),
-            ("max_exp_avg_sqs", if a.amsgrad { s.max_exp_avg_sqs.len() } else { n }),
+            (
+                "max_exp_avg_sqs",
+                if a.amsgrad {
+                    s.max_exp_avg_sqs.len()
+                } else {
+                    n
+                },
+            ),
         ],
     )?;
     for i in 0..n {
         let p = &params[i];
-        let p_bumps = if a.decoupled && a.weight_decay != 0.0 { 2 } else { 1 };
+        let p_bumps = if a.decoupled && a.weight_decay != 0.0 {
+            2
+        } else {
+            1
+        };
         let mut muts = vec![(p, p_bumps), (&s.exp_avgs[i], 1), (&s.exp_avg_sqs[i], 2)];
         if a.amsgrad {
             muts.push((&s.max_exp_avg_sqs[i], 1));
         }
-        let u = Update { muts, grad: &grads[i] };
+        let u = Update {
+            muts,
+            grad: &grads[i],
+        };
         check(name, &u)?;
         let step = increment_step(&s.steps[i])?;
         let h = k::Adam {
@@ -260,7 +287,14 @@ pub fn rmsprop_step(
             ("square_avgs", s.square_avgs.len()),
             ("steps", s.steps.len()),
             ("grad_avgs", if h.centered { s.grad_avgs.len() } else { n }),
-            ("momentum_buffers", if h.momentum > 0.0 { s.momentum_buffers.len() } else { n }),
+            (
+                "momentum_buffers",
+                if h.momentum > 0.0 {
+                    s.momentum_buffers.len()
+                } else {
+                    n
+                },
+            ),
         ],
     )?;
     for i in 0..n {
@@ -271,7 +305,10 @@ pub fn rmsprop_step(
         if h.momentum > 0.0 {
             muts.push((&s.momentum_buffers[i], 2));
         }
-        let u = Update { muts, grad: &grads[i] };
+        let u = Update {
+            muts,
+            grad: &grads[i],
+        };
         check(name, &u)?;
         increment_step(&s.steps[i])?;
         run_update!(u, k::rmsprop, h)?;
@@ -300,7 +337,11 @@ pub fn adagrad_step(
     lengths(
         name,
         n,
-        &[("gradients", grads.len()), ("state sums", sums.len()), ("steps", steps.len())],
+        &[
+            ("gradients", grads.len()),
+            ("state sums", sums.len()),
+            ("steps", steps.len()),
+        ],
     )?;
     for i in 0..n {
         let u = Update {
@@ -351,7 +392,13 @@ pub fn foreach_norm(ts: &[Tensor], ord: f64) -> Result<Tensor> {
         };
         acc = Some(match acc {
             None => part,
-            Some(a) if ord == f64::INFINITY => if part > a || part.is_nan() { part } else { a },
+            Some(a) if ord == f64::INFINITY => {
+                if part > a || part.is_nan() {
+                    part
+                } else {
+                    a
+                }
+            }
             Some(a) if ord == f64::NEG_INFINITY => a.min(part),
             Some(a) => a + part,
         });

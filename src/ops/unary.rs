@@ -182,7 +182,13 @@ pub fn neg(x: &Tensor) -> Result<Tensor> {
 }
 
 /// Keeps the dtype; sign/abs of ints stay ints.
-fn same_dtype_map(x: &Tensor, ff: fn(f64) -> f64, fi: fn(i64) -> i64) -> Result<Tensor> {
+/// Applies `ff` to float elements and `fi` to integer ones, keeping the dtype. Generic (not
+/// `fn` pointers) so the per-element call inlines and vectorises.
+fn same_dtype_map<FF, FI>(x: &Tensor, ff: FF, fi: FI) -> Result<Tensor>
+where
+    FF: Fn(f64) -> f64 + Copy + Send + Sync,
+    FI: Fn(i64) -> i64 + Copy + Send + Sync,
+{
     let shape = x.shape().to_vec();
     match x.dtype() {
         DType::F32 => {

@@ -37,7 +37,10 @@ fn _pointwise_loss(
         _ => return Err(PyValueError::new_err(format!("unknown loss {kind}"))),
     };
     let (x, y) = (input.t.clone(), target.t.clone());
-    run(py, heavy(x.numel()), move || loss::pointwise_loss(kind, &x, &y, r)).map(PyTensor::new)
+    run(py, heavy(x.numel()), move || {
+        loss::pointwise_loss(kind, &x, &y, r)
+    })
+    .map(PyTensor::new)
 }
 
 #[pyfunction]
@@ -50,7 +53,11 @@ fn _nll_loss(
     ignore_index: i64,
 ) -> PyResult<PyTensor> {
     let r = Reduction::parse(reduction)?;
-    let (x, tg, w) = (input.t.clone(), target.t.clone(), weight.map(|w| w.t.clone()));
+    let (x, tg, w) = (
+        input.t.clone(),
+        target.t.clone(),
+        weight.map(|w| w.t.clone()),
+    );
     run(py, heavy(x.numel()), move || {
         loss::nll_loss(&x, &tg, w.as_ref(), r, ignore_index)
     })
@@ -58,9 +65,16 @@ fn _nll_loss(
 }
 
 #[pyfunction]
-fn _leaky_relu(py: Python<'_>, input: PyRef<'_, PyTensor>, negative_slope: f64) -> PyResult<PyTensor> {
+fn _leaky_relu(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    negative_slope: f64,
+) -> PyResult<PyTensor> {
     let x = input.t.clone();
-    run(py, heavy(x.numel()), move || loss::leaky_relu(&x, negative_slope)).map(PyTensor::new)
+    run(py, heavy(x.numel()), move || {
+        loss::leaky_relu(&x, negative_slope)
+    })
+    .map(PyTensor::new)
 }
 
 #[pyfunction]

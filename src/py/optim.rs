@@ -49,9 +49,7 @@ fn _sgd_step(
         .map(|(b, old)| match (b, old) {
             (None, _) => Ok(None),
             (Some(_), Some(old)) => Ok(Some(old.into_pyobject(py)?.into_any().unbind())),
-            (Some(b), None) => Ok(Some(
-                Bound::new(py, PyTensor::new(b))?.into_any().unbind(),
-            )),
+            (Some(b), None) => Ok(Some(Bound::new(py, PyTensor::new(b))?.into_any().unbind())),
         })
         .collect()
 }
@@ -166,11 +164,17 @@ fn _adagrad_step(
         eps,
         maximize,
     };
-    run(py, heavy(&p), || optim::adagrad_step(&p, &g, &sums, &steps, &a))
+    run(py, heavy(&p), || {
+        optim::adagrad_step(&p, &g, &sums, &steps, &a)
+    })
 }
 
 #[pyfunction]
-fn _foreach_norm(py: Python<'_>, tensors: Vec<PyRef<'_, PyTensor>>, ord: f64) -> PyResult<PyTensor> {
+fn _foreach_norm(
+    py: Python<'_>,
+    tensors: Vec<PyRef<'_, PyTensor>>,
+    ord: f64,
+) -> PyResult<PyTensor> {
     let t = ts(&tensors);
     run(py, heavy(&t), || optim::foreach_norm(&t, ord)).map(PyTensor::new)
 }

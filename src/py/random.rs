@@ -31,7 +31,10 @@ impl PyGenerator {
             g: Generator::new(creation::DEFAULT_SEED),
         })
     }
-    fn manual_seed<'py>(slf: &Bound<'py, Self>, seed: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+    fn manual_seed<'py>(
+        slf: &Bound<'py, Self>,
+        seed: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
         slf.get().g.manual_seed(seed_arg(seed)?);
         Ok(slf.clone())
     }
@@ -60,7 +63,10 @@ impl PyGenerator {
         let st = self.g.state().map(|w| w as i64).to_vec();
         Ok(PyTensor::new(Tensor::from_vec(st, vec![5])?))
     }
-    fn set_state<'py>(slf: &Bound<'py, Self>, state: PyRef<'py, PyTensor>) -> PyResult<Bound<'py, Self>> {
+    fn set_state<'py>(
+        slf: &Bound<'py, Self>,
+        state: PyRef<'py, PyTensor>,
+    ) -> PyResult<Bound<'py, Self>> {
         let t = &state.t;
         if t.dtype() != crate::dtype::DType::I64 || t.shape() != [5] {
             return Err(PyRuntimeError::new_err(
@@ -83,7 +89,7 @@ impl PyGenerator {
 
 fn seed_arg(seed: &Bound<'_, PyAny>) -> PyResult<u64> {
     let s: i128 = seed.extract()?;
-    if s < -(1i128 << 63) || s >= (1i128 << 64) {
+    if !(-(1i128 << 63)..(1i128 << 64)).contains(&s) {
         return Err(PyRuntimeError::new_err(format!(
             "Overflow when unpacking long long, seed {s} is out of range"
         )));
