@@ -237,7 +237,7 @@ pub fn fill_random(x: &Tensor, dist: Dist, gen: Option<&Generator>) -> Result<()
         ));
     }
     if !x.dtype().is_float() && !matches!(dist, Dist::RandInt(..)) {
-        return Err(Error::Runtime(format!(
+        return Err(Error::NotImplemented(format!(
             "\"{}\" not implemented for '{}'",
             if matches!(dist, Dist::Normal(..)) {
                 "normal_kernel_cpu"

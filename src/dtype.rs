@@ -146,7 +146,7 @@ pub fn check_float(dtype: DType, what: &str) -> Result<()> {
     if dtype.is_float() {
         Ok(())
     } else {
-        Err(Error::Runtime(format!(
+        Err(Error::NotImplemented(format!(
             "{what} not implemented for '{}'",
             dtype.kernel_name()
         )))

@@ -165,16 +165,7 @@ def _check_parity(fn, arrays, grads, dtype):
         np.testing.assert_allclose(g, e, err_msg=f"grad of argument {i}", **TOL[dtype])
 
 
-# Core bug (ferrograd._core._nll_loss): with reduction='mean' and every target ignored
-# (total weight 0) the input gradient is NaN at class 0 of every position; PyTorch gives zeros.
-_ALL_IGNORED_GRAD = pytest.mark.xfail(
-    strict=True, reason="core _nll_loss backward: NaN gradient when all targets are ignored (mean)"
-)
-
-
 def _case(fn, arrays, grads, id, marks=()):
-    if "all-ignored-mean" in id:
-        marks = list(marks) + [_ALL_IGNORED_GRAD]
     return pytest.param(fn, arrays, grads, id=id, marks=marks)
 
 

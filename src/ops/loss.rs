@@ -223,7 +223,7 @@ fn log_weight(pw: &Tensor, y: &Tensor) -> Result<Tensor> {
 /// A pointwise loss of `x` against `y` (broadcast together), reduced.
 pub fn pointwise_loss(kind: Pointwise, x: &Tensor, y: &Tensor, r: Reduction) -> Result<Tensor> {
     if !x.dtype().is_float() {
-        return Err(Error::Runtime(format!(
+        return Err(Error::NotImplemented(format!(
             "\"{}\" not implemented for '{}'",
             kind.name().trim_end_matches("Backward0"),
             x.dtype().kernel_name()
@@ -308,7 +308,7 @@ pub fn nll_loss(
         )));
     }
     if !x.dtype().is_float() {
-        return Err(Error::Runtime(format!(
+        return Err(Error::NotImplemented(format!(
             "\"nll_loss_out_frame\" not implemented for '{}'",
             x.dtype().kernel_name()
         )));
@@ -413,7 +413,11 @@ pub fn nll_loss(
         } else {
             1.0
         };
-        let coef: Vec<f64> = wt.iter().map(|w| -w / denom).collect();
+        // ignored targets (weight 0) get no gradient, even when every target is ignored
+        let coef: Vec<f64> = wt
+            .iter()
+            .map(|&w| if w == 0.0 { 0.0 } else { -w / denom })
+            .collect();
         let coef = to_dtype(&Tensor::from_vec(coef, tshape.clone())?, dtype)?;
         let xshape = x.shape().to_vec();
         let name = if nd > 2 {
@@ -442,7 +446,7 @@ pub fn nll_loss(
 /// `leaky_relu` (LeakyReluBackward0).
 pub fn leaky_relu(x: &Tensor, slope: f64) -> Result<Tensor> {
     if !x.dtype().is_float() {
-        return Err(Error::Runtime(format!(
+        return Err(Error::NotImplemented(format!(
             "\"leaky_relu_cpu\" not implemented for '{}'",
             x.dtype().kernel_name()
         )));

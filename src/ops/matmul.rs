@@ -21,7 +21,7 @@ fn check_same_dtype(a: &Tensor, b: &Tensor) -> Result<DType> {
         )));
     }
     if a.dtype() == DType::Bool {
-        return Err(Error::Runtime(
+        return Err(Error::NotImplemented(
             "\"addmm_impl_cpu_\" not implemented for 'Bool'".into(),
         ));
     }

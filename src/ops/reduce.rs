@@ -683,7 +683,7 @@ fn softmax_forward(x: &Tensor, d: usize, log: bool) -> Result<Tensor> {
 
 pub fn softmax(t: &Tensor, dim: i64, log: bool) -> Result<Tensor> {
     if !t.dtype().is_float() {
-        return Err(Error::Runtime(format!(
+        return Err(Error::NotImplemented(format!(
             "\"{}\" not implemented for '{}'",
             if log {
                 "log_softmax_lastdim_kernel_impl"
@@ -700,6 +700,8 @@ pub fn softmax(t: &Tensor, dim: i64, log: bool) -> Result<Tensor> {
         } else {
             super::binary::add_scalar(&mul_scalar(&t.detach(), 0.0)?, 1.0)?
         }
+    } else if t.numel() == 0 {
+        Tensor::zeros(t.shape(), t.dtype())?
     } else {
         softmax_forward(&t.detach(), d, log)?
     };
