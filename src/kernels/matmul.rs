@@ -200,39 +200,21 @@ fn blocks<T: Elem>(
         // call writes its own elements of the output; the operand sub-views stay inside the
         // operands checked by the caller's bounds assertion.
         unsafe {
-            if split_rows {
+            // the block's operands and first output element
+            let (rows, cols, l, r, at) = if split_rows {
                 let l = Mat {
                     offset: lhs.offset + start * lhs.rs,
                     ..lhs
                 };
-                gemm_block(
-                    end - start,
-                    k,
-                    n,
-                    l,
-                    rhs,
-                    out.ptr().add(start * ors),
-                    ors,
-                    ocs,
-                    acc,
-                );
+                (end - start, n, l, rhs, start * ors)
             } else {
                 let r = Mat {
                     offset: rhs.offset + start * rhs.cs,
                     ..rhs
                 };
-                gemm_block(
-                    m,
-                    k,
-                    end - start,
-                    lhs,
-                    r,
-                    out.ptr().add(start * ocs),
-                    ors,
-                    ocs,
-                    acc,
-                );
-            }
+                (m, end - start, lhs, r, start * ocs)
+            };
+            gemm_block(rows, k, cols, l, r, out.ptr().add(at), ors, ocs, acc);
         }
     };
     if parts <= 1 {
@@ -332,6 +314,62 @@ mod tests {
             for j in [0, 50, 95] {
                 let want: f64 = (0..n).map(|p| a[i * n + p] * b[p * n + j]).sum();
                 assert_eq!(d[i * n + j], want);
+            }
+        }
+    }
+
+    /// Every operand layout, with and without accumulation, against a naive product: covers
+    /// the column-major-output path (`x @ w.t()`) and the per-thread blocks (rows and columns).
+    #[test]
+    fn all_layouts_and_accumulation() {
+        for &(m, k, n) in &[(120, 33, 90), (90, 40, 110), (5, 3, 4)] {
+            let a: Vec<f64> = (0..m * k).map(|i| ((i * 7) % 11) as f64 - 5.0).collect();
+            let b: Vec<f64> = (0..k * n).map(|i| ((i * 5) % 13) as f64 - 6.0).collect();
+            for (a_col, b_col, acc) in (0..8).map(|f| (f & 1 == 1, f & 2 == 2, f & 4 == 4)) {
+                // a_col: element (i, p) of lhs at p*m + i; b_col: (p, j) of rhs at j*k + p
+                let am = if a_col {
+                    Mat {
+                        data: &a,
+                        offset: 0,
+                        rs: 1,
+                        cs: m,
+                    }
+                } else {
+                    Mat {
+                        data: &a,
+                        offset: 0,
+                        rs: k,
+                        cs: 1,
+                    }
+                };
+                let bm = if b_col {
+                    Mat {
+                        data: &b,
+                        offset: 0,
+                        rs: 1,
+                        cs: k,
+                    }
+                } else {
+                    Mat {
+                        data: &b,
+                        offset: 0,
+                        rs: n,
+                        cs: 1,
+                    }
+                };
+                let mut d: Vec<f64> = (0..m * n)
+                    .map(|i| if acc { i as f64 } else { 0.5 })
+                    .collect();
+                matmul(m, k, n, am, bm, &mut d, acc);
+                for i in 0..m {
+                    for j in 0..n {
+                        let dot: f64 = (0..k)
+                            .map(|p| a[i * am.rs + p * am.cs] * b[p * bm.rs + j * bm.cs])
+                            .sum();
+                        let want = if acc { (i * n + j) as f64 + dot } else { dot };
+                        assert_eq!(d[i * n + j], want, "{m}x{k}x{n} {a_col} {b_col} {acc}");
+                    }
+                }
             }
         }
     }

@@ -133,22 +133,13 @@ fn increment_step(t: &Tensor) -> Result<f64> {
     Ok(t.item()?.to_f64())
 }
 
-pub struct SgdArgs {
-    pub lr: f64,
-    pub momentum: f64,
-    pub dampening: f64,
-    pub weight_decay: f64,
-    pub nesterov: bool,
-    pub maximize: bool,
-}
-
 /// PyTorch's single-tensor SGD over a group; returns the momentum buffers (created from the
 /// gradient on a parameter's first step; none when momentum is 0).
 pub fn sgd_step(
     params: &[Tensor],
     grads: &[Tensor],
     bufs: Vec<Option<Tensor>>,
-    a: &SgdArgs,
+    a: k::Sgd,
 ) -> Result<Vec<Option<Tensor>>> {
     let name = "SGD";
     lengths(
@@ -171,29 +162,13 @@ pub fn sgd_step(
         let u = Update { muts, grad: g };
         check(name, &u)?;
         let h = k::Sgd {
-            lr: a.lr,
-            momentum: a.momentum,
-            dampening: a.dampening,
-            weight_decay: a.weight_decay,
-            nesterov: a.nesterov,
-            maximize: a.maximize,
             init_buffer: init,
+            ..a
         };
         run_update!(u, k::sgd, h)?;
         out.push(buf);
     }
     Ok(out)
-}
-
-pub struct AdamArgs {
-    pub lr: f64,
-    pub beta1: f64,
-    pub beta2: f64,
-    pub eps: f64,
-    pub weight_decay: f64,
-    pub amsgrad: bool,
-    pub maximize: bool,
-    pub decoupled: bool,
 }
 
 pub struct AdamState<'a> {
@@ -204,12 +179,7 @@ pub struct AdamState<'a> {
 }
 
 /// PyTorch's single-tensor Adam / AdamW over a group.
-pub fn adam_step(
-    params: &[Tensor],
-    grads: &[Tensor],
-    s: &AdamState<'_>,
-    a: &AdamArgs,
-) -> Result<()> {
+pub fn adam_step(params: &[Tensor], grads: &[Tensor], s: &AdamState<'_>, a: k::Adam) -> Result<()> {
     let name = if a.decoupled { "AdamW" } else { "Adam" };
     let n = params.len();
     lengths(
@@ -247,17 +217,7 @@ pub fn adam_step(
         };
         check(name, &u)?;
         let step = increment_step(&s.steps[i])?;
-        let h = k::Adam {
-            lr: a.lr,
-            beta1: a.beta1,
-            beta2: a.beta2,
-            eps: a.eps,
-            weight_decay: a.weight_decay,
-            amsgrad: a.amsgrad,
-            maximize: a.maximize,
-            decoupled: a.decoupled,
-            step,
-        };
+        let h = k::Adam { step, ..a };
         run_update!(u, k::adam, h)?;
     }
     Ok(())
@@ -316,21 +276,13 @@ pub fn rmsprop_step(
     Ok(())
 }
 
-pub struct AdagradArgs {
-    pub lr: f64,
-    pub lr_decay: f64,
-    pub weight_decay: f64,
-    pub eps: f64,
-    pub maximize: bool,
-}
-
 /// PyTorch's single-tensor Adagrad over a group.
 pub fn adagrad_step(
     params: &[Tensor],
     grads: &[Tensor],
     sums: &[Tensor],
     steps: &[Tensor],
-    a: &AdagradArgs,
+    a: k::Adagrad,
 ) -> Result<()> {
     let name = "Adagrad";
     let n = params.len();
@@ -350,14 +302,7 @@ pub fn adagrad_step(
         };
         check(name, &u)?;
         let step = increment_step(&steps[i])?;
-        let h = k::Adagrad {
-            lr: a.lr,
-            lr_decay: a.lr_decay,
-            weight_decay: a.weight_decay,
-            eps: a.eps,
-            maximize: a.maximize,
-            step,
-        };
+        let h = k::Adagrad { step, ..a };
         run_update!(u, k::adagrad, h)?;
     }
     Ok(())

@@ -2,8 +2,8 @@
 
 use super::errors::{run, HEAVY_NUMEL};
 use super::tensor::PyTensor;
-use crate::kernels::optim::RmsProp;
-use crate::ops::optim::{self, AdagradArgs, AdamArgs, AdamState, RmsPropState, SgdArgs};
+use crate::kernels::optim::{Adagrad, Adam, RmsProp, Sgd};
+use crate::ops::optim::{self, AdamState, RmsPropState};
 use crate::tensor::Tensor;
 use pyo3::prelude::*;
 
@@ -34,15 +34,16 @@ fn _sgd_step(
         .iter()
         .map(|b| b.as_ref().map(|b| b.t.clone()))
         .collect();
-    let a = SgdArgs {
+    let a = Sgd {
         lr,
         momentum,
         dampening,
         weight_decay,
         nesterov,
         maximize,
+        init_buffer: false,
     };
-    let out = run(py, heavy(&p), || optim::sgd_step(&p, &g, bufs, &a))?;
+    let out = run(py, heavy(&p), || optim::sgd_step(&p, &g, bufs, a))?;
     // existing buffers come back as the same Python objects
     out.into_iter()
         .zip(momentum_buffers)
@@ -86,7 +87,7 @@ fn _adam_step(
         max_exp_avg_sqs: &vmax,
         steps: &steps,
     };
-    let a = AdamArgs {
+    let a = Adam {
         lr,
         beta1,
         beta2,
@@ -95,8 +96,9 @@ fn _adam_step(
         amsgrad,
         maximize,
         decoupled: decoupled_weight_decay,
+        step: 0.0,
     };
-    run(py, heavy(&p), || optim::adam_step(&p, &g, &s, &a))
+    run(py, heavy(&p), || optim::adam_step(&p, &g, &s, a))
 }
 
 #[pyfunction]
@@ -157,15 +159,16 @@ fn _adagrad_step(
     maximize: bool,
 ) -> PyResult<()> {
     let (p, g, sums, steps) = (ts(&params), ts(&grads), ts(&state_sums), ts(&state_steps));
-    let a = AdagradArgs {
+    let a = Adagrad {
         lr,
         lr_decay,
         weight_decay,
         eps,
         maximize,
+        step: 0.0,
     };
     run(py, heavy(&p), || {
-        optim::adagrad_step(&p, &g, &sums, &steps, &a)
+        optim::adagrad_step(&p, &g, &sums, &steps, a)
     })
 }
 

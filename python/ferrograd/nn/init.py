@@ -221,17 +221,20 @@ def _calculate_correct_fan(tensor, mode):
     return fan_in if mode == "fan_in" else fan_out
 
 
+def _kaiming_std(tensor, a, mode, nonlinearity):
+    fan = _calculate_correct_fan(tensor, mode)
+    gain = calculate_gain(nonlinearity, a)
+    return gain / math.sqrt(fan)
+
+
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     r"""Fill ``tensor`` from ``U(-bound, bound)`` with ``bound = gain * sqrt(3 / fan_mode)`` (He)."""
     if 0 in tensor.shape:
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
-    fan = _calculate_correct_fan(tensor, mode)
-    gain = calculate_gain(nonlinearity, a)
-    std = gain / math.sqrt(fan)
+    std = _kaiming_std(tensor, a, mode, nonlinearity)
     bound = math.sqrt(3.0) * std  # Calculate uniform bounds from standard deviation
-    with _no_grad():
-        return tensor.uniform_(-bound, bound, generator=generator)
+    return _no_grad_uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
@@ -239,11 +242,8 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     if 0 in tensor.shape:
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
-    fan = _calculate_correct_fan(tensor, mode)
-    gain = calculate_gain(nonlinearity, a)
-    std = gain / math.sqrt(fan)
-    with _no_grad():
-        return tensor.normal_(0, std, generator=generator)
+    std = _kaiming_std(tensor, a, mode, nonlinearity)
+    return _no_grad_normal_(tensor, 0, std, generator)
 
 
 def orthogonal_(tensor, gain=1, generator=None):

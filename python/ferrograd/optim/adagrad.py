@@ -3,7 +3,16 @@ r"""Implementation for the Adagrad algorithm."""
 import ferrograd as torch
 from ferrograd import Tensor, _core
 
-from .optimizer import Optimizer, _as_float, _get_scalar_dtype, _to_scalar, _use_grad_for_differentiable
+from .optimizer import (
+    Optimizer,
+    _as_float,
+    _check_functional_args,
+    _check_non_negative,
+    _evaluate_closure,
+    _get_scalar_dtype,
+    _to_scalar,
+    _use_grad_for_differentiable,
+)
 
 __all__ = ["Adagrad", "adagrad"]
 
@@ -34,16 +43,11 @@ class Adagrad(Optimizer):
     ):
         if isinstance(lr, Tensor) and lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_non_negative(lr, "learning rate")
+        _check_non_negative(lr_decay, "lr_decay value")
+        _check_non_negative(weight_decay, "weight_decay value")
+        _check_non_negative(initial_accumulator_value, "initial_accumulator_value value")
+        _check_non_negative(eps, "epsilon value")
 
         defaults = {
             "lr": lr,
@@ -99,11 +103,7 @@ class Adagrad(Optimizer):
             closure (Callable, optional): A closure that reevaluates the model
                 and returns the loss.
         """
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
-
+        loss = _evaluate_closure(closure)
         for group in self.param_groups:
             params_with_grad = []
             grads = []
@@ -152,15 +152,14 @@ def adagrad(
     maximize,
 ):
     r"""Functional API that performs Adagrad algorithm computation (one native call)."""
-    for option, value in (("fused", fused), ("differentiable", differentiable)):
-        if value:
-            raise NotImplementedError(f"ferrograd.optim.Adagrad does not support {option}=True")
-    if has_sparse_grad:
-        raise NotImplementedError("ferrograd.optim.Adagrad does not support sparse gradients")
-    if grad_scale is not None or found_inf is not None:
-        raise NotImplementedError("ferrograd.optim.Adagrad does not support grad_scale / found_inf (AMP)")
-    if not all(isinstance(t, Tensor) for t in state_steps):
-        raise RuntimeError("API has changed, `state_steps` argument must contain a list of singleton tensors")
+    _check_functional_args(
+        "Adagrad",
+        {"fused": fused, "differentiable": differentiable},
+        has_sparse_grad=has_sparse_grad,
+        grad_scale=grad_scale,
+        found_inf=found_inf,
+        state_steps=state_steps,
+    )
     if not params:
         return
     _core._adagrad_step(

@@ -6,7 +6,11 @@ from ferrograd import Tensor, _core
 from .optimizer import (
     Optimizer,
     _as_float,
+    _check_functional_args,
+    _check_non_negative,
+    _evaluate_closure,
     _get_scalar_dtype,
+    _step_to_tensor,
     _to_scalar,
     _use_grad_for_differentiable,
 )
@@ -44,16 +48,13 @@ class Adam(Optimizer):
                 raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
             if lr.numel() != 1:
                 raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_non_negative(lr, "learning rate")
+        _check_non_negative(eps, "epsilon value")
         if not 0.0 <= betas[0] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
         if not 0.0 <= betas[1] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_non_negative(weight_decay, "weight_decay value")
         if not (
             (isinstance(betas[0], float) and isinstance(betas[1], float))
             or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))
@@ -94,10 +95,7 @@ class Adam(Optimizer):
             group.setdefault("differentiable", False)
             group.setdefault("decoupled_weight_decay", False)
             group.setdefault("fused", None)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not torch.is_tensor(p_state["step"]):
-                    p_state["step"] = torch.tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
+            _step_to_tensor(self, group)
 
     def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps):
         for p in group["params"]:
@@ -131,11 +129,7 @@ class Adam(Optimizer):
             closure (Callable, optional): A closure that reevaluates the model
                 and returns the loss.
         """
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
-
+        loss = _evaluate_closure(closure)
         for group in self.param_groups:
             params_with_grad = []
             grads = []
@@ -201,13 +195,13 @@ def adam(
 
     Each ``state_steps`` tensor is incremented in place before the update.
     """
-    for option, value in (("capturable", capturable), ("differentiable", differentiable), ("fused", fused)):
-        if value:
-            raise NotImplementedError(f"ferrograd.optim.Adam does not support {option}=True")
-    if grad_scale is not None or found_inf is not None:
-        raise NotImplementedError("ferrograd.optim.Adam does not support grad_scale / found_inf (AMP)")
-    if not all(isinstance(t, Tensor) for t in state_steps):
-        raise RuntimeError("API has changed, `state_steps` argument must contain a list of singleton tensors")
+    _check_functional_args(
+        "Adam",
+        {"capturable": capturable, "differentiable": differentiable, "fused": fused},
+        grad_scale=grad_scale,
+        found_inf=found_inf,
+        state_steps=state_steps,
+    )
     if not params:
         return
     _core._adam_step(

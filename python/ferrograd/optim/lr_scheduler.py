@@ -242,26 +242,6 @@ class _initial_mode:
         self.o._is_initial = False
 
 
-def _lambdas_state_dict(scheduler):
-    """State dict that keeps the ``__dict__`` of callable objects but not of plain functions/lambdas."""
-    state_dict = {key: value for key, value in scheduler.__dict__.items() if key not in ("optimizer", "lr_lambdas")}
-    state_dict["lr_lambdas"] = [None] * len(scheduler.lr_lambdas)
-    for idx, fn in enumerate(scheduler.lr_lambdas):
-        if not isinstance(fn, types.FunctionType):
-            state_dict["lr_lambdas"][idx] = fn.__dict__.copy()
-    return state_dict
-
-
-def _lambdas_load_state_dict(scheduler, state_dict):
-    lr_lambdas = state_dict.pop("lr_lambdas")
-    scheduler.__dict__.update(state_dict)
-    # Restore state_dict keys in order to prevent side effects
-    state_dict["lr_lambdas"] = lr_lambdas
-    for idx, fn in enumerate(lr_lambdas):
-        if fn is not None:
-            scheduler.lr_lambdas[idx].__dict__.update(fn)
-
-
 def _lr_lambdas(optimizer, lr_lambda):
     if not isinstance(lr_lambda, list) and not isinstance(lr_lambda, tuple):
         return [lr_lambda] * len(optimizer.param_groups)
@@ -270,7 +250,35 @@ def _lr_lambdas(optimizer, lr_lambda):
     return list(lr_lambda)
 
 
-class LambdaLR(LRScheduler):
+class _LambdaScheduler(LRScheduler):
+    """Base of LambdaLR and MultiplicativeLR: one function of the epoch per param group."""
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        self.optimizer = optimizer
+        self.lr_lambdas = _lr_lambdas(optimizer, lr_lambda)
+        super().__init__(optimizer, last_epoch)
+
+    def state_dict(self):
+        """Scheduler state; lr lambdas are saved only when they are callable objects (not functions)."""
+        state_dict = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "lr_lambdas")}
+        state_dict["lr_lambdas"] = [None] * len(self.lr_lambdas)
+        for idx, fn in enumerate(self.lr_lambdas):
+            if not isinstance(fn, types.FunctionType):
+                state_dict["lr_lambdas"][idx] = fn.__dict__.copy()
+        return state_dict
+
+    def load_state_dict(self, state_dict):
+        """Load the scheduler's state."""
+        lr_lambdas = state_dict.pop("lr_lambdas")
+        self.__dict__.update(state_dict)
+        # Restore state_dict keys in order to prevent side effects
+        state_dict["lr_lambdas"] = lr_lambdas
+        for idx, fn in enumerate(lr_lambdas):
+            if fn is not None:
+                self.lr_lambdas[idx].__dict__.update(fn)
+
+
+class LambdaLR(_LambdaScheduler):
     """Sets the learning rate of each parameter group to the initial lr times a given function of the epoch.
 
     Args:
@@ -281,25 +289,12 @@ class LambdaLR(LRScheduler):
         last_epoch (int): The index of last epoch. Default: -1.
     """
 
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        self.optimizer = optimizer
-        self.lr_lambdas = _lr_lambdas(optimizer, lr_lambda)
-        super().__init__(optimizer, last_epoch)
-
-    def state_dict(self):
-        """Scheduler state; lr lambdas are saved only when they are callable objects (not functions)."""
-        return _lambdas_state_dict(self)
-
-    def load_state_dict(self, state_dict):
-        """Load the scheduler's state."""
-        _lambdas_load_state_dict(self, state_dict)
-
     def get_lr(self):
         _warn_get_lr_called_within_step(self)
         return [base_lr * lmbda(self.last_epoch) for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)]
 
 
-class MultiplicativeLR(LRScheduler):
+class MultiplicativeLR(_LambdaScheduler):
     """Multiply the learning rate of each parameter group by the factor given in the specified function.
 
     Args:
@@ -311,20 +306,10 @@ class MultiplicativeLR(LRScheduler):
     """
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        self.optimizer = optimizer
-        self.lr_lambdas = _lr_lambdas(optimizer, lr_lambda)
-        for lr_lambda in self.lr_lambdas:
-            if not callable(lr_lambda):
-                raise TypeError(f"lr_lambda should be a function, but got {type(lr_lambda).__name__}")
-        super().__init__(optimizer, last_epoch)
-
-    def state_dict(self):
-        """Scheduler state; lr lambdas are saved only when they are callable objects (not functions)."""
-        return _lambdas_state_dict(self)
-
-    def load_state_dict(self, state_dict):
-        """Load the scheduler's state."""
-        _lambdas_load_state_dict(self, state_dict)
+        for fn in _lr_lambdas(optimizer, lr_lambda):
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+        super().__init__(optimizer, lr_lambda, last_epoch)
 
     def get_lr(self):
         _warn_get_lr_called_within_step(self)

@@ -9,6 +9,7 @@ from itertools import chain
 
 import ferrograd as torch
 from ferrograd import Tensor
+from ferrograd.nn.modules.module import _register_hook, _typename
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -24,43 +25,6 @@ class _RequiredParameter:
 
 
 required = _RequiredParameter()
-
-
-class RemovableHandle:
-    """A handle which provides the capability to remove a hook."""
-
-    next_id = 0
-
-    def __init__(self, hooks_dict):
-        self._hooks_dict = hooks_dict
-        self.id = RemovableHandle.next_id
-        RemovableHandle.next_id += 1
-
-    def remove(self):
-        self._hooks_dict.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
-def _typename(obj):
-    """``torch.typename``: ``torch.FloatTensor`` for tensors, the qualified type name otherwise."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module = obj.__class__.__module__ or ""
-        qualname = obj.__class__.__qualname__
-    if module in {"", "builtins"}:
-        return qualname
-    return f"{module}.{qualname}"
 
 
 def _use_grad_for_differentiable(func):
@@ -102,25 +66,60 @@ def _as_float(name, x):
     return x
 
 
-def _check_unsupported(optimizer_name, group, options):
-    """Raises ``NotImplementedError`` for options torch supports and ferrograd does not."""
-    for option in options:
-        if group.get(option):
+def _check_non_negative(value, description):
+    """Raises ``ValueError`` unless ``0.0 <= value`` (so NaN is invalid too)."""
+    if not 0.0 <= value:
+        raise ValueError(f"Invalid {description}: {value}")
+
+
+def _check_unsupported(optimizer_name, options):
+    """Raises ``NotImplementedError`` for options torch supports and ferrograd does not.
+
+    ``options`` maps each such option's name to its value (taken from a parameter group
+    or from the arguments of a functional API).
+    """
+    for option, value in options.items():
+        if value:
             raise NotImplementedError(f"ferrograd.optim.{optimizer_name} does not support {option}=True")
+
+
+def _check_functional_args(
+    optimizer_name, options, has_sparse_grad=False, grad_scale=None, found_inf=None, state_steps=None
+):
+    """The argument checks shared by the functional APIs (``sgd``, ``adam``, ...)."""
+    _check_unsupported(optimizer_name, options)
+    if has_sparse_grad:
+        raise NotImplementedError(f"ferrograd.optim.{optimizer_name} does not support sparse gradients")
+    if grad_scale is not None or found_inf is not None:
+        raise NotImplementedError(f"ferrograd.optim.{optimizer_name} does not support grad_scale / found_inf (AMP)")
+    if state_steps is not None and not all(isinstance(t, Tensor) for t in state_steps):
+        raise RuntimeError("API has changed, `state_steps` argument must contain a list of singleton tensors")
+
+
+def _evaluate_closure(closure):
+    """The loss returned by ``closure`` run with grad enabled (``None`` without a closure)."""
+    if closure is None:
+        return None
+    with torch.enable_grad():
+        return closure()
+
+
+def _step_to_tensor(optimizer, group):
+    """Turns a ``step`` saved as a Python number (older state dicts) into a scalar tensor."""
+    for p in group["params"]:
+        p_state = optimizer.state.get(p, [])
+        if len(p_state) != 0 and not torch.is_tensor(p_state["step"]):
+            p_state["step"] = torch.tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
 
 
 def register_optimizer_step_pre_hook(hook):
     """Register a pre hook common to all optimizers: ``hook(optimizer, args, kwargs)``."""
-    handle = RemovableHandle(_global_optimizer_pre_hooks)
-    _global_optimizer_pre_hooks[handle.id] = hook
-    return handle
+    return _register_hook(_global_optimizer_pre_hooks, hook)
 
 
 def register_optimizer_step_post_hook(hook):
     """Register a post hook common to all optimizers: ``hook(optimizer, args, kwargs)``."""
-    handle = RemovableHandle(_global_optimizer_post_hooks)
-    _global_optimizer_post_hooks[handle.id] = hook
-    return handle
+    return _register_hook(_global_optimizer_post_hooks, hook)
 
 
 class Optimizer:
@@ -229,39 +228,27 @@ class Optimizer:
 
     def register_step_pre_hook(self, hook):
         """Register a hook ``hook(optimizer, args, kwargs) -> None or (args, kwargs)`` run before ``step``."""
-        handle = RemovableHandle(self._optimizer_step_pre_hooks)
-        self._optimizer_step_pre_hooks[handle.id] = hook
-        return handle
+        return _register_hook(self._optimizer_step_pre_hooks, hook)
 
     def register_step_post_hook(self, hook):
         """Register a hook ``hook(optimizer, args, kwargs) -> None`` run after ``step``."""
-        handle = RemovableHandle(self._optimizer_step_post_hooks)
-        self._optimizer_step_post_hooks[handle.id] = hook
-        return handle
-
-    @staticmethod
-    def _register(hooks, hook, prepend):
-        handle = RemovableHandle(hooks)
-        hooks[handle.id] = hook
-        if prepend:
-            hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _register_hook(self._optimizer_step_post_hooks, hook)
 
     def register_state_dict_pre_hook(self, hook, prepend=False):
         """Register a hook ``hook(optimizer) -> None`` run before ``state_dict``."""
-        return self._register(self._optimizer_state_dict_pre_hooks, hook, prepend)
+        return _register_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
 
     def register_state_dict_post_hook(self, hook, prepend=False):
         """Register a hook ``hook(optimizer, state_dict) -> state_dict or None`` run after ``state_dict``."""
-        return self._register(self._optimizer_state_dict_post_hooks, hook, prepend)
+        return _register_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
 
     def register_load_state_dict_pre_hook(self, hook, prepend=False):
         """Register a hook ``hook(optimizer, state_dict) -> state_dict or None`` run before ``load_state_dict``."""
-        return self._register(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+        return _register_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
 
     def register_load_state_dict_post_hook(self, hook, prepend=False):
         """Register a hook ``hook(optimizer) -> None`` run after ``load_state_dict``."""
-        return self._register(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+        return _register_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     def state_dict(self):
         r"""Return the state of the optimizer as a :class:`dict`.
@@ -448,7 +435,9 @@ class Optimizer:
                 raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
             else:
                 param_group.setdefault(name, default)
-        _check_unsupported(self.__class__.__name__, param_group, self._unsupported_options)
+        _check_unsupported(
+            self.__class__.__name__, {option: param_group.get(option) for option in self._unsupported_options}
+        )
 
         params = param_group["params"]
         if len(params) != len({id(p) for p in params}):

@@ -3,7 +3,17 @@ r"""Implementation for the RMSprop algorithm."""
 import ferrograd as torch
 from ferrograd import Tensor, _core
 
-from .optimizer import Optimizer, _as_float, _get_scalar_dtype, _to_scalar, _use_grad_for_differentiable
+from .optimizer import (
+    Optimizer,
+    _as_float,
+    _check_functional_args,
+    _check_non_negative,
+    _evaluate_closure,
+    _get_scalar_dtype,
+    _step_to_tensor,
+    _to_scalar,
+    _use_grad_for_differentiable,
+)
 
 __all__ = ["RMSprop", "rmsprop"]
 
@@ -33,16 +43,11 @@ class RMSprop(Optimizer):
     ):
         if isinstance(lr, Tensor) and lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        _check_non_negative(lr, "learning rate")
+        _check_non_negative(eps, "epsilon value")
+        _check_non_negative(momentum, "momentum value")
+        _check_non_negative(weight_decay, "weight_decay value")
+        _check_non_negative(alpha, "alpha value")
 
         defaults = {
             "lr": lr,
@@ -67,10 +72,7 @@ class RMSprop(Optimizer):
             group.setdefault("maximize", False)
             group.setdefault("differentiable", False)
             group.setdefault("capturable", False)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not torch.is_tensor(p_state["step"]):
-                    p_state["step"] = torch.tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
+            _step_to_tensor(self, group)
 
     def _init_group(self, group, params_with_grad, grads, square_avgs, momentum_buffer_list, grad_avgs, state_steps):
         for p in group["params"]:
@@ -103,11 +105,7 @@ class RMSprop(Optimizer):
             closure (Callable, optional): A closure that reevaluates the model
                 and returns the loss.
         """
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
-
+        loss = _evaluate_closure(closure)
         for group in self.param_groups:
             params_with_grad = []
             grads = []
@@ -161,11 +159,9 @@ def rmsprop(
     centered,
 ):
     r"""Functional API that performs RMSprop algorithm computation (one native call)."""
-    for option, value in (("capturable", capturable), ("differentiable", differentiable)):
-        if value:
-            raise NotImplementedError(f"ferrograd.optim.RMSprop does not support {option}=True")
-    if not all(isinstance(t, Tensor) for t in state_steps):
-        raise RuntimeError("API has changed, `state_steps` argument must contain a list of singleton tensors")
+    _check_functional_args(
+        "RMSprop", {"capturable": capturable, "differentiable": differentiable}, state_steps=state_steps
+    )
     if not params:
         return
     _core._rmsprop_step(

@@ -1,9 +1,15 @@
 r"""Implementation for Stochastic Gradient Descent optimizer."""
 
-import ferrograd as torch
 from ferrograd import Tensor, _core
 
-from .optimizer import Optimizer, _as_float, _to_scalar, _use_grad_for_differentiable
+from .optimizer import (
+    Optimizer,
+    _as_float,
+    _check_functional_args,
+    _evaluate_closure,
+    _to_scalar,
+    _use_grad_for_differentiable,
+)
 
 __all__ = ["SGD", "sgd"]
 
@@ -83,11 +89,7 @@ class SGD(Optimizer):
             closure (Callable, optional): A closure that reevaluates the model
                 and returns the loss.
         """
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
-
+        loss = _evaluate_closure(closure)
         for group in self.param_groups:
             params = []
             grads = []
@@ -140,12 +142,9 @@ def sgd(
 
     ``momentum_buffer_list`` is updated in place with the buffers created on the first step.
     """
-    if fused:
-        raise NotImplementedError("ferrograd.optim.SGD does not support fused=True")
-    if has_sparse_grad:
-        raise NotImplementedError("ferrograd.optim.SGD does not support sparse gradients")
-    if grad_scale is not None or found_inf is not None:
-        raise NotImplementedError("ferrograd.optim.SGD does not support grad_scale / found_inf (AMP)")
+    _check_functional_args(
+        "SGD", {"fused": fused}, has_sparse_grad=has_sparse_grad, grad_scale=grad_scale, found_inf=found_inf
+    )
     if not params:
         return
     if momentum == 0 and not momentum_buffer_list:

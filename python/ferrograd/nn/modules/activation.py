@@ -6,8 +6,8 @@ from .module import Module
 __all__ = ["ReLU", "LeakyReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "Softmax", "LogSoftmax", "Softmin"]
 
 
-class ReLU(Module):
-    r"""Applies the rectified linear unit function element-wise: ``max(0, x)``."""
+class _InplaceActivation(Module):
+    """Base of the activations whose only option is ``inplace``."""
 
     __constants__ = ["inplace"]
 
@@ -15,11 +15,15 @@ class ReLU(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, input):
-        return F.relu(input, inplace=self.inplace)
-
     def extra_repr(self):
         return "inplace=True" if self.inplace else ""
+
+
+class ReLU(_InplaceActivation):
+    r"""Applies the rectified linear unit function element-wise: ``max(0, x)``."""
+
+    def forward(self, input):
+        return F.relu(input, inplace=self.inplace)
 
 
 class LeakyReLU(Module):
@@ -70,24 +74,15 @@ class GELU(Module):
         return f"approximate={repr(self.approximate)}"
 
 
-class SiLU(Module):
+class SiLU(_InplaceActivation):
     r"""Applies ``x * sigmoid(x)`` element-wise."""
-
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
 
     def forward(self, input):
         return F.silu(input, inplace=self.inplace)
 
-    def extra_repr(self):
-        return "inplace=True" if self.inplace else ""
 
-
-class Softmax(Module):
-    r"""Applies softmax along ``dim`` (``dim=None`` uses the deprecated implicit choice)."""
+class _SoftmaxBase(Module):
+    """Base of Softmax, Softmin and LogSoftmax: a normalisation along ``dim``."""
 
     __constants__ = ["dim"]
 
@@ -99,51 +94,27 @@ class Softmax(Module):
         super().__setstate__(state)
         if not hasattr(self, "dim"):
             self.dim = None
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class Softmax(_SoftmaxBase):
+    r"""Applies softmax along ``dim`` (``dim=None`` uses the deprecated implicit choice)."""
 
     def forward(self, input):
         return F.softmax(input, self.dim, _stacklevel=5)
 
-    def extra_repr(self):
-        return f"dim={self.dim}"
 
-
-class Softmin(Module):
+class Softmin(_SoftmaxBase):
     r"""Applies softmin (softmax of ``-x``) along ``dim``."""
-
-    __constants__ = ["dim"]
-
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
 
     def forward(self, input):
         return F.softmin(input, self.dim, _stacklevel=5)
 
-    def extra_repr(self):
-        return f"dim={self.dim}"
 
-
-class LogSoftmax(Module):
+class LogSoftmax(_SoftmaxBase):
     r"""Applies ``log(softmax(x))`` along ``dim``."""
-
-    __constants__ = ["dim"]
-
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
 
     def forward(self, input):
         return F.log_softmax(input, self.dim, _stacklevel=5)
-
-    def extra_repr(self):
-        return f"dim={self.dim}"

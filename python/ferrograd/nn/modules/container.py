@@ -24,6 +24,31 @@ def _addindent(s_, numSpaces):
     return first + "\n" + s
 
 
+def _update_from_pairs(container, name, pairs):
+    """``container[key] = value`` for each ``(key, value)`` pair of ``pairs`` (``name`` is for the errors)."""
+    for j, p in enumerate(pairs):
+        if not isinstance(p, container_abcs.Iterable):
+            raise TypeError(f"{name} update sequence element #{j} should be Iterable; is{type(p).__name__}")
+        if not len(p) == 2:
+            raise ValueError(f"{name} update sequence element #{j} has length {len(p)}; 2 is required")
+        container[p[0]] = p[1]
+
+
+def _parameters_extra_repr(items, tensor_type):
+    """The ``extra_repr`` of ParameterList/ParameterDict: one line per ``(key, value)`` of ``items``."""
+    child_lines = []
+    for k, p in items:
+        if isinstance(p, Tensor):
+            size_str = "x".join(str(size) for size in p.size())
+            parastr = "{} containing: [{} of size {}]".format(
+                "Parameter" if isinstance(p, Parameter) else "Tensor", tensor_type(p), size_str
+            )
+            child_lines.append("  (" + str(k) + "): " + parastr)
+        else:
+            child_lines.append("  (" + str(k) + "): Object of type: " + type(p).__name__)
+    return "\n".join(child_lines)
+
+
 class Sequential(Module):
     r"""A sequential container: modules are called in the order they are passed in.
 
@@ -342,18 +367,7 @@ class ModuleDict(Module):
                 self[key] = module
         else:
             # modules here can be a list with two items
-            for j, m in enumerate(modules):
-                if not isinstance(m, container_abcs.Iterable):
-                    raise TypeError(
-                        "ModuleDict update sequence element "
-                        "#" + str(j) + " should be Iterable; is" + type(m).__name__
-                    )
-                if not len(m) == 2:
-                    raise ValueError(
-                        "ModuleDict update sequence element "
-                        "#" + str(j) + " has length " + str(len(m)) + "; 2 is required"
-                    )
-                self[m[0]] = m[1]
+            _update_from_pairs(self, "ModuleDict", modules)
 
 
 class ParameterList(Module):
@@ -365,13 +379,7 @@ class ParameterList(Module):
         if values is not None:
             self += values
 
-    def _get_abs_string_index(self, idx):
-        idx = operator.index(idx)
-        if not (-len(self) <= idx < len(self)):
-            raise IndexError(f"index {idx} is out of range")
-        if idx < 0:
-            idx += len(self)
-        return str(idx)
+    _get_abs_string_index = ModuleList._get_abs_string_index
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
@@ -422,17 +430,7 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self):
-        child_lines = []
-        for k, p in enumerate(self):
-            if isinstance(p, Tensor):
-                size_str = "x".join(str(size) for size in p.size())
-                parastr = "{} containing: [{} of size {}]".format(
-                    "Parameter" if isinstance(p, Parameter) else "Tensor", p.dtype, size_str
-                )
-                child_lines.append("  (" + str(k) + "): " + parastr)
-            else:
-                child_lines.append("  (" + str(k) + "): Object of type: " + type(p).__name__)
-        return "\n".join(child_lines)
+        return _parameters_extra_repr(enumerate(self), lambda p: p.dtype)
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("ParameterList should not be called.")
@@ -540,31 +538,10 @@ class ParameterDict(Module):
             for key, parameter in sorted(parameters.items()):
                 self[key] = parameter
         else:
-            for j, p in enumerate(parameters):
-                if not isinstance(p, container_abcs.Iterable):
-                    raise TypeError(
-                        "ParameterDict update sequence element "
-                        "#" + str(j) + " should be Iterable; is" + type(p).__name__
-                    )
-                if not len(p) == 2:
-                    raise ValueError(
-                        "ParameterDict update sequence element "
-                        "#" + str(j) + " has length " + str(len(p)) + "; 2 is required"
-                    )
-                self[p[0]] = p[1]
+            _update_from_pairs(self, "ParameterDict", parameters)
 
     def extra_repr(self):
-        child_lines = []
-        for k, p in self.items():
-            if isinstance(p, Tensor):
-                size_str = "x".join(str(size) for size in p.size())
-                parastr = "{} containing: [{} of size {}]".format(
-                    "Parameter" if isinstance(p, Parameter) else "Tensor", _typename(p), size_str
-                )
-                child_lines.append("  (" + str(k) + "): " + parastr)
-            else:
-                child_lines.append("  (" + str(k) + "): Object of type: " + type(p).__name__)
-        return "\n".join(child_lines)
+        return _parameters_extra_repr(self.items(), _typename)
 
     def __call__(self, input):
         raise RuntimeError("ParameterDict should not be called.")

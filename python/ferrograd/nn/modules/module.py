@@ -85,6 +85,15 @@ class RemovableHandle:
         self.remove()
 
 
+def _register_hook(hooks, hook, prepend=False):
+    """Add ``hook`` to the ``hooks`` dict (first if ``prepend``) and return its removable handle."""
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     __slots__ = ()
 
@@ -148,9 +157,7 @@ _global_forward_hooks_with_kwargs = OrderedDict()
 
 def register_module_forward_pre_hook(hook):
     r"""Register a forward pre-hook common to all modules."""
-    handle = RemovableHandle(_global_forward_pre_hooks)
-    _global_forward_pre_hooks[handle.id] = hook
-    return handle
+    return _register_hook(_global_forward_pre_hooks, hook)
 
 
 def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
@@ -719,22 +726,16 @@ class Module:
                 "Cannot register the same function as the state dict post hook that was "
                 "previously registered via register_state_dict_post_hook"
             )
-        handle = RemovableHandle(self._state_dict_hooks)
-        self._state_dict_hooks[handle.id] = hook
-        return handle
+        return _register_hook(self._state_dict_hooks, hook)
 
     def register_state_dict_post_hook(self, hook):
         r"""Register ``hook(module, state_dict, prefix, local_metadata) -> None`` run after state_dict."""
         hook._from_public_api = True
-        handle = RemovableHandle(self._state_dict_hooks)
-        self._state_dict_hooks[handle.id] = hook
-        return handle
+        return _register_hook(self._state_dict_hooks, hook)
 
     def register_state_dict_pre_hook(self, hook):
         r"""Register ``hook(module, prefix, keep_vars) -> None`` run before state_dict."""
-        handle = RemovableHandle(self._state_dict_pre_hooks)
-        self._state_dict_pre_hooks[handle.id] = hook
-        return handle
+        return _register_hook(self._state_dict_pre_hooks, hook)
 
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         for name, param in self._parameters.items():
@@ -799,9 +800,7 @@ class Module:
 
     def register_load_state_dict_post_hook(self, hook):
         r"""Register ``hook(module, incompatible_keys) -> None`` run after load_state_dict."""
-        handle = RemovableHandle(self._load_state_dict_post_hooks)
-        self._load_state_dict_post_hooks[handle.id] = hook
-        return handle
+        return _register_hook(self._load_state_dict_post_hooks, hook)
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
                               missing_keys, unexpected_keys, error_msgs):

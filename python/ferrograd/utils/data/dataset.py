@@ -64,6 +64,19 @@ class TensorDataset(Dataset):
         return self.tensors[0].size(0)
 
 
+def _getitems(dataset, indices):
+    """The samples of ``dataset`` at ``indices``, fetched with its ``__getitems__`` if it has one."""
+    if callable(getattr(dataset, "__getitems__", None)):
+        items = dataset.__getitems__(indices)
+        if len(items) != len(indices):
+            raise ValueError(
+                "Nested dataset's output size mismatch."
+                f" Expected {len(indices)}, got {len(items)}"
+            )
+        return items
+    return [dataset[idx] for idx in indices]
+
+
 class StackDataset(Dataset):
     r"""Dataset as a stacking of datasets: ``*args`` give tuples, ``**kwargs`` give dicts."""
 
@@ -96,34 +109,14 @@ class StackDataset(Dataset):
         if isinstance(self.datasets, dict):
             dict_batch = [{} for _ in indices]
             for k, dataset in self.datasets.items():
-                if callable(getattr(dataset, "__getitems__", None)):
-                    items = dataset.__getitems__(indices)
-                    if len(items) != len(indices):
-                        raise ValueError(
-                            "Nested dataset's output size mismatch."
-                            f" Expected {len(indices)}, got {len(items)}"
-                        )
-                    for data, d_sample in zip(items, dict_batch):
-                        d_sample[k] = data
-                else:
-                    for idx, d_sample in zip(indices, dict_batch):
-                        d_sample[k] = dataset[idx]
+                for data, d_sample in zip(_getitems(dataset, indices), dict_batch):
+                    d_sample[k] = data
             return dict_batch
 
         list_batch = [[] for _ in indices]
         for dataset in self.datasets:
-            if callable(getattr(dataset, "__getitems__", None)):
-                items = dataset.__getitems__(indices)
-                if len(items) != len(indices):
-                    raise ValueError(
-                        "Nested dataset's output size mismatch."
-                        f" Expected {len(indices)}, got {len(items)}"
-                    )
-                for data, t_sample in zip(items, list_batch):
-                    t_sample.append(data)
-            else:
-                for idx, t_sample in zip(indices, list_batch):
-                    t_sample.append(dataset[idx])
+            for data, t_sample in zip(_getitems(dataset, indices), list_batch):
+                t_sample.append(data)
         return [tuple(sample) for sample in list_batch]
 
     def __len__(self):
