@@ -10,7 +10,7 @@ import numpy as _np
 
 from . import _core
 from ._core import Tensor, cat, stack, where, initial_seed, is_grad_enabled
-from ._core import Generator, default_generator
+from ._core import Generator, default_generator, set_num_threads, get_num_threads
 from ._core import float32, float64, int64
 from ._core import bool  # noqa: A004  (ferrograd.bool is the dtype, as torch.bool)
 from ._size import Size

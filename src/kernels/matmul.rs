@@ -185,11 +185,7 @@ fn blocks<T: Elem>(
     acc: bool,
     par: bool,
 ) {
-    let threads = if par {
-        rayon::current_num_threads().max(1)
-    } else {
-        1
-    };
+    let threads = if par { super::num_threads() } else { 1 };
     let (len, split_rows) = if m >= n { (m, true) } else { (n, false) };
     // blocks of a multiple of 16 rows/columns, one per thread
     let per = (len.div_ceil(threads).div_ceil(16) * 16).max(1);

@@ -34,7 +34,46 @@ pub fn alloc<T>(n: usize) -> Result<Vec<T>> {
 /// there would wait forever; forked children (DataLoader workers) run kernels serially instead.
 pub fn par_ok(n: usize, threshold: usize) -> bool {
     static POOL_PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    n >= threshold && *POOL_PID.get_or_init(std::process::id) == std::process::id()
+    n >= threshold
+        && num_threads() > 1
+        && *POOL_PID.get_or_init(std::process::id) == std::process::id()
+}
+
+/// The thread limit set by `set_num_threads` (0: all of rayon's threads).
+static THREAD_LIMIT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// `torch.set_num_threads`: at most `n` threads per kernel from now on; 1 keeps every kernel
+/// on the calling thread (and never starts the pool).
+pub fn set_num_threads(n: usize) {
+    THREAD_LIMIT.store(n.max(1), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The number of threads kernels may use.
+pub fn num_threads() -> usize {
+    let limit = THREAD_LIMIT.load(std::sync::atomic::Ordering::Relaxed);
+    let available = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let pool = if limit == 1 {
+        1
+    } else {
+        rayon_threads(available)
+    };
+    if limit == 0 {
+        pool
+    } else {
+        limit.min(pool)
+    }
+}
+
+/// rayon's pool size without starting the pool (RAYON_NUM_THREADS or the CPU count).
+fn rayon_threads(available: usize) -> usize {
+    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *N.get_or_init(|| {
+        std::env::var("RAYON_NUM_THREADS")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or(available)
+    })
 }
 
 /// Elements per parallel task: large enough to amortise rayon's dispatch, small enough to

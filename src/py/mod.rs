@@ -17,7 +17,7 @@ use crate::tensor::Tensor;
 use convert::{operand, required_dtype, PyDType};
 use errors::run;
 use numpy::{PyReadonlyArrayDyn, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -248,6 +248,24 @@ fn _scalar_binary(
     run(py, false, move || ops::binary(op, &x, &y)).map(PyTensor::new)
 }
 
+/// `torch.set_num_threads`.
+#[pyfunction]
+fn set_num_threads(n: i64) -> PyResult<()> {
+    if n <= 0 {
+        return Err(PyRuntimeError::new_err(
+            "set_num_threads expects a positive integer",
+        ));
+    }
+    crate::kernels::set_num_threads(n as usize);
+    Ok(())
+}
+
+/// `torch.get_num_threads`.
+#[pyfunction]
+fn get_num_threads() -> usize {
+    crate::kernels::num_threads()
+}
+
 #[pymodule]
 #[pyo3(name = "_core")]
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -268,6 +286,8 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_linspace, m)?)?;
     m.add_function(wrap_pyfunction!(_eye, m)?)?;
     m.add_function(wrap_pyfunction!(cat, m)?)?;
+    m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(stack, m)?)?;
     m.add_function(wrap_pyfunction!(where_, m)?)?;
     m.add_function(wrap_pyfunction!(is_grad_enabled, m)?)?;

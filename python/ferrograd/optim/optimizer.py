@@ -9,7 +9,7 @@ from itertools import chain
 
 import ferrograd as torch
 from ferrograd import Tensor
-from ferrograd.nn.modules.module import _register_hook, _typename
+from ferrograd.nn.modules.module import _register_hook, _typename, _zero_grads
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -366,17 +366,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none=True):
         r"""Reset the gradients of all optimized tensors (to ``None`` by default, else to zeros)."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is not None:
-                    if set_to_none:
-                        p.grad = None
-                    else:
-                        if p.grad.grad_fn is not None:
-                            p.grad.detach_()
-                        else:
-                            p.grad.requires_grad_(False)
-                        p.grad.zero_()
+        _zero_grads(chain.from_iterable(group["params"] for group in self.param_groups), set_to_none)
 
     def step(self, closure=None):
         r"""Perform a single optimization step to update parameter.

@@ -94,6 +94,20 @@ def _register_hook(hooks, hook, prepend=False):
     return handle
 
 
+def _zero_grads(params, set_to_none):
+    """Reset the ``.grad`` of each tensor of ``params`` (``Module.zero_grad``, ``Optimizer.zero_grad``)."""
+    for p in params:
+        if p.grad is not None:
+            if set_to_none:
+                p.grad = None
+            else:
+                if p.grad.grad_fn is not None:
+                    p.grad.detach_()
+                else:
+                    p.grad.requires_grad_(False)
+                p.grad.zero_()
+
+
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     __slots__ = ()
 
@@ -1045,16 +1059,7 @@ class Module:
 
     def zero_grad(self, set_to_none=True):
         r"""Reset the gradients of all parameters (to None by default)."""
-        for p in self.parameters():
-            if p.grad is not None:
-                if set_to_none:
-                    p.grad = None
-                else:
-                    if p.grad.grad_fn is not None:
-                        p.grad.detach_()
-                    else:
-                        p.grad.requires_grad_(False)
-                    p.grad.zero_()
+        _zero_grads(self.parameters(), set_to_none)
 
     # ------------------------------------------------------------------ repr
 
