@@ -168,13 +168,13 @@ def mnist_mlp(T, optimizer):
 def mlp784_sgd(T, quick):
     step = mnist_mlp(T, "sgd")
     seconds = median_time(step, number=10 if quick else 40, repeat=5 if quick else 15, warmup=10)
-    return seconds * 1e3, "ms/step", False
+    return seconds * 1e6, "µs/step", False
 
 
 def mlp784_adam(T, quick):
     step = mnist_mlp(T, "adam")
     seconds = median_time(step, number=10 if quick else 40, repeat=5 if quick else 15, warmup=10)
-    return seconds * 1e3, "ms/step", False
+    return seconds * 1e6, "µs/step", False
 
 
 def tiny_mlp_module(T, quick):
@@ -185,7 +185,7 @@ def tiny_mlp_module(T, quick):
     opt = T.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     step = training_step(T, model, nn.MSELoss(), opt, x, y)
     seconds = median_time(step, number=50 if quick else 200, repeat=5 if quick else 15, warmup=20)
-    return seconds * 1e3, "ms/step", False
+    return seconds * 1e6, "µs/step", False
 
 
 WORKLOADS = [
@@ -193,9 +193,9 @@ WORKLOADS = [
     ("(b) matmul 1024x1024 f32", matmul, 245.0),
     ("(c) elementwise chain, 4M elts, no grad", big_elementwise_chain, 27.0),
     ("(d) MLP 2-16-16-1 tanh, batch 32, fwd+bwd", mlp, None),
-    ("(e) nn MLP 784-256-128-10, b64, SGD step", mlp784_sgd, 1.33),
-    ("(f) nn MLP 784-256-128-10, b64, Adam step", mlp784_adam, 1.73),
-    ("(g) nn MLP 2-16-16-1 tanh, b32, SGD step", tiny_mlp_module, 0.22),
+    ("(e) nn MLP 784-256-128-10, b64, SGD step", mlp784_sgd, 1330),
+    ("(f) nn MLP 784-256-128-10, b64, Adam step", mlp784_adam, 1730),
+    ("(g) nn MLP 2-16-16-1 tanh, b32, SGD step", tiny_mlp_module, 220),
 ]
 
 

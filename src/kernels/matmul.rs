@@ -216,8 +216,7 @@ fn blocks<T: Elem>(
     if parts <= 1 {
         run(0);
     } else {
-        use rayon::prelude::*;
-        (0..parts).into_par_iter().for_each(run);
+        super::pool::run_parts(parts, &run);
     }
 }
 

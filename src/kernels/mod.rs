@@ -2,6 +2,7 @@
 pub mod elementwise;
 pub mod matmul;
 pub mod optim;
+pub mod pool;
 pub mod reduce;
 pub mod simd;
 
@@ -51,12 +52,7 @@ pub fn set_num_threads(n: usize) {
 /// The number of threads kernels may use.
 pub fn num_threads() -> usize {
     let limit = THREAD_LIMIT.load(std::sync::atomic::Ordering::Relaxed);
-    let available = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let pool = if limit == 1 {
-        1
-    } else {
-        rayon_threads(available)
-    };
+    let pool = if limit == 1 { 1 } else { rayon_threads() };
     if limit == 0 {
         pool
     } else {
@@ -64,15 +60,16 @@ pub fn num_threads() -> usize {
     }
 }
 
-/// rayon's pool size without starting the pool (RAYON_NUM_THREADS or the CPU count).
-fn rayon_threads(available: usize) -> usize {
+/// rayon's pool size without starting the pool (RAYON_NUM_THREADS or the CPU count), looked
+/// up once: `available_parallelism` reads cgroup files, too slow to ask per kernel.
+fn rayon_threads() -> usize {
     static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *N.get_or_init(|| {
         std::env::var("RAYON_NUM_THREADS")
             .ok()
             .and_then(|v| v.parse::<usize>().ok())
             .filter(|&n| n > 0)
-            .unwrap_or(available)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
     })
 }
 

@@ -72,59 +72,45 @@ pub struct Arrays<'a, T> {
     pub grad: &'a [T],
 }
 
-/// Elements below which splitting further for the pool is not worth it.
-const SPLIT: usize = 1 << 14;
-
-/// Parameters from this size are updated on the pool (a step reads and writes 3-5 arrays).
+/// Parameters from this size are updated by several threads (a step reads and writes 3-5
+/// arrays).
 const PAR_MIN: usize = 1 << 15;
 
-/// Runs `f` over `a`, splitting all arrays at the same points and running the halves on the
-/// rayon pool when the parameter is large.
+/// Runs `f` over `a`, split into one block per thread when the parameter is large.
 pub fn for_chunks<T: Send + Sync>(a: Arrays<'_, T>, f: &(dyn Fn(Arrays<'_, T>) + Sync)) {
     let n = a.grad.len();
-    if par_ok(n, PAR_MIN) {
-        split(a, f);
-    } else {
-        f(a);
-    }
-}
-
-fn split<T: Send + Sync>(a: Arrays<'_, T>, f: &(dyn Fn(Arrays<'_, T>) + Sync)) {
-    let n = a.grad.len();
-    if n <= SPLIT {
+    let threads = super::num_threads();
+    if !par_ok(n, PAR_MIN) || threads < 2 {
         return f(a);
     }
-    let mid = n / 2;
-    let (mut lo, mut hi) = (
-        Vec::with_capacity(a.muts.len()),
-        Vec::with_capacity(a.muts.len()),
-    );
-    for m in a.muts {
-        let (x, y) = m.split_at_mut(mid);
-        lo.push(x);
-        hi.push(y);
+    let per = n.div_ceil(threads);
+    // one Arrays per block, each taken by the thread that runs it
+    let mut blocks: Vec<std::sync::Mutex<Option<Arrays<'_, T>>>> = Vec::new();
+    let (mut muts, mut grad) = (a.muts, a.grad);
+    while !grad.is_empty() {
+        let len = per.min(grad.len());
+        let (mut head, mut tail) = (
+            Vec::with_capacity(muts.len()),
+            Vec::with_capacity(muts.len()),
+        );
+        for m in muts {
+            let (x, y) = m.split_at_mut(len);
+            head.push(x);
+            tail.push(y);
+        }
+        let (g, rest) = grad.split_at(len);
+        blocks.push(std::sync::Mutex::new(Some(Arrays {
+            muts: head,
+            grad: g,
+        })));
+        (muts, grad) = (tail, rest);
     }
-    let (glo, ghi) = a.grad.split_at(mid);
-    rayon::join(
-        || {
-            split(
-                Arrays {
-                    muts: lo,
-                    grad: glo,
-                },
-                f,
-            )
-        },
-        || {
-            split(
-                Arrays {
-                    muts: hi,
-                    grad: ghi,
-                },
-                f,
-            )
-        },
-    );
+    super::pool::run_parts(blocks.len(), &|i| {
+        let block = blocks[i].lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(block) = block {
+            f(block);
+        }
+    });
 }
 
 /// The gradient after `maximize` and (coupled) weight decay.
