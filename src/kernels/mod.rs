@@ -73,10 +73,6 @@ fn rayon_threads() -> usize {
     })
 }
 
-/// Elements per parallel task: large enough to amortise rayon's dispatch, small enough to
-/// balance two cores.
-const CHUNK: usize = 1 << 15;
-
 /// Builds a Vec of `n` elements from disjoint chunks `fill(start, chunk)` covering `0..n`, in
 /// parallel above `PAR_THRESHOLD`. `fill` returns how many elements it wrote, which must be the
 /// whole chunk; the output is never zero-filled first (one memory pass instead of two).
@@ -94,7 +90,6 @@ where
     U: Send,
     F: Fn(usize, &mut [std::mem::MaybeUninit<U>]) -> usize + Sync,
 {
-    use rayon::prelude::*;
     let mut v = alloc::<U>(n)?;
     let spare = &mut v.spare_capacity_mut()[..n];
     let check = |start: usize, c: &mut [std::mem::MaybeUninit<U>]| {
@@ -102,10 +97,7 @@ where
         assert_eq!(fill(start, c), len, "kernel left elements unwritten");
     };
     if par_ok(n, threshold) {
-        spare
-            .par_chunks_mut(CHUNK)
-            .enumerate()
-            .for_each(|(i, c)| check(i * CHUNK, c));
+        pool::for_each_block(spare, &|start, c| check(start, c));
     } else {
         check(0, spare);
     }

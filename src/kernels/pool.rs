@@ -156,6 +156,25 @@ pub fn run_parts(parts: usize, f: &(dyn Fn(usize) + Sync)) {
     }
 }
 
+/// Runs `f(start, block)` over `data` cut into one block per thread (`start` is the block's
+/// offset in `data`).
+pub fn for_each_block<T: Send>(data: &mut [T], f: &(dyn Fn(usize, &mut [T]) + Sync)) {
+    let threads = super::num_threads().max(1);
+    let per = data.len().div_ceil(threads).max(1);
+    type Block<'a, T> = Mutex<Option<(usize, &'a mut [T])>>;
+    let blocks: Vec<Block<'_, T>> = data
+        .chunks_mut(per)
+        .enumerate()
+        .map(|(i, b)| Mutex::new(Some((i * per, b))))
+        .collect();
+    run_parts(blocks.len(), &|i| {
+        let block = blocks[i].lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some((start, b)) = block {
+            f(start, b);
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::run_parts;
