@@ -674,3 +674,12 @@ def test_call_fast_path_is_forward():
     assert m(1, 2, k=3) == 7
     assert calls == [((1, 2), {"k": 3})]
     assert nn.Module.__call__ is nn.Module._call_impl
+
+
+def test_assigning_tensor_data_names_the_missing_feature():
+    import ferrograd
+
+    p = ferrograd.nn.Parameter(ferrograd.ones(2))
+    assert p.data.requires_grad is False and p.data.tolist() == [1.0, 1.0]
+    with pytest.raises(NotImplementedError, match="assigning tensor.data"):
+        p.data = ferrograd.zeros(2)

@@ -565,6 +565,15 @@ _METHODS = {
 }
 
 
+def _set_data(self, value):
+    raise NotImplementedError(
+        "assigning tensor.data (swapping a tensor's storage in place) is not supported by "
+        "ferrograd yet; copy the values instead: `with torch.no_grad(): t.copy_(value)`"
+    )
+
+
 def install():
     for name, fn in _METHODS.items():
         setattr(Tensor, name, fn)
+    # `.data` reads through the native getter; assigning it names the missing feature
+    Tensor.data = property(Tensor.data.__get__, _set_data, doc=Tensor.data.__doc__)
