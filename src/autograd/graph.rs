@@ -249,6 +249,27 @@ impl NodeRef {
     pub fn saved_tensors(&self) -> Result<Vec<Tensor>> {
         unpack_saved(self.0, false)
     }
+    /// The storages the node's saved tensors keep alive, as (address, bytes) pairs, and
+    /// whether backward has freed them (then the list is empty). For the memory inspector.
+    pub fn saved_storages(&self) -> (Vec<(usize, usize)>, bool) {
+        let a = arena();
+        match a.get(self.0) {
+            Some(n) => (
+                n.saved
+                    .iter()
+                    .map(|s| {
+                        let st = s.tensor.storage();
+                        (
+                            std::sync::Arc::as_ptr(st) as usize,
+                            st.len() * s.tensor.dtype().size(),
+                        )
+                    })
+                    .collect(),
+                n.released,
+            ),
+            None => (Vec::new(), true),
+        }
+    }
 }
 
 impl Clone for NodeRef {

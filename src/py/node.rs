@@ -46,6 +46,10 @@ impl PyNodeHandle {
     fn variable<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         self.node.variable().map(|t| wrap_cached(py, t)).transpose()
     }
+    /// ([(storage address, bytes)], released) of the node's saved tensors.
+    fn saved_storages(&self) -> (Vec<(usize, usize)>, bool) {
+        self.node.saved_storages()
+    }
     fn saved_tensors<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
         self.node
             .saved_tensors()?
