@@ -220,6 +220,12 @@ pub fn prod(t: &Tensor, dim: Option<i64>, keepdim: bool, dtype: Option<DType>) -
                 let has_zero = x.to_f64_vec().contains(&0.0);
                 let d = if !has_zero {
                     binary(BinOp::Div, &Operand::T(oe), &Operand::T(x.clone()))?
+                } else if crate::autograd::is_grad_enabled() && x.requires_grad() {
+                    // prod_others is computed without a graph: refuse rather than give a
+                    // second derivative of zero
+                    return Err(Error::NotImplemented(
+                        "the second derivative of prod for an input containing zeros".into(),
+                    ));
                 } else {
                     prod_others(x, &rd)?
                 };

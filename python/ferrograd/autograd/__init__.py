@@ -11,8 +11,9 @@ from .grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from .gradcheck import GradcheckError, gradcheck
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import graph
+from . import functional
 
 Tensor = _core.Tensor
 
@@ -28,8 +29,10 @@ __all__ = [
     "inference_mode",
     "is_grad_enabled",
     "gradcheck",
+    "gradgradcheck",
     "GradcheckError",
     "graph",
+    "functional",
 ]
 
 
