@@ -117,7 +117,7 @@ fn matmul_nd(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 /// Forward only: `bias + a @ b` for matrices, the bias (broadcastable to the output) written
 /// into the output first and the product accumulated onto it by gemm (PyTorch's addmm).
-pub fn addmm_values(bias: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+fn addmm_values(bias: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let dtype = check_same_dtype(a, b)?;
     if a.ndim() != 2 {
         return Err(Error::Runtime(
@@ -379,5 +379,50 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             }
             Ok(out)
         }
+    }
+}
+
+/// `addmm(bias, m1, m2)` = bias + m1 @ m2 (AddmmBackward0), as `linear` uses it.
+pub fn addmm(bias: &Tensor, m1: &Tensor, m2: &Tensor) -> Result<Tensor> {
+    let out = addmm_values(bias, m1, m2)?;
+    if needs_grad(&[bias, m1, m2]) {
+        let bshape = bias.shape().to_vec();
+        record(
+            "AddmmBackward0",
+            &[bias, m1, m2],
+            &[&out],
+            vec![Saved::Input(m1.clone()), Saved::Input(m2.clone())],
+            move |ctx| {
+                let g = ctx.grad(0)?;
+                let (a, b) = (&ctx.saved[0], &ctx.saved[1]);
+                let gb = if ctx.needs(0) {
+                    Some(sum_to(&g, &bshape)?)
+                } else {
+                    None
+                };
+                let ga = if ctx.needs(1) {
+                    Some(mm_like(&g, &super::shape::t2(b)?, a)?)
+                } else {
+                    None
+                };
+                let gm = if ctx.needs(2) {
+                    Some(mm_like(&super::shape::t2(a)?, &g, b)?)
+                } else {
+                    None
+                };
+                Ok(vec![gb, ga, gm])
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// `linear(x, w, b)`: addmm for a matrix input with bias, else matmul (+ bias).
+pub fn linear(x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<Tensor> {
+    let wt = super::shape::t2(w)?;
+    match b {
+        Some(b) if x.ndim() == 2 => addmm(b, x, &wt),
+        Some(b) => super::add(&matmul(x, &wt)?, b),
+        None => matmul(x, &wt),
     }
 }

@@ -308,68 +308,29 @@ pub fn adagrad_step(
     Ok(())
 }
 
-/// The norm of all the tensors' elements taken together (`ord` = ±inf for the max/min-abs
-/// norm), accumulated in float64; a 0-d tensor of the first tensor's dtype.
+/// `clip_grad_norm_`'s total norm, as PyTorch computes it: the norm of each tensor (the
+/// reduction kernel of `norm`), then the same norm of those norms, in the promoted dtype
+/// (float32 for an empty list).
 pub fn foreach_norm(ts: &[Tensor], ord: f64) -> Result<Tensor> {
-    let dtype = ts.first().map(|t| t.dtype()).unwrap_or(DType::F32);
-    let mut acc: Option<f64> = None;
-    for t in ts {
-        if !t.dtype().is_float() {
-            return Err(Error::Runtime(format!(
-                "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}",
-                t.dtype().kernel_name()
-            )));
-        }
-        let vals = crate::ops::cast_vec::<f64>(t)?;
-        let abs = vals.iter().map(|v| v.abs());
-        let part = if ord == f64::INFINITY {
-            abs.fold(0.0, |m, a| if a > m || a.is_nan() { a } else { m })
-        } else if ord == f64::NEG_INFINITY {
-            abs.fold(f64::INFINITY, f64::min)
-        } else if ord == 0.0 {
-            abs.filter(|&a| a != 0.0).count() as f64
-        } else if ord == 1.0 {
-            abs.sum()
-        } else if ord == 2.0 {
-            abs.map(|a| a * a).sum()
-        } else {
-            abs.map(|a| a.powf(ord)).sum()
-        };
-        acc = Some(match acc {
-            None => part,
-            Some(a) if ord == f64::INFINITY => {
-                if part > a || part.is_nan() {
-                    part
-                } else {
-                    a
-                }
-            }
-            Some(a) if ord == f64::NEG_INFINITY => a.min(part),
-            Some(a) => a + part,
-        });
-    }
-    let acc = acc.unwrap_or(0.0);
-    let total = if ord.is_infinite() || ord == 0.0 || ord == 1.0 {
-        acc
-    } else if ord == 2.0 {
-        acc.sqrt()
+    let _g = crate::autograd::GradModeGuard::new(false);
+    let dtype = if ts.iter().any(|t| t.dtype() == DType::F64) {
+        DType::F64
     } else {
-        acc.powf(1.0 / ord)
+        DType::F32
     };
-    Ok(Tensor::scalar(Scalar::Float(total), dtype))
+    let norms = ts
+        .iter()
+        .map(|t| super::to_dtype(&super::norm(t, ord, None, false)?, dtype))
+        .collect::<Result<Vec<_>>>()?;
+    if norms.is_empty() {
+        return Ok(Tensor::scalar(Scalar::Float(0.0), dtype));
+    }
+    super::norm(&super::stack(&norms, 0)?, ord, None, false)
 }
 
-/// `t.mul_(scalar)` for each tensor, without autograd.
+/// `t.mul_(scalar)` for each tensor.
 pub fn foreach_mul_(ts: &[Tensor], scalar: f64) -> Result<()> {
-    for t in ts {
-        crate::ops::check_inplace(t)?;
-        if crate::autograd::graph::needs_grad(&[t]) {
-            return Err(Error::NotImplemented(
-                "_foreach_mul_ on tensors that are part of an autograd graph".into(),
-            ));
-        }
-        let r = crate::ops::mul_scalar(&t.detach(), scalar)?;
-        write_values(t, &r)?;
-    }
-    Ok(())
+    let s = super::Operand::S(Scalar::Float(scalar));
+    ts.iter()
+        .try_for_each(|t| super::binary_inplace(super::BinOp::Mul, t, &s))
 }

@@ -409,3 +409,47 @@ pub fn clamp(x: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Ten
     }
     Ok(out)
 }
+
+/// `leaky_relu` (LeakyReluBackward0): one pass over the input in its own dtype.
+pub fn leaky_relu(x: &Tensor, slope: f64) -> Result<Tensor> {
+    let shape = x.shape().to_vec();
+    let out = match x.dtype() {
+        DType::F32 => {
+            let s = slope as f32;
+            let d = x.storage().read::<f32>();
+            let v = elementwise::unary(&d, x.layout(), |v: f32| if v > 0.0 { v } else { v * s })?;
+            Tensor::from_vec(v, shape)?
+        }
+        DType::F64 => {
+            let d = x.storage().read::<f64>();
+            let v =
+                elementwise::unary(&d, x.layout(), |v: f64| if v > 0.0 { v } else { v * slope })?;
+            Tensor::from_vec(v, shape)?
+        }
+        dt => {
+            return Err(Error::NotImplemented(format!(
+                "\"leaky_relu_cpu\" not implemented for '{}'",
+                dt.kernel_name()
+            )))
+        }
+    };
+    if needs_grad(&[x]) {
+        record(
+            "LeakyReluBackward0",
+            &[x],
+            &[&out],
+            vec![Saved::Input(x.clone())],
+            move |ctx| {
+                let g = ctx.grad(0)?;
+                let pos = binary(
+                    BinOp::Gt,
+                    &t(&ctx.saved[0]),
+                    &Operand::S(Scalar::Float(0.0)),
+                )?;
+                let neg = Operand::T(mul_scalar(&g, slope)?);
+                Ok(vec![Some(super::binary::where_op(&pos, &t(&g), &neg)?)])
+            },
+        );
+    }
+    Ok(out)
+}

@@ -72,7 +72,7 @@ fn _leaky_relu(
 ) -> PyResult<PyTensor> {
     let x = input.t.clone();
     run(py, heavy(x.numel()), move || {
-        loss::leaky_relu(&x, negative_slope)
+        crate::ops::leaky_relu(&x, negative_slope)
     })
     .map(PyTensor::new)
 }
@@ -87,7 +87,10 @@ fn linear(
 ) -> PyResult<PyTensor> {
     let (x, w, b) = (input.t.clone(), weight.t.clone(), bias.map(|b| b.t.clone()));
     let work = x.numel() * w.shape().first().copied().unwrap_or(1);
-    run(py, heavy(work), move || loss::linear(&x, &w, b.as_ref())).map(PyTensor::new)
+    run(py, heavy(work), move || {
+        crate::ops::linear(&x, &w, b.as_ref())
+    })
+    .map(PyTensor::new)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -1,7 +1,7 @@
 //! Random sampling: `ferrograd.Generator` and the samplers that take a `generator=`.
 
 use super::convert::required_dtype;
-use super::errors::guarded;
+use super::errors::{guarded, run, HEAVY_NUMEL};
 use super::tensor::PyTensor;
 use crate::creation::{self, Dist, Generator};
 use crate::tensor::Tensor;
@@ -110,13 +110,14 @@ fn dist(kind: &str, a: f64, b: f64) -> PyResult<Dist> {
     })
 }
 
-fn gen_of<'a>(g: &'a Option<PyRef<'_, PyGenerator>>) -> Option<&'a Generator> {
-    g.as_ref().map(|g| &g.g)
+fn gen_of(g: &Option<PyRef<'_, PyGenerator>>) -> Option<Generator> {
+    g.as_ref().map(|g| g.g.clone())
 }
 
 #[pyfunction]
 #[pyo3(signature = (shape, kind, a, b, dtype, generator = None))]
 pub fn _random(
+    py: Python<'_>,
     shape: Vec<usize>,
     kind: &str,
     a: f64,
@@ -126,13 +127,21 @@ pub fn _random(
 ) -> PyResult<PyTensor> {
     let d = required_dtype(dtype)?;
     let dist = dist(kind, a, b)?;
-    guarded(|| creation::random(&shape, dist, d, gen_of(&generator))).map(PyTensor::new)
+    let (g, heavy) = (
+        gen_of(&generator),
+        shape.iter().product::<usize>() > HEAVY_NUMEL,
+    );
+    run(py, heavy, move || {
+        creation::random(&shape, dist, d, g.as_ref())
+    })
+    .map(PyTensor::new)
 }
 
 /// In-place sampling into an existing tensor (uniform_, normal_, random_).
 #[pyfunction]
 #[pyo3(signature = (t, kind, a, b, generator = None))]
 pub fn _fill_random(
+    py: Python<'_>,
     t: PyRef<'_, PyTensor>,
     kind: &str,
     a: f64,
@@ -140,12 +149,16 @@ pub fn _fill_random(
     generator: Option<PyRef<'_, PyGenerator>>,
 ) -> PyResult<()> {
     let dist = dist(kind, a, b)?;
-    guarded(|| creation::fill_random(&t.t, dist, gen_of(&generator)))
+    let (x, g) = (t.t.clone(), gen_of(&generator));
+    run(py, x.numel() > HEAVY_NUMEL, move || {
+        creation::fill_random(&x, dist, g.as_ref())
+    })
 }
 
 #[pyfunction]
 #[pyo3(signature = (n, dtype, generator = None))]
 pub fn _randperm(
+    py: Python<'_>,
     n: i64,
     dtype: &Bound<'_, PyAny>,
     generator: Option<PyRef<'_, PyGenerator>>,
@@ -156,7 +169,11 @@ pub fn _randperm(
         )));
     }
     let d = required_dtype(dtype)?;
-    guarded(|| creation::randperm(n as usize, d, gen_of(&generator))).map(PyTensor::new)
+    let g = gen_of(&generator);
+    run(py, n as usize > HEAVY_NUMEL, move || {
+        creation::randperm(n as usize, d, g.as_ref())
+    })
+    .map(PyTensor::new)
 }
 
 #[pyfunction]
