@@ -57,3 +57,22 @@ pub fn dim_out_of_range(dim: i64, ndim: usize) -> Error {
         dim
     ))
 }
+
+thread_local! {
+    /// An error raised where it cannot be returned (a failing saved-tensors pack hook while a
+    /// node is recorded); the binding layer raises it once the current op returns.
+    static DEFERRED: std::cell::RefCell<Option<Error>> = const { std::cell::RefCell::new(None) };
+}
+
+pub fn defer_error(e: Error) {
+    DEFERRED.with(|d| {
+        let mut d = d.borrow_mut();
+        if d.is_none() {
+            *d = Some(e);
+        }
+    });
+}
+
+pub fn take_deferred_error() -> Option<Error> {
+    DEFERRED.with(|d| d.borrow_mut().take())
+}

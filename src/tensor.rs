@@ -34,6 +34,9 @@ pub struct AutogradMeta {
     pub grad_accumulator: Option<NodeId>,
     /// For views: the tensor whose storage this one looks into.
     pub view_base: Option<Tensor>,
+    /// A leaf's tensor hooks and post-accumulate-grad hooks (a non-leaf's hooks live on its
+    /// grad_fn).
+    pub hooks: Vec<crate::autograd::hooks::Hook>,
 }
 
 pub type WeakTensor = Weak<TensorImpl>;

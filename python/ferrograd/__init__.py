@@ -21,6 +21,8 @@ _install()
 
 from . import autograd  # noqa: E402
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode  # noqa: E402
+from ._core import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402
+from .autograd.anomaly_mode import set_anomaly_enabled  # noqa: E402
 
 dtype = type(float32)
 float = float32  # noqa: A001

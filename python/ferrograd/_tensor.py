@@ -120,7 +120,19 @@ def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=
 
 
 def register_hook(self, hook):
-    raise NotImplementedError("Tensor.register_hook is not supported by ferrograd yet")
+    """Registers ``hook(grad) -> Tensor | None``, run when the gradient of this tensor is
+    computed; a returned tensor replaces the gradient. Returns a handle with ``remove()``."""
+    from .autograd.graph import _register_tensor_hook
+
+    return _register_tensor_hook(self, hook)
+
+
+def register_post_accumulate_grad_hook(self, hook):
+    """Registers ``hook(tensor)``, run after the gradient was accumulated into ``.grad`` of
+    this leaf. Returns a handle with ``remove()``."""
+    from .autograd.graph import _register_post_accumulate_grad_hook
+
+    return _register_post_accumulate_grad_hook(self, hook)
 
 
 def size(self, dim=None):
@@ -483,6 +495,7 @@ _METHODS = {
     "__array_priority__": 1000,
     "backward": backward,
     "register_hook": register_hook,
+    "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
     "size": size,
     "to": to,
     "float": _cast("float32"),

@@ -5,6 +5,9 @@
 
 use super::grad_mode::GradModeGuard;
 use super::graph::{arena, unpack_saved, BackwardCtx, NodeId, NodeKind, NodeRef};
+use super::hooks::{
+    anomaly_check_nan, anomaly_enabled, run_tensor_hooks, set_failed_node, Hook, HookKind,
+};
 use crate::error::{Error, Result};
 use crate::layout::fmt_size;
 use crate::ops;
@@ -183,86 +186,36 @@ pub fn run_backward(
 
     while let Some((_, id)) = heap.pop() {
         let info = &infos[&id];
-        let mut buf = buffers
+        let buf = buffers
             .remove(&id)
             .unwrap_or_else(|| vec![None; info.num_outputs]);
-
-        // gradients of requested inputs
-        for (k, (t, nr)) in targets.iter().enumerate() {
-            if t.id() == id {
-                if let Some(g) = &buf[*nr as usize] {
-                    captured[k] = Some(g.clone());
+        let (hooks, trace) = {
+            let a = arena();
+            let n = a.get(id);
+            (
+                n.map(|n| n.hooks.clone()).unwrap_or_default(),
+                n.and_then(|n| n.trace.clone()),
+            )
+        };
+        let step = evaluate(
+            id,
+            info,
+            buf,
+            &hooks,
+            &opts,
+            &targets,
+            &mut captured,
+            input_filter.as_ref(),
+            &is_needed,
+        );
+        let input_grads = match step {
+            Ok(Some(g)) => g,
+            Ok(None) => continue,
+            Err(e) => {
+                if anomaly_enabled() {
+                    set_failed_node(node_name(id), trace);
                 }
-            }
-        }
-        // retain_grad() on non-leaf outputs of this node
-        for (nr, w) in &info.retained {
-            if let (Some(t), Some(g)) = (w.upgrade(), &buf[*nr as usize]) {
-                let t = Tensor(t);
-                let new = match t.grad() {
-                    None => ops::clone(g)?,
-                    Some(old) => ops::add(&old, g)?,
-                };
-                t.set_grad(Some(ops::detach_unless(new, opts.create_graph)));
-            }
-        }
-        if !opts.accumulate && target_nodes.contains(&id) {
-            continue;
-        }
-        if let (Some(filter), Some(inputs)) = (&input_filter, &opts.inputs) {
-            // backward(inputs=[non-leaf]) accumulates into that tensor's .grad
-            for t in inputs {
-                let m = t.meta();
-                if let Some(f) = &m.grad_fn {
-                    if f.id() == id {
-                        let nr = m.output_nr as usize;
-                        drop(m);
-                        if let Some(g) = buf[nr].clone() {
-                            accumulate_grad(t, g, opts.create_graph)?;
-                        }
-                    }
-                }
-            }
-            let _ = filter;
-        }
-
-        let input_grads: Vec<Option<Tensor>> = match &info.kind {
-            NodeKind::Accumulate(var) => {
-                let take = input_filter.as_ref().is_none_or(|f| f.contains(&var.id()));
-                if take && opts.accumulate {
-                    if let Some(g) = buf[0].take() {
-                        accumulate_grad(var, g, opts.create_graph)?;
-                    }
-                }
-                Vec::new()
-            }
-            NodeKind::Op(f) => {
-                let saved = unpack_saved(id, opts.create_graph)?;
-                let mut ctx = BackwardCtx {
-                    grads: buf,
-                    saved,
-                    needs_input_grad: info
-                        .next
-                        .iter()
-                        .map(|e| e.node.is_some_and(|c| is_needed(&c)))
-                        .collect(),
-                    output_meta: info.output_meta.clone(),
-                };
-                let out = f(&mut ctx)?;
-                drop(ctx);
-                out
-            }
-            NodeKind::External(f) => {
-                let out = f.call(buf)?;
-                if out.len() < info.next.len() {
-                    return Err(Error::Runtime(format!(
-                        "function {} returned an incorrect number of gradients (expected {}, got {})",
-                        NodeRef::from_id(id).map(|r| r.name()).unwrap_or_default(),
-                        info.next.len(),
-                        out.len()
-                    )));
-                }
-                out
+                return Err(e);
             }
         };
         if !opts.keep_graph && info.has_saved {
@@ -297,6 +250,151 @@ pub fn run_backward(
         }
     }
     Ok(captured)
+}
+
+fn node_name(id: NodeId) -> String {
+    NodeRef::from_id(id).map(|r| r.name()).unwrap_or_default()
+}
+
+/// Runs one node (PyTorch's evaluate_function + call_function): its output gradients go through
+/// tensor hooks, are captured / retained, then through pre-hooks; the backward runs, and its
+/// input gradients go through post-hooks and the anomaly-mode NaN check. Returns None when the
+/// node is not to be run (an `autograd.grad` target).
+#[allow(clippy::too_many_arguments)]
+fn evaluate(
+    id: NodeId,
+    info: &Info,
+    mut buf: Vec<Option<Tensor>>,
+    hooks: &[Hook],
+    opts: &BackwardOptions,
+    targets: &[(NodeRef, u32)],
+    captured: &mut [Option<Tensor>],
+    input_filter: Option<&HashSet<usize>>,
+    is_needed: &dyn Fn(&NodeId) -> bool,
+) -> Result<Option<Vec<Option<Tensor>>>> {
+    let leaf_hooks = match &info.kind {
+        NodeKind::Accumulate(var) => var.meta().hooks.clone(),
+        _ => Vec::new(),
+    };
+    // tensor hooks (a leaf's are on the tensor), in registration order
+    if !leaf_hooks.is_empty() {
+        buf[0] = run_tensor_hooks(&leaf_hooks, |k| k == HookKind::Leaf, buf[0].take())?;
+    }
+    for h in hooks {
+        if let HookKind::Tensor(nr) = h.kind {
+            let nr = nr as usize;
+            if nr < buf.len() {
+                buf[nr] = run_tensor_hooks(std::slice::from_ref(h), |_| true, buf[nr].take())?;
+            }
+        }
+    }
+    // gradients of requested inputs
+    for (k, (t, nr)) in targets.iter().enumerate() {
+        if t.id() == id {
+            if let Some(g) = &buf[*nr as usize] {
+                captured[k] = Some(g.clone());
+            }
+        }
+    }
+    // retain_grad() on non-leaf outputs of this node
+    for (nr, w) in &info.retained {
+        if let (Some(t), Some(g)) = (w.upgrade(), &buf[*nr as usize]) {
+            let t = Tensor(t);
+            let new = match t.grad() {
+                None => ops::clone(g)?,
+                Some(old) => ops::add(&old, g)?,
+            };
+            t.set_grad(Some(ops::detach_unless(new, opts.create_graph)));
+        }
+    }
+    let target_nodes_contains = targets.iter().any(|(t, _)| t.id() == id);
+    if !opts.accumulate && target_nodes_contains {
+        return Ok(None);
+    }
+    if let (Some(_), Some(inputs)) = (input_filter, &opts.inputs) {
+        // backward(inputs=[non-leaf]) accumulates into that tensor's .grad
+        for t in inputs {
+            let m = t.meta();
+            if let Some(f) = &m.grad_fn {
+                if f.id() == id {
+                    let nr = m.output_nr as usize;
+                    drop(m);
+                    if let Some(g) = buf[nr].clone() {
+                        accumulate_grad(t, g, opts.create_graph)?;
+                    }
+                }
+            }
+        }
+    }
+    for h in hooks.iter().filter(|h| h.kind == HookKind::Pre) {
+        if let Some(new) = h.f.call(&buf, None)? {
+            buf = new;
+        }
+    }
+    let has_post = hooks.iter().any(|h| h.kind == HookKind::Post);
+    let grad_outputs = if has_post { buf.clone() } else { Vec::new() };
+
+    let mut input_grads: Vec<Option<Tensor>> = match &info.kind {
+        NodeKind::Accumulate(var) => {
+            let take = input_filter.is_none_or(|f| f.contains(&var.id()));
+            if take && opts.accumulate {
+                if let Some(g) = buf[0].take() {
+                    accumulate_grad(var, g, opts.create_graph)?;
+                }
+                let var_hooks = var.meta().hooks.clone();
+                for h in var_hooks.iter().filter(|h| h.kind == HookKind::PostAccumulate) {
+                    h.f.call(&[Some(var.clone())], None)?;
+                }
+            }
+            Vec::new()
+        }
+        NodeKind::Op(f) => {
+            let saved = unpack_saved(id, opts.create_graph)?;
+            let mut ctx = BackwardCtx {
+                grads: buf,
+                saved,
+                needs_input_grad: info
+                    .next
+                    .iter()
+                    .map(|e| e.node.is_some_and(|c| is_needed(&c)))
+                    .collect(),
+                output_meta: info.output_meta.clone(),
+            };
+            f(&mut ctx)?
+        }
+        NodeKind::External(f) => {
+            let out = f.call(buf)?;
+            if out.len() < info.next.len() {
+                return Err(Error::Runtime(format!(
+                    "function {} returned an incorrect number of gradients (expected {}, got {})",
+                    node_name(id),
+                    info.next.len(),
+                    out.len()
+                )));
+            }
+            out
+        }
+    };
+    for h in hooks.iter().filter(|h| h.kind == HookKind::Post) {
+        if let Some(new) = h.f.call(&input_grads, Some(&grad_outputs))? {
+            input_grads = new;
+        }
+    }
+    if anomaly_enabled() && anomaly_check_nan() {
+        for (i, g) in input_grads.iter().enumerate() {
+            if g.as_ref().is_some_and(has_nan) {
+                return Err(Error::Runtime(format!(
+                    "Function '{}' returned nan values in its {i}th output.",
+                    node_name(id)
+                )));
+            }
+        }
+    }
+    Ok(Some(input_grads))
+}
+
+fn has_nan(t: &Tensor) -> bool {
+    t.dtype().is_float() && t.to_f64_vec().iter().any(|v| v.is_nan())
 }
 
 fn add_to(slot: &mut Option<Tensor>, g: Tensor) -> Result<()> {

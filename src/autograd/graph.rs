@@ -3,6 +3,7 @@
 //! nodes, Python handles); a node whose count reaches zero is freed, and freeing walks the graph
 //! with an explicit work list, so a chain of any depth is freed without recursion.
 
+use super::hooks::{Hook, PackedTensor};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::layout::{fmt_list, Shape};
@@ -40,10 +41,17 @@ pub enum NodeKind {
 }
 
 pub struct SavedTensor {
-    tensor: Tensor,
+    tensor: SavedData,
     version: u64,
     is_output: bool,
     output_nr: u32,
+}
+
+/// A saved tensor as stored: the tensor itself, or what a saved-tensors pack hook made of it
+/// (then unpacked on use, without a version check, as in PyTorch).
+enum SavedData {
+    Plain(Tensor),
+    Packed(Arc<dyn PackedTensor>),
 }
 
 /// What an op asks to save: one of its inputs, or one of its outputs (stored without its
@@ -67,6 +75,10 @@ pub struct Node {
     pub output_meta: Vec<(Shape, DType)>,
     /// Non-leaf outputs that called retain_grad(), by output number.
     pub retained: Vec<(u32, WeakTensor)>,
+    /// Tensor hooks of its outputs, pre-hooks and post-hooks, in registration order.
+    pub hooks: Vec<Hook>,
+    /// In anomaly mode: the traceback of the forward call that created the node.
+    pub trace: Option<Arc<str>>,
 }
 
 impl Node {
@@ -245,6 +257,21 @@ impl NodeRef {
             n.retained.push((output_nr, t));
         }
     }
+    /// Registers a hook on the node (tensor hooks of its outputs, pre- and post-hooks).
+    pub fn add_hook(&self, hook: Hook) -> u64 {
+        let id = hook.id;
+        if let Some(n) = arena().get_mut(self.0) {
+            n.hooks.push(hook);
+        }
+        id
+    }
+    pub fn remove_hook(&self, id: u64) {
+        let removed = arena().get_mut(self.0).map(|n| {
+            let keep: Vec<Hook> = n.hooks.iter().filter(|h| h.id != id).cloned().collect();
+            std::mem::replace(&mut n.hooks, keep)
+        });
+        drop(removed); // hooks are dropped after unlocking
+    }
     /// The saved tensors, unpacked with version checks (for `ctx.saved_tensors`).
     pub fn saved_tensors(&self) -> Result<Vec<Tensor>> {
         unpack_saved(self.0, false)
@@ -257,12 +284,16 @@ impl NodeRef {
             Some(n) => (
                 n.saved
                     .iter()
-                    .map(|s| {
-                        let st = s.tensor.storage();
-                        (
-                            std::sync::Arc::as_ptr(st) as usize,
-                            st.len() * s.tensor.dtype().size(),
-                        )
+                    .filter_map(|s| match &s.tensor {
+                        SavedData::Plain(t) => {
+                            let st = t.storage();
+                            Some((
+                                std::sync::Arc::as_ptr(st) as usize,
+                                st.len() * t.dtype().size(),
+                            ))
+                        }
+                        // what a pack hook kept is the hook's business
+                        SavedData::Packed(_) => None,
                     })
                     .collect(),
                 n.released,
@@ -313,6 +344,8 @@ pub fn gradient_edge(t: &Tensor) -> Option<(NodeRef, u32)> {
         input_meta: Vec::new(),
         output_meta: vec![(t.shape().to_vec(), t.dtype())],
         retained: Vec::new(),
+        hooks: Vec::new(),
+        trace: None,
     });
     m.grad_accumulator = Some(id);
     Some((NodeRef(id), 0))
@@ -348,19 +381,26 @@ impl BackwardCtx {
 }
 
 fn make_saved(s: Saved) -> SavedTensor {
-    match s {
-        Saved::Input(t) => SavedTensor {
-            version: t.version(),
-            tensor: t,
-            is_output: false,
-            output_nr: 0,
-        },
-        Saved::Output(t, nr) => SavedTensor {
-            version: t.version(),
-            tensor: t.detach(),
-            is_output: true,
-            output_nr: nr,
-        },
+    let (t, is_output, output_nr) = match s {
+        Saved::Input(t) => (t, false, 0),
+        Saved::Output(t, nr) => (t.detach(), true, nr),
+    };
+    let version = t.version();
+    // Under saved_tensors_hooks the pack hook decides what is kept. A failing pack hook keeps
+    // the tensor and leaves its error for the binding layer to raise when the op returns.
+    let tensor = match super::hooks::pack_saved(&t) {
+        Some(Ok(p)) => SavedData::Packed(p),
+        Some(Err(e)) => {
+            crate::error::defer_error(e);
+            SavedData::Plain(t)
+        }
+        None => SavedData::Plain(t),
+    };
+    SavedTensor {
+        tensor,
+        version,
+        is_output,
+        output_nr,
     }
 }
 
@@ -409,6 +449,8 @@ pub fn record_node(
             .map(|t| (t.shape().to_vec(), t.dtype()))
             .collect(),
         retained: Vec::new(),
+        hooks: Vec::new(),
+        trace: super::hooks::capture_trace(),
     };
     let id = arena().insert(node);
     let node_ref = NodeRef(id);
@@ -450,7 +492,12 @@ pub const ERR_BACKWARD_TWICE: &str = "Trying to backward through the graph a sec
 pub fn unpack_saved(id: NodeId, with_grad_fn: bool) -> Result<Vec<Tensor>> {
     // Copy what is needed under the arena lock, then check without it (tensor metadata is
     // always locked before the arena, never after).
-    let (node_name, saved): (String, Vec<(Tensor, u64, bool, u32)>) = {
+    type Copied = (SavedCopy, u64, bool, u32);
+    enum SavedCopy {
+        Plain(Tensor),
+        Packed(Arc<dyn PackedTensor>),
+    }
+    let (node_name, saved): (String, Vec<Copied>) = {
         let a = arena();
         let node = a
             .get(id)
@@ -462,12 +509,25 @@ pub fn unpack_saved(id: NodeId, with_grad_fn: bool) -> Result<Vec<Tensor>> {
             node.name.to_string(),
             node.saved
                 .iter()
-                .map(|s| (s.tensor.clone(), s.version, s.is_output, s.output_nr))
+                .map(|s| {
+                    let c = match &s.tensor {
+                        SavedData::Plain(t) => SavedCopy::Plain(t.clone()),
+                        SavedData::Packed(p) => SavedCopy::Packed(p.clone()),
+                    };
+                    (c, s.version, s.is_output, s.output_nr)
+                })
                 .collect(),
         )
     };
     let mut out = Vec::with_capacity(saved.len());
-    for (t, version, is_output, output_nr) in &saved {
+    for (c, version, is_output, output_nr) in &saved {
+        let t = match c {
+            SavedCopy::Plain(t) => t,
+            SavedCopy::Packed(p) => {
+                out.push(p.unpack()?);
+                continue;
+            }
+        };
         let now = t.version();
         if now != *version {
             let origin = if *is_output {
@@ -483,8 +543,13 @@ pub fn unpack_saved(id: NodeId, with_grad_fn: bool) -> Result<Vec<Tensor>> {
             let which = origin
                 .map(|(nr, name)| format!(", which is output {nr} of {},", short_name(&name)))
                 .unwrap_or_default();
+            let hint = if super::hooks::anomaly_enabled() {
+                "Hint: the backtrace further above shows the operation that failed to compute its gradient. The variable in question was changed in there or anywhere later. Good luck!"
+            } else {
+                "Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+            };
             return Err(Error::Runtime(format!(
-                "one of the variables needed for gradient computation has been modified by an inplace operation: [{} {}]{} is at version {}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).",
+                "one of the variables needed for gradient computation has been modified by an inplace operation: [{} {}]{} is at version {}; expected version {} instead. {hint}",
                 t.dtype().legacy_name(),
                 fmt_list(t.shape()),
                 which,

@@ -40,7 +40,11 @@ impl From<Error> for PyErr {
 
 fn catch<T>(f: impl FnOnce() -> crate::Result<T>) -> crate::Result<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => r,
+        // an error raised where it could not be returned (a saved-tensors pack hook)
+        Ok(r) => match crate::error::take_deferred_error() {
+            Some(e) => Err(e),
+            None => r,
+        },
         Err(payload) => {
             let msg = payload
                 .downcast_ref::<&str>()

@@ -2,6 +2,7 @@
 
 pub mod convert;
 pub mod errors;
+pub mod hooks;
 pub mod nn;
 pub mod node;
 pub mod optim;
@@ -215,7 +216,11 @@ fn _run_backward(
         accumulate,
         allow_unused,
     };
-    let out = run(py, true, move || run_backward(&roots, grads, opts))?;
+    let out = run(py, true, move || run_backward(&roots, grads, opts)).inspect_err(|e| {
+        if crate::autograd::hooks::anomaly_enabled() {
+            hooks::report_anomaly(py, e);
+        }
+    })?;
     Ok(out.into_iter().map(|o| o.map(PyTensor::new)).collect())
 }
 
@@ -275,6 +280,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     random::register(m)?;
     optim::register(m)?;
     nn::register(m)?;
+    hooks::register(m)?;
     m.add("float32", PyDType(DType::F32))?;
     m.add("float64", PyDType(DType::F64))?;
     m.add("int64", PyDType(DType::I64))?;

@@ -50,6 +50,13 @@ impl PyNodeHandle {
     fn saved_storages(&self) -> (Vec<(usize, usize)>, bool) {
         self.node.saved_storages()
     }
+    #[pyo3(signature = (kind, f, output_nr=0))]
+    fn add_hook(&self, kind: &str, f: Py<PyAny>, output_nr: u32) -> PyResult<u64> {
+        super::hooks::add_node_hook(&self.node, kind, f, output_nr)
+    }
+    fn remove_hook(&self, id: u64) {
+        self.node.remove_hook(id);
+    }
     fn saved_tensors<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
         self.node
             .saved_tensors()?
@@ -122,6 +129,8 @@ impl ExternalBackward for PyBackward {
 
 /// Records a node for a custom Function: `inputs` (tensors, in forward-argument order),
 /// `outputs` become its outputs, `saved` are checked and freed like built-ins' saved tensors.
+/// `dirty` inputs (modified in place, `ctx.mark_dirty`) are among the outputs: their version is
+/// bumped and their history rebased onto the new node.
 #[pyfunction]
 pub fn _record_function(
     name: String,
@@ -129,7 +138,18 @@ pub fn _record_function(
     inputs: Vec<PyRef<'_, PyTensor>>,
     outputs: Vec<PyRef<'_, PyTensor>>,
     saved: Vec<PyRef<'_, PyTensor>>,
+    dirty: Vec<PyRef<'_, PyTensor>>,
 ) -> PyResult<PyNodeHandle> {
+    for d in &dirty {
+        if d.t.meta().view_base.is_some() {
+            return Err(pyo3::exceptions::PyNotImplementedError::new_err(
+                "ctx.mark_dirty on a view is not supported by ferrograd yet",
+            ));
+        }
+    }
+    for d in &dirty {
+        d.t.bump_version();
+    }
     let ins: Vec<Tensor> = inputs.iter().map(|t| t.t.clone()).collect();
     let outs: Vec<Tensor> = outputs.iter().map(|t| t.t.clone()).collect();
     let saved: Vec<Saved> = saved
@@ -151,10 +171,11 @@ pub fn _record_function(
     Ok(PyNodeHandle { node })
 }
 
-/// `ctx.saved_tensors` of a custom Function, by node key (the ctx holds no strong reference).
+/// `ctx.saved_tensors` of a custom Function, by node key (the ctx holds no strong reference);
+/// saved outputs come back with the node as their grad_fn, as in PyTorch.
 #[pyfunction]
 pub fn _saved_tensors(py: Python<'_>, idx: u32, gen: u32) -> PyResult<Vec<Bound<'_, PyAny>>> {
-    unpack_saved(NodeId { idx, gen }, false)?
+    unpack_saved(NodeId { idx, gen }, true)?
         .into_iter()
         .map(|t| wrap_cached(py, t))
         .collect()

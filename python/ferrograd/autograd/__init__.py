@@ -3,6 +3,7 @@
 import warnings
 
 from .. import _core
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (
     enable_grad,
@@ -33,6 +34,8 @@ __all__ = [
     "GradcheckError",
     "graph",
     "functional",
+    "detect_anomaly",
+    "set_detect_anomaly",
 ]
 
 

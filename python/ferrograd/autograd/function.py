@@ -1,5 +1,7 @@
 """Custom differentiable operations: ``class F(Function)`` with static ``forward``/``backward``."""
 
+import functools
+
 from .. import _core
 from .grad_mode import no_grad
 
@@ -80,24 +82,52 @@ class Function:
         outs = list(outputs) if is_tuple else [outputs]
         tensor_pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         inputs = [args[i] for i in tensor_pos]
+        dirty = list(ctx.dirty_tensors)
+        if any(not _contains(outs, d) for d in dirty):
+            raise RuntimeError(
+                "Some elements marked as dirty during the forward method were not returned as "
+                "output. The inputs that are modified inplace must all be outputs of the Function."
+            )
         if not (_core.is_grad_enabled() and any(t.requires_grad for t in inputs)):
             return outputs
-        # an input returned as is becomes a new tensor sharing its data, as in PyTorch
+        for d in dirty:
+            if d.requires_grad and d.grad_fn is None:
+                raise RuntimeError(
+                    "a leaf Variable that requires grad has been used in an in-place operation."
+                )
+        # an input returned as is (and not modified in place) becomes a new tensor sharing its
+        # data, as in PyTorch
         for k, o in enumerate(outs):
-            if isinstance(o, Tensor) and any(o is a for a in inputs):
+            if isinstance(o, Tensor) and _contains(inputs, o) and not _contains(dirty, o):
                 outs[k] = o.detach()
-        out_tensors = [o for o in outs if isinstance(o, Tensor) and o.is_floating_point()]
-        meta = [(tuple(o.shape), o.dtype) for o in out_tensors]
-        name = cls.__name__ + "Backward"
+        # the node's outputs are the float tensors; the backward gets one gradient per output
+        node_outs = [o for o in outs if isinstance(o, Tensor) and o.is_floating_point()]
+        slots = []  # per forward output: its index among node_outs, or (shape, dtype), or None
+        for o in outs:
+            if isinstance(o, Tensor) and o.is_floating_point():
+                slots.append(_index(node_outs, o))
+            elif isinstance(o, Tensor):
+                slots.append((list(o.shape), o.dtype))
+            else:
+                slots.append(None)
+        meta = [(list(o.shape), o.dtype) for o in node_outs]
+        name = getattr(cls, "_node_name", cls.__name__ + "Backward")
         n_args = len(args)
 
         def run_backward(*grads):
-            if ctx.materialize_grads:
-                grads = tuple(
-                    g if g is not None else _core._full(list(s), 0, d)
-                    for g, (s, d) in zip(grads, meta)
-                )
-            result = cls.backward(ctx, *grads)
+            full = []
+            for slot in slots:
+                if isinstance(slot, int):
+                    g = grads[slot]
+                    if g is None and ctx.materialize_grads:
+                        shape, dtype = meta[slot]
+                        g = _core._full(shape, 0, dtype)
+                elif slot is not None and ctx.materialize_grads:
+                    g = _core._full(slot[0], 0, slot[1])
+                else:
+                    g = None
+                full.append(g)
+            result = cls.backward(ctx, *full)
             if not isinstance(result, tuple):
                 result = (result,)
             if len(result) < n_args or any(r is not None for r in result[n_args:]):
@@ -105,19 +135,76 @@ class Function:
                     f"function {name} returned an incorrect number of gradients "
                     f"(expected {n_args}, got {len(result)})"
                 )
+            for i, r in enumerate(result[:n_args]):
+                if r is None:
+                    continue
+                if not isinstance(r, Tensor):
+                    raise RuntimeError(f"expected Variable or None (got {type(r).__name__})")
+                if not isinstance(args[i], Tensor):
+                    raise RuntimeError(
+                        f"function {name} returned a gradient different than None at position "
+                        f"{i + 1}, but the corresponding forward input was not a Variable"
+                    )
             return tuple(result[i] for i in tensor_pos)
 
         saved = [t for t in ctx.to_save if t is not None]
-        handle = _core._record_function(name, run_backward, inputs, out_tensors, saved)
+        handle = _core._record_function(name, run_backward, inputs, node_outs, saved, dirty)
         ctx._key = handle.key()
         ctx.to_save = ()  # the node holds them now (freed after backward)
         for t in ctx.non_differentiable:
-            for o in out_tensors:
+            for o in node_outs:
                 if o is t:
                     o.detach_()
         return tuple(outs) if is_tuple else outs[0]
 
 
-class once_differentiable:
-    def __new__(cls, fn):
-        return fn
+def _contains(seq, t):
+    return any(x is t for x in seq)
+
+
+def _index(seq, t):
+    return next(i for i, x in enumerate(seq) if x is t)
+
+
+class _DelayedError(Function):
+    """Stands in for the graph of a backward marked ``@once_differentiable``: differentiating
+    through it raises."""
+
+    _node_name = "Error"
+
+    @staticmethod
+    def forward(ctx, *grads):
+        return grads if len(grads) > 1 else grads[0]
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(
+            "trying to differentiate twice a function that was marked with @once_differentiable"
+        )
+
+
+def once_differentiable(fn):
+    """Decorates a ``backward`` that is not itself differentiable: it runs under ``no_grad``,
+    and differentiating its result again raises."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with no_grad():
+            outputs = fn(ctx, *args)
+        if not _core.is_grad_enabled():
+            return outputs
+        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            return outputs
+        if not isinstance(outputs, tuple):
+            outputs = (outputs,)
+
+        def fake_requires_grad(v):
+            if v is not None:
+                v = v.detach()
+                v.requires_grad = True
+            return v
+
+        res = _DelayedError.apply(*[fake_requires_grad(v) for v in outputs])
+        return res if isinstance(res, tuple) else (res,)
+
+    return wrapper

@@ -4,7 +4,21 @@ Each node name gets its own class (``type(t.grad_fn).__name__ == "MulBackward0"`
 reached twice is the same Python object while it is alive.
 """
 
+import threading
 import weakref
+
+from .. import _core
+from ..utils.hooks import _native_handle
+
+__all__ = [
+    "Node",
+    "saved_tensors_hooks",
+    "save_on_cpu",
+    "disable_saved_tensors_hooks",
+    "describe",
+    "to_dot",
+    "saved_memory",
+]
 
 _classes = {}
 _live = weakref.WeakValueDictionary()
@@ -17,7 +31,7 @@ class Node:
 
     def name(self):
         n = self._h.name()
-        return "torch::autograd::AccumulateGrad" if n == "AccumulateGrad" else n
+        return f"torch::autograd::{n}" if n in ("AccumulateGrad", "Error") else n
 
     @property
     def next_functions(self):
@@ -30,6 +44,21 @@ class Node:
     @property
     def saved_tensors(self):
         return tuple(self._h.saved_tensors())
+
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs) -> tuple | None`` runs after the node computed the
+        gradients of its inputs; a returned tuple replaces ``grad_inputs``."""
+        return self._add_hook("post", _tuple_hook(fn, post=True))
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs) -> tuple | None`` runs before the node; a returned tuple
+        replaces ``grad_outputs``."""
+        return self._add_hook("pre", _tuple_hook(fn, post=False))
+
+    def _add_hook(self, kind, wrapped, output_nr=0):
+        key = self._h.key()
+        hook_id = self._h.add_hook(kind, wrapped, output_nr)
+        return _native_handle(lambda i: _core._remove_node_hook(*key, i), hook_id)
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"
@@ -62,6 +91,152 @@ def _wrap_node(handle):
     obj._h = handle
     _live[key] = obj
     return obj
+
+
+# --- Hooks: user callables wrapped with PyTorch's checks on what they return -------------------
+
+
+def _hook_name(hook):
+    return getattr(hook, "__name__", "<unknown>")
+
+
+def _type_string(t):
+    kind = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
+    return f"CPU{kind[str(t.dtype).replace('torch.', '')]}Type"
+
+
+def _check_value(original, result, hook):
+    if original.dtype != result.dtype:
+        raise RuntimeError(
+            f"hook '{_hook_name(hook)}' has changed the type of value "
+            f"(was {_type_string(original)} got {_type_string(result)})"
+        )
+    if tuple(original.shape) != tuple(result.shape):
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+
+
+def _tensor_hook(hook):
+    """A ``Tensor.register_hook`` hook as the engine calls it: ``(grad,) -> (grad,) | None``."""
+
+    def call(grads):
+        (grad,) = grads
+        result = hook(grad)
+        if result is None:
+            return None
+        if grad is None:
+            raise RuntimeError("can't replace a None gradient with a non-None value")
+        if not isinstance(result, _core.Tensor):
+            raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+        _check_value(grad, result, hook)
+        return (result,)
+
+    return call
+
+
+def _tuple_hook(hook, post):
+    """A node hook as the engine calls it, checking that it returns a tuple of the right size."""
+
+    def call(grads, grad_outputs=None):
+        result = hook(grads, grad_outputs) if post else hook(grads)
+        if result is None:
+            return None
+        if not isinstance(result, tuple):
+            raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+        if len(result) != len(grads):
+            raise RuntimeError(
+                f"hook '{_hook_name(hook)}' has returned an incorrect number of values "
+                f"(got {len(result)}, but expected {len(grads)})"
+            )
+        for old, new in zip(grads, result):
+            if new is not None and not isinstance(new, _core.Tensor):
+                raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+            if old is not None and new is not None:
+                _check_value(old, new, hook)
+        return result
+
+    return call
+
+
+def _register_tensor_hook(tensor, hook):
+    """``Tensor.register_hook``: on a leaf the hook lives on the tensor, on a non-leaf on its
+    grad_fn (so it still runs when the tensor object is gone, as in PyTorch)."""
+    if not tensor.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    fn = tensor.grad_fn
+    if fn is not None:
+        return fn._add_hook("tensor", _tensor_hook(hook), tensor.output_nr)
+    return _add_leaf_hook(tensor, "leaf", _tensor_hook(hook))
+
+
+def _register_post_accumulate_grad_hook(tensor, hook):
+    if not tensor.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if tensor.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+
+    def call(args):
+        if hook(args[0]) is not None:
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+
+    return _add_leaf_hook(tensor, "post_accumulate", call)
+
+
+def _add_leaf_hook(tensor, kind, wrapped):
+    ref = weakref.ref(tensor)
+
+    def remove(hook_id):
+        t = ref()
+        if t is not None:
+            _core._remove_leaf_hook(t, hook_id)
+
+    return _native_handle(remove, _core._add_leaf_hook(tensor, kind, wrapped))
+
+
+# --- Saved tensor hooks -------------------------------------------------------------------------
+
+_disabled = threading.local()
+
+
+class saved_tensors_hooks:
+    """Context manager: every tensor saved for backward inside it is passed to ``pack_hook``,
+    and what that returns is kept instead; ``unpack_hook`` turns it back into a tensor when
+    backward (or ``ctx.saved_tensors``) needs it. Saved tensors packed this way are not checked
+    for in-place modification (as in PyTorch)."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        message = getattr(_disabled, "message", None)
+        if message is not None:
+            raise RuntimeError(message)
+        _core._push_saved_tensors_hooks(self.pack_hook, self.unpack_hook)
+
+    def __exit__(self, *args):
+        _core._pop_saved_tensors_hooks()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors are kept on the CPU: on ferrograd, where every tensor is on the CPU, this
+    keeps them as they are."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        super().__init__(lambda t: t, lambda t: t)
+
+
+class disable_saved_tensors_hooks:
+    """Within it, entering ``saved_tensors_hooks`` raises ``RuntimeError(error_message)``."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        self._prev = getattr(_disabled, "message", None)
+        _disabled.message = self.error_message
+
+    def __exit__(self, *args):
+        _disabled.message = self._prev
 
 
 # --- Inspecting a graph: what PyTorch does not show ---------------------------------------------

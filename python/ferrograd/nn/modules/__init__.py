@@ -6,6 +6,17 @@ from .linear import Identity, Linear
 from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softmin, Tanh
 from .dropout import Dropout
 from .flatten import Flatten, Unflatten
+from .activation import MultiheadAttention
+from .normalization import LayerNorm
+from .sparse import Embedding
+from .transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
+from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
 from .loss import *  # noqa: F401,F403
 
 __all__ = [
@@ -29,6 +40,22 @@ __all__ = [
     "Dropout",
     "Flatten",
     "Unflatten",
+    "MultiheadAttention",
+    "LayerNorm",
+    "Embedding",
+    "Transformer",
+    "TransformerEncoder",
+    "TransformerDecoder",
+    "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
+    "RNNBase",
+    "RNN",
+    "LSTM",
+    "GRU",
+    "RNNCellBase",
+    "RNNCell",
+    "LSTMCell",
+    "GRUCell",
 ]
 from . import loss as _loss  # noqa: E402
 

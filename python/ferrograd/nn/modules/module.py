@@ -8,6 +8,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 from ... import _core
+from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter
 
 Tensor = _core.Tensor
@@ -36,53 +37,6 @@ def _typename(obj):
     if module in {"", "builtins"}:
         return qualname
     return f"{module}.{qualname}"
-
-
-class RemovableHandle:
-    r"""A handle which provides the capability to remove a hook."""
-
-    next_id = 0
-
-    def __init__(self, hooks_dict, *, extra_dict=None):
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = RemovableHandle.next_id
-        RemovableHandle.next_id += 1
-
-        self.extra_dict_ref = ()
-        if isinstance(extra_dict, dict):
-            self.extra_dict_ref = (weakref.ref(extra_dict),)
-        elif isinstance(extra_dict, list):
-            self.extra_dict_ref = tuple(weakref.ref(d) for d in extra_dict)
-
-    def remove(self):
-        hooks_dict = self.hooks_dict_ref()
-        if hooks_dict is not None and self.id in hooks_dict:
-            del hooks_dict[self.id]
-        for ref in self.extra_dict_ref:
-            extra_dict = ref()
-            if extra_dict is not None and self.id in extra_dict:
-                del extra_dict[self.id]
-
-    def __getstate__(self):
-        return (self.hooks_dict_ref(), self.id, tuple(ref() for ref in self.extra_dict_ref))
-
-    def __setstate__(self, state):
-        if state[0] is None:
-            self.hooks_dict_ref = weakref.ref(OrderedDict())
-        else:
-            self.hooks_dict_ref = weakref.ref(state[0])
-        self.id = state[1]
-        RemovableHandle.next_id = max(RemovableHandle.next_id, self.id + 1)
-        if len(state) < 3 or state[2] is None:
-            self.extra_dict_ref = ()
-        else:
-            self.extra_dict_ref = tuple(weakref.ref(d) for d in state[2])
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, type, value, tb):
-        self.remove()
 
 
 def _register_hook(hooks, hook, prepend=False):
