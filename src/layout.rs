@@ -119,8 +119,15 @@ impl Layout {
     }
     /// The storage range `offset..offset+numel` when contiguous.
     pub fn contiguous_range(&self) -> Option<std::ops::Range<usize>> {
-        self.is_contiguous()
-            .then(|| self.offset..self.offset + self.numel())
+        // an empty view may start past the end of its (possibly empty) storage
+        let n = self.numel();
+        self.is_contiguous().then(|| {
+            if n == 0 {
+                0..0
+            } else {
+                self.offset..self.offset + n
+            }
+        })
     }
 
     /// Layout of this tensor broadcast to `shape` (stride 0 on broadcast dims).

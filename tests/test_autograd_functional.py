@@ -185,13 +185,41 @@ def test_error_messages_for_bad_arguments():
         F.hessian(lambda x: x ** 2, T(X_NP))
 
 
-def test_unsupported_modes_raise_not_implemented():
-    with pytest.raises(NotImplementedError, match="vectorize"):
-        F.jacobian(lambda x: x * 2.0, T(X_NP), vectorize=True)
+def test_forward_mode_raises_not_implemented():
     with pytest.raises(NotImplementedError, match="forward-mode"):
-        F.jacobian(lambda x: x * 2.0, T(X_NP), strategy="forward-mode")
-    with pytest.raises(NotImplementedError, match="vectorize"):
-        F.hessian(lambda x: (x ** 3).sum(), T(X_NP), vectorize=True)
+        F.jacobian(lambda x: x * 2.0, T(X_NP), strategy="forward-mode", vectorize=True)
+
+
+def test_vectorize_gives_the_closed_form():
+    x = T(X_NP)
+    jac = F.jacobian(lambda x: (x.exp(), (x * x).sum()), x, vectorize=True)
+    np.testing.assert_allclose(jac[0].numpy(), np.diag(np.exp(X_NP)), rtol=1e-12)
+    np.testing.assert_allclose(jac[1].numpy(), 2 * np.asarray(X_NP), rtol=1e-12)
+    h = F.hessian(lambda x: (x ** 3).sum(), x, vectorize=True)
+    np.testing.assert_allclose(h.numpy(), np.diag(6 * np.asarray(X_NP)), rtol=1e-12)
+    # an input the output does not depend on gets zeros
+    a, b = F.jacobian(lambda x, y: x * 2.0, (x, T([1.0, 2.0])), vectorize=True)
+    np.testing.assert_allclose(a.numpy(), 2 * np.eye(len(X_NP)))
+    np.testing.assert_allclose(b.numpy(), np.zeros((len(X_NP), 2)))
+
+
+def test_grad_is_grads_batched():
+    x = ferrograd.tensor([1.0, 2.0, 3.0], dtype=ferrograd.float64, requires_grad=True)
+    z = ferrograd.tensor([1.0, 2.0], dtype=ferrograd.float64, requires_grad=True)
+    y = x * x
+    (g,) = ferrograd.autograd.grad(y, x, ferrograd.eye(3, dtype=ferrograd.float64),
+                                   is_grads_batched=True, retain_graph=True)
+    np.testing.assert_allclose(g.numpy(), np.diag([2.0, 4.0, 6.0]))
+    g, gz = ferrograd.autograd.grad(y, [x, z], 2 * ferrograd.eye(3, dtype=ferrograd.float64),
+                                    is_grads_batched=True, allow_unused=True, retain_graph=True)
+    np.testing.assert_allclose(g.numpy(), np.diag([4.0, 8.0, 12.0]))
+    assert gz is None
+    with pytest.raises(RuntimeError, match="we interpret the first dimension of each grad_output"):
+        ferrograd.autograd.grad(y, x, ferrograd.ones(4, 2), is_grads_batched=True)
+    # the graph is freed after the last slice unless retain_graph
+    ferrograd.autograd.grad(y, x, ferrograd.eye(3, dtype=ferrograd.float64), is_grads_batched=True)
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        ferrograd.autograd.grad(y, x, ferrograd.eye(3, dtype=ferrograd.float64), is_grads_batched=True)
 
 
 def test_registered_in_autograd():
@@ -403,3 +431,18 @@ def test_parity_errors(torch, call):
     assert type(ours.value) is type(ref.value)
     # torch prints types as <class 'torch.Tensor'>/<class 'float'>; both are plain Python types here
     assert str(ours.value) == str(ref.value)
+
+
+def test_vectorize_matches_torch(torch):
+    x_np = np.array([0.3, -1.2, 0.8])
+
+    def f(lib):
+        return lambda x, y: (x.exp() * y.sum(), (x * x).sum() * y)
+
+    ours = F.jacobian(f(ferrograd), (_to(ferrograd, x_np), _to(ferrograd, [1.0, 2.0])), vectorize=True)
+    theirs = torch.autograd.functional.jacobian(
+        f(torch), (_to(torch, x_np), _to(torch, [1.0, 2.0])), vectorize=True)
+    for a_row, b_row in zip(ours, theirs):
+        for a, b in zip(a_row, b_row):
+            assert tuple(a.shape) == tuple(b.shape)
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12)

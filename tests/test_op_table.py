@@ -206,15 +206,6 @@ def test_gradcheck(op, variant, sample):
 # Second order: every backward formula is written in differentiable ops, so the gradient of
 # the gradient is checked too (one variant per op keeps the run short).
 GRADGRAD_CASES = [c for c in GRADCHECK_CASES if c.values[1] == next(iter(c.values[0].variants))]
-# prod's backward for inputs with zeros uses a helper that is not differentiable yet (issue 5)
-PROD_WITH_ZEROS = {"prod-fn.prod-(3x4)#2", "prod-fn.prod-(3x4)#3", "prod-fn.prod-(3x4)|dim=1",
-                   "prod-fn.prod-(3x4)|dim=1#2"}
-GRADGRAD_CASES = [
-    pytest.param(*c.values, id=c.id, marks=pytest.mark.xfail(
-        strict=True, reason="second derivative of prod at zeros raises NotImplementedError"))
-    if c.id in PROD_WITH_ZEROS else c
-    for c in GRADGRAD_CASES
-]
 
 
 @pytest.mark.parametrize("op,variant,sample", GRADGRAD_CASES)

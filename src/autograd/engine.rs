@@ -342,7 +342,10 @@ fn evaluate(
                     accumulate_grad(var, g, opts.create_graph)?;
                 }
                 let var_hooks = var.meta().hooks.clone();
-                for h in var_hooks.iter().filter(|h| h.kind == HookKind::PostAccumulate) {
+                for h in var_hooks
+                    .iter()
+                    .filter(|h| h.kind == HookKind::PostAccumulate)
+                {
                     h.f.call(&[Some(var.clone())], None)?;
                 }
             }

@@ -54,6 +54,9 @@ where
     F: Fn(A, B) -> U + Send + Sync,
 {
     let n = la.numel();
+    if n == 0 {
+        return Ok(Vec::new());
+    }
     let scalar = |l: &Layout| l.strides.iter().all(|&s| s == 0);
     match (la.contiguous_range(), lb.contiguous_range()) {
         (Some(ra), Some(rb)) => {

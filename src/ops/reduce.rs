@@ -221,11 +221,7 @@ pub fn prod(t: &Tensor, dim: Option<i64>, keepdim: bool, dtype: Option<DType>) -
                 let d = if !has_zero {
                     binary(BinOp::Div, &Operand::T(oe), &Operand::T(x.clone()))?
                 } else if crate::autograd::is_grad_enabled() && x.requires_grad() {
-                    // prod_others is computed without a graph: refuse rather than give a
-                    // second derivative of zero
-                    return Err(Error::NotImplemented(
-                        "the second derivative of prod for an input containing zeros".into(),
-                    ));
+                    prod_others_differentiable(x, &rd)?
                 } else {
                     prod_others(x, &rd)?
                 };
@@ -234,6 +230,30 @@ pub fn prod(t: &Tensor, dim: Option<i64>, keepdim: bool, dtype: Option<DType>) -
         );
     }
     Ok(out)
+}
+
+/// `prod_others` in differentiable ops, for higher-order gradients at zeros: with the group
+/// moved last as `X` (.., n), each element's value is `prod(M, -1)` where `M[.., i, j]` is
+/// `X[.., j]`, or 1 on the diagonal. O(n) memory per element, so used only when a graph of the
+/// backward is built.
+fn prod_others_differentiable(x: &Tensor, rd: &[usize]) -> Result<Tensor> {
+    let shape = x.shape().to_vec();
+    let kept: Vec<usize> = (0..shape.len()).filter(|d| !rd.contains(d)).collect();
+    let perm: Vec<i64> = kept.iter().chain(rd).map(|&d| d as i64).collect();
+    let kshape: Vec<usize> = kept.iter().map(|&d| shape[d]).collect();
+    let n: usize = rd.iter().map(|&d| shape[d]).product();
+    let with = |tail: &[usize]| -> Vec<usize> { kshape.iter().chain(tail).copied().collect() };
+    let xs = reshape(&super::shape::permute(x, &perm)?, &with(&[n]))?;
+    let rows = super::shape::broadcast_to(&super::shape::unsqueeze(&xs, -2)?, &with(&[n, n]))?;
+    let eye = crate::creation::eye(n, n, DType::Bool)?;
+    let m = super::binary::where_op(&eye, &Operand::S(Scalar::Float(1.0)), &Operand::T(rows))?;
+    let others = prod(&m, Some(-1), false, None)?;
+    let pshape: Vec<usize> = perm.iter().map(|&d| shape[d as usize]).collect();
+    let mut inv = vec![0i64; perm.len()];
+    for (i, &d) in perm.iter().enumerate() {
+        inv[d as usize] = i as i64;
+    }
+    super::shape::permute(&reshape(&others, &pshape)?, &inv)
 }
 
 /// For each element, the product of the other elements of its reduction group (no graph).

@@ -5,10 +5,8 @@
 
 use super::errors::stash_pyerr;
 use super::tensor::{wrap_cached, PyTensor};
-use crate::autograd::hooks::{
-    self, GradHook, Hook, HookKind, PackedTensor, SavedTensorsHooks,
-};
 use crate::autograd::graph::NodeRef;
+use crate::autograd::hooks::{self, GradHook, Hook, HookKind, PackedTensor, SavedTensorsHooks};
 use crate::error::Result;
 use crate::tensor::Tensor;
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -93,7 +91,9 @@ pub fn add_node_hook(node: &NodeRef, kind: &str, f: Py<PyAny>, output_nr: u32) -
 pub fn _add_leaf_hook(t: PyRef<'_, PyTensor>, kind: &str, f: Py<PyAny>) -> PyResult<u64> {
     let kind = hook_kind(kind, 0)?;
     if !matches!(kind, HookKind::Leaf | HookKind::PostAccumulate) {
-        return Err(PyTypeError::new_err("leaf hooks are 'leaf' or 'post_accumulate'"));
+        return Err(PyTypeError::new_err(
+            "leaf hooks are 'leaf' or 'post_accumulate'",
+        ));
     }
     let hook = Hook::new(kind, Arc::new(PyGradHook { f }));
     let id = hook.id;
@@ -150,7 +150,11 @@ impl SavedTensorsHooks for PySavedHooks {
 impl PackedTensor for PyPacked {
     fn unpack(&self) -> Result<Tensor> {
         Python::attach(|py| {
-            let r = self.unpack.bind(py).call1((self.obj.bind(py),)).map_err(stash_pyerr)?;
+            let r = self
+                .unpack
+                .bind(py)
+                .call1((self.obj.bind(py),))
+                .map_err(stash_pyerr)?;
             match r.cast::<PyTensor>() {
                 Ok(t) => Ok(t.get().t.clone()),
                 Err(_) => Err(stash_pyerr(PyTypeError::new_err(format!(

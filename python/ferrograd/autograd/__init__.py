@@ -107,8 +107,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Returns the gradients of ``outputs`` with respect to ``inputs``; ``.grad`` is untouched."""
-    if is_grads_batched:
-        raise NotImplementedError("autograd.grad(is_grads_batched=True) is not supported by ferrograd yet")
     if allow_unused is None:
         allow_unused = materialize_grads
     elif materialize_grads and not allow_unused:
@@ -120,11 +118,44 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise RuntimeError(
             f"grad requires one grad_output per output: got {len(grads)} and {len(outputs)}"
         )
-    grads = _make_grads(outputs, grads)
     if retain_graph is None:
         retain_graph = create_graph
+    if is_grads_batched:
+        return _grad_batched(outputs, inputs, grads, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
+    grads = _make_grads(outputs, grads)
     res = _core._run_backward(list(outputs), grads, bool(retain_graph), bool(create_graph),
                               list(inputs), False, bool(allow_unused))
     if materialize_grads:
         res = [r if r is not None else _core._full(list(i.shape), 0, i.dtype) for r, i in zip(res, inputs)]
     return tuple(res)
+
+
+def _grad_batched(outputs, inputs, grads, retain_graph, create_graph, allow_unused,
+                  materialize_grads):
+    """``grad(..., is_grads_batched=True)``: one backward per slice of the grad_outputs' first
+    dimension (the graph is kept until the last), the results stacked along a new first dim."""
+    from .. import stack
+
+    for i, (out, g) in enumerate(zip(outputs, grads)):
+        if isinstance(g, Tensor) and tuple(g.shape[1:]) != tuple(out.shape):
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each grad_output "
+                "as the batch dimension. The sizes of the remaining dimensions are expected to "
+                "match the shape of corresponding output, but a mismatch was detected: "
+                f"grad_output[{i}] has a shape of {g[0].shape[1:] if g.dim() > 0 else g.shape} "
+                f"and output[{i}] has a shape of {out.shape}. If you only want some tensors in "
+                "`grad_output` to be considered batched, consider using vmap."
+            )
+    batch = next(g.shape[0] for g in grads if isinstance(g, Tensor))
+    per_slice = []
+    for b in range(batch):
+        slice_grads = [g[b] if isinstance(g, Tensor) else None for g in grads]
+        keep = retain_graph or b < batch - 1
+        per_slice.append(grad(outputs, inputs, slice_grads, retain_graph=keep,
+                              create_graph=create_graph, allow_unused=allow_unused,
+                              materialize_grads=materialize_grads))
+    return tuple(
+        None if any(r[k] is None for r in per_slice) else stack([r[k] for r in per_slice])
+        for k in range(len(inputs))
+    )

@@ -1,7 +1,8 @@
 """``ferrograd.autograd.functional``: jacobian, hessian, vjp, jvp, hvp and vhp.
 
 A port of ``torch.autograd.functional`` built on :func:`ferrograd.autograd.grad`.
-Forward-mode AD and the vectorized (``vmap``) paths are not available.
+Forward-mode AD is not available; ``vectorize=True`` runs one backward per basis vector
+(the results are those of PyTorch's vmap path).
 """
 
 import ferrograd as torch
@@ -148,6 +149,14 @@ def _check_requires_grad(inputs, input_type, strict):
                     " The outputs must be computed in a differentiable manner from the input"
                     " when running in strict mode."
                 )
+
+
+def _construct_standard_basis_for(tensors, tensor_numels):
+    # The rows of the N x N identity (N = sum of numels), split column-wise into one chunk per
+    # tensor, each in that tensor's dtype.
+    total = sum(tensor_numels)
+    chunks = torch.eye(total, dtype=tensors[0].dtype).split(list(tensor_numels), dim=1)
+    return tuple(c.to(t.dtype).contiguous() for c, t in zip(chunks, tensors))
 
 
 def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
@@ -394,10 +403,26 @@ def jacobian(
                     "Please either set `strict=False` or "
                     "`vectorize=False`."
                 )
-            raise NotImplementedError(
-                "jacobian(vectorize=True) is not supported by ferrograd yet "
-                "(needs autograd.grad(is_grads_batched=True))"
-            )
+            # one batched backward over the standard basis of the flattened outputs
+            flat_outputs = tuple(output.reshape(-1) for output in outputs)
+            output_numels = tuple(output.numel() for output in outputs)
+            grad_outputs = _construct_standard_basis_for(flat_outputs, output_numels)
+            vj = list(torch.autograd.grad(flat_outputs, inputs, grad_outputs,
+                                          create_graph=create_graph, allow_unused=True,
+                                          is_grads_batched=True))
+            for el_idx, vj_el in enumerate(vj):
+                if vj_el is None:
+                    vj[el_idx] = torch.zeros_like(inputs[el_idx]).expand(
+                        (sum(output_numels),) + tuple(inputs[el_idx].shape))
+            jacobian_input_output = []
+            for jac_input_i, input_i in zip(vj, inputs):
+                jacobian_input_output.append([
+                    jac.reshape(tuple(output_j.shape) + tuple(input_i.shape))
+                    for jac, output_j in zip(jac_input_i.split(list(output_numels), dim=0), outputs)
+                ])
+            jacobian_output_input = tuple(zip(*jacobian_input_output))
+            jacobian_output_input = _grad_postprocess(jacobian_output_input, create_graph)
+            return _tuple_postprocess(jacobian_output_input, (is_outputs_tuple, is_inputs_tuple))
 
         jacobian = ()
 

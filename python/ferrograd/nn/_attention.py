@@ -140,6 +140,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if weight.dim() != 2:
         raise RuntimeError("'weight' must be 2-D")
     _check_indices(input, "embedding")
+    # composite until the native kernel lands
     flat = input.reshape(-1)
     if flat.numel() > 0 and bool((flat < 0).any()):
         # index_select would wrap negative indices; torch.embedding rejects them
@@ -178,6 +179,7 @@ def one_hot(tensor, num_classes=-1):
         num_classes = max_val + 1
     elif num_classes <= max_val:
         raise RuntimeError("Class values must be smaller than num_classes.")
+    # composite until the native kernel lands
     return (tensor.unsqueeze(-1) == arange(num_classes)).long()
 
 
@@ -218,9 +220,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
     # composite until the native kernel lands
     L, S = query.size(-2), key.size(-2)
-    if is_causal:
-        if attn_mask is not None:
-            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     if enable_gqa:
         key, value = _repeat_kv_heads(query, key, value)
     scale_factor = 1.0 / math.sqrt(query.size(-1)) if scale is None else scale
@@ -378,7 +379,8 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
         if check_other and other_type is not None:
             if _mask_dtype != other_type:
                 warnings.warn(
-                    f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both instead.",
+                    f"Support for mismatched {mask_name} and {other_name} "
+                    "is deprecated. Use same type for both instead.",
                     stacklevel=2,
                 )
         if not _mask_is_float:
@@ -436,6 +438,7 @@ def multi_head_attention_forward(
     is_causal=False,
 ):
     r"""Forward method of :class:`~ferrograd.nn.MultiheadAttention` (sequence-first layout)."""
+    # composite until the native kernel lands
     is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
 
     # unbatched input: pretend a batch of one and squeeze it at the end
@@ -615,7 +618,7 @@ def multi_head_attention_forward(
         # optionally average the attention weights over the heads
         attn_output_weights = attn_output_weights.view(bsz, num_heads, tgt_len, src_len)
         if average_attn_weights:
-            attn_output_weights = attn_output_weights.sum(dim=1)
+            attn_output_weights = attn_output_weights.mean(dim=1)
 
         if not is_batched:
             attn_output = attn_output.squeeze(1)
