@@ -20,6 +20,10 @@ Workloads:
       of an nn.Sequential MLP 784-256-128-10 (ReLU) at batch 64, with SGD (momentum 0.9)
       and with Adam.
   (g) the same step for a 2-16-16-1 tanh MLP at batch 32, MSE loss, SGD with momentum.
+  (h) forward + backward of one causal nn.TransformerEncoderLayer (batch 8, seq 64,
+      d_model 128, 4 heads, feed-forward 512, batch_first, no dropout).
+  (i) a training step (SGD with momentum) of a small CNN on 64 28x28 images: conv 1->16 3x3,
+      ReLU, max-pool 2, conv 16->32 3x3, ReLU, max-pool 2, linear 1568->10.
 
 OpenBLAS is limited to one thread.  PyTorch keeps its default thread count.
 """
@@ -188,6 +192,36 @@ def tiny_mlp_module(T, quick):
     return seconds * 1e6, "µs/step", False
 
 
+def transformer_block(T, quick):
+    nn = T.nn
+    T.manual_seed(0)
+    block = nn.TransformerEncoderLayer(d_model=128, nhead=4, dim_feedforward=512, dropout=0.0,
+                                       batch_first=True)
+    x = T.randn(8, 64, 128, requires_grad=True)
+    mask = nn.Transformer.generate_square_subsequent_mask(64)
+
+    def step():
+        out = block(x, src_mask=mask, is_causal=True)
+        out.sum().backward()
+
+    seconds = median_time(step, number=5 if quick else 20, repeat=5 if quick else 11, warmup=5)
+    return seconds * 1e3, "ms/step", False
+
+
+def small_cnn(T, quick):
+    nn = T.nn
+    T.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(32 * 7 * 7, 10))
+    x = T.randn(64, 1, 28, 28)
+    y = T.randint(0, 10, (64,))
+    opt = T.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    step = training_step(T, model, nn.CrossEntropyLoss(), opt, x, y)
+    seconds = median_time(step, number=5 if quick else 20, repeat=5 if quick else 11, warmup=3)
+    return seconds * 1e3, "ms/step", False
+
+
 WORKLOADS = [
     ("(a) 20 elementwise ops, 16 elts, fwd+bwd", small_elementwise_chain, 9.4),
     ("(b) matmul 1024x1024 f32", matmul, 245.0),
@@ -196,6 +230,8 @@ WORKLOADS = [
     ("(e) nn MLP 784-256-128-10, b64, SGD step", mlp784_sgd, 1330),
     ("(f) nn MLP 784-256-128-10, b64, Adam step", mlp784_adam, 1730),
     ("(g) nn MLP 2-16-16-1 tanh, b32, SGD step", tiny_mlp_module, 220),
+    ("(h) transformer block b8 s64 d128 h4 fwd+bwd", transformer_block, 7.1),
+    ("(i) CNN 28x28 conv16-pool-conv32-pool-fc b64 SGD", small_cnn, None),
 ]
 
 

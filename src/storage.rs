@@ -137,6 +137,29 @@ macro_rules! dispatch {
     };
 }
 
+/// `dispatch` over the float dtypes; other dtypes are an internal error (callers check first).
+#[macro_export]
+macro_rules! dispatch_float {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            $crate::dtype::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::dtype::DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            d => {
+                return Err($crate::error::Error::NotImplemented(format!(
+                    "{} tensors are not supported here by ferrograd yet",
+                    d.kernel_name()
+                )))
+            }
+        }
+    };
+}
+
 /// Who frees the buffer.
 enum Owner {
     /// A `Vec<T>` of this capacity (in elements), rebuilt and dropped in `Drop`.

@@ -514,13 +514,6 @@ def test_global_forward_hooks():
     assert len(log) == 3
 
 
-def test_backward_hooks_not_supported():
-    m = nn.Linear(1, 1)
-    for name in ["register_full_backward_hook", "register_backward_hook", "register_full_backward_pre_hook"]:
-        with pytest.raises(NotImplementedError, match=name):
-            getattr(m, name)(lambda *a: None)
-
-
 def test_state_dict_hooks():
     m = nn.Linear(1, 1)
     seen = []

@@ -36,6 +36,32 @@ struct Info {
     has_saved: bool,
 }
 
+thread_local! {
+    /// The backward passes running on this thread, innermost last: (graph task id, whether it
+    /// is a plain `backward()` accumulating into every leaf).
+    static TASKS: std::cell::RefCell<Vec<(u64, bool)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+static NEXT_TASK: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+struct TaskGuard;
+
+impl Drop for TaskGuard {
+    fn drop(&mut self) {
+        TASKS.with(|t| t.borrow_mut().pop());
+    }
+}
+
+/// The id of the innermost backward running on this thread (None outside backward).
+pub fn current_graph_task_id() -> Option<u64> {
+    TASKS.with(|t| t.borrow().last().map(|(id, _)| *id))
+}
+
+/// False while a running backward (or one it is nested in) was started by `autograd.grad` or
+/// `backward(inputs=...)`: reentrant checkpointing cannot work there.
+pub fn is_checkpoint_valid() -> bool {
+    TASKS.with(|t| t.borrow().iter().all(|(_, plain)| *plain))
+}
+
 /// Runs backward from `roots` seeded with `grads`. Returns, for `autograd.grad`, the gradient of
 /// each of `opts.inputs` (None where unused and allowed).
 pub fn run_backward(
@@ -144,11 +170,20 @@ pub fn run_backward(
         None
     };
     let is_needed = |id: &NodeId| needed.as_ref().is_none_or(|n| n.contains(id));
+    // an `autograd.grad` target runs its backward only when another target lies beyond it
+    let runs = |id: &NodeId| {
+        opts.accumulate
+            || !target_nodes.contains(id)
+            || infos[id]
+                .next
+                .iter()
+                .any(|e| e.node.is_some_and(|c| is_needed(&c)))
+    };
 
     // Dependencies: number of incoming edges from needed nodes.
     let mut deps: HashMap<NodeId, usize> = HashMap::new();
     for (id, info) in &infos {
-        if !is_needed(id) || target_nodes.contains(id) && !opts.accumulate {
+        if !is_needed(id) || !runs(id) {
             continue;
         }
         for e in &info.next {
@@ -161,6 +196,12 @@ pub fn run_backward(
     }
 
     let _mode = GradModeGuard::new(opts.create_graph);
+    let task = NEXT_TASK.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    TASKS.with(|t| {
+        t.borrow_mut()
+            .push((task, opts.accumulate && opts.inputs.is_none()))
+    });
+    let _task = TaskGuard;
     let mut buffers: HashMap<NodeId, Vec<Option<Tensor>>> = HashMap::new();
     for ((node, nr), g) in root_edges.iter().zip(grads) {
         let n = infos[&node.id()].num_outputs;
@@ -207,6 +248,7 @@ pub fn run_backward(
             &mut captured,
             input_filter.as_ref(),
             &is_needed,
+            runs(&id),
         );
         let input_grads = match step {
             Ok(Some(g)) => g,
@@ -229,7 +271,7 @@ pub fn run_backward(
             }
             if let Some(Some(g)) = input_grads.get(i) {
                 let (shape, dtype) = &info.input_meta[i];
-                let g = validate_grad(g.clone(), shape, *dtype, i)?;
+                let g = validate_grad(g.clone(), shape, *dtype, i, id)?;
                 let n = infos[&child].num_outputs;
                 let b = buffers.entry(child).or_insert_with(|| vec![None; n]);
                 add_to(&mut b[e.input_nr as usize], g)?;
@@ -252,8 +294,14 @@ pub fn run_backward(
     Ok(captured)
 }
 
+/// A node's name as PyTorch prints it in errors (`torch::autograd::AccumulateGrad`).
 fn node_name(id: NodeId) -> String {
-    NodeRef::from_id(id).map(|r| r.name()).unwrap_or_default()
+    let n = NodeRef::from_id(id).map(|r| r.name()).unwrap_or_default();
+    if n == "AccumulateGrad" {
+        format!("torch::autograd::{n}")
+    } else {
+        n
+    }
 }
 
 /// Runs one node (PyTorch's evaluate_function + call_function): its output gradients go through
@@ -271,7 +319,22 @@ fn evaluate(
     captured: &mut [Option<Tensor>],
     input_filter: Option<&HashSet<usize>>,
     is_needed: &dyn Fn(&NodeId) -> bool,
+    runs: bool,
 ) -> Result<Option<Vec<Option<Tensor>>>> {
+    // gradients of requested inputs: PyTorch captures them after the tensor hooks, except at a
+    // node that also runs (another requested input lies beyond it), where it captures first
+    let mut capture = |buf: &[Option<Tensor>]| {
+        for (k, (t, nr)) in targets.iter().enumerate() {
+            if t.id() == id {
+                if let Some(g) = &buf[*nr as usize] {
+                    captured[k] = Some(g.clone());
+                }
+            }
+        }
+    };
+    if runs {
+        capture(&buf);
+    }
     let leaf_hooks = match &info.kind {
         NodeKind::Accumulate(var) => var.meta().hooks.clone(),
         _ => Vec::new(),
@@ -280,21 +343,24 @@ fn evaluate(
     if !leaf_hooks.is_empty() {
         buf[0] = run_tensor_hooks(&leaf_hooks, |k| k == HookKind::Leaf, buf[0].take())?;
     }
+    // PyTorch keeps one hook dict per tensor: outputs in the order of their first hook, each
+    // output's hooks in registration order
+    let mut outputs_hooked: Vec<u32> = Vec::new();
     for h in hooks {
         if let HookKind::Tensor(nr) = h.kind {
-            let nr = nr as usize;
-            if nr < buf.len() {
-                buf[nr] = run_tensor_hooks(std::slice::from_ref(h), |_| true, buf[nr].take())?;
+            if !outputs_hooked.contains(&nr) {
+                outputs_hooked.push(nr);
             }
         }
     }
-    // gradients of requested inputs
-    for (k, (t, nr)) in targets.iter().enumerate() {
-        if t.id() == id {
-            if let Some(g) = &buf[*nr as usize] {
-                captured[k] = Some(g.clone());
-            }
+    for nr in outputs_hooked {
+        let i = nr as usize;
+        if i < buf.len() {
+            buf[i] = run_tensor_hooks(hooks, |k| k == HookKind::Tensor(nr), buf[i].take())?;
         }
+    }
+    if !runs {
+        capture(&buf);
     }
     // retain_grad() on non-leaf outputs of this node
     for (nr, w) in &info.retained {
@@ -307,8 +373,7 @@ fn evaluate(
             t.set_grad(Some(ops::detach_unless(new, opts.create_graph)));
         }
     }
-    let target_nodes_contains = targets.iter().any(|(t, _)| t.id() == id);
-    if !opts.accumulate && target_nodes_contains {
+    if !runs {
         return Ok(None);
     }
     if let (Some(_), Some(inputs)) = (input_filter, &opts.inputs) {
@@ -351,6 +416,8 @@ fn evaluate(
             }
             Vec::new()
         }
+        // PyTorch's generated backwards return undefined gradients when none flowed in
+        NodeKind::Op(_) if buf.iter().all(|g| g.is_none()) => vec![None; info.next.len()],
         NodeKind::Op(f) => {
             let saved = unpack_saved(id, opts.create_graph)?;
             let mut ctx = BackwardCtx {
@@ -414,11 +481,13 @@ fn validate_grad(
     shape: &[usize],
     dtype: crate::dtype::DType,
     index: usize,
+    node: NodeId,
 ) -> Result<Tensor> {
     let g = if g.shape() != shape {
         ops::sum_to(&g, shape).map_err(|_| {
             Error::Runtime(format!(
-                "Function returned an invalid gradient at index {index} - got {} but expected shape compatible with {}",
+                "Function {} returned an invalid gradient at index {index} - got {} but expected shape compatible with {}",
+                node_name(node),
                 crate::layout::fmt_list(g.shape()),
                 crate::layout::fmt_list(shape)
             ))

@@ -51,7 +51,43 @@ pub struct SavedTensor {
 /// (then unpacked on use, without a version check, as in PyTorch).
 enum SavedData {
     Plain(Tensor),
-    Packed(Arc<dyn PackedTensor>),
+    Packed(Arc<dyn PackedTensor>, Option<Arc<Origin>>),
+}
+
+/// The autograd identity of a saved input that went through a pack hook, given back to what
+/// the unpack hook returns (PyTorch's SavedVariable keeps grad_fn / the grad accumulator).
+struct Origin {
+    grad_fn: Option<NodeRef>,
+    output_nr: u32,
+    requires_grad: bool,
+    accumulator: Option<NodeId>,
+}
+
+impl Origin {
+    fn of(t: &Tensor) -> Option<Arc<Origin>> {
+        let m = t.meta();
+        m.requires_grad.then(|| {
+            Arc::new(Origin {
+                grad_fn: m.grad_fn.clone(),
+                output_nr: m.output_nr,
+                requires_grad: true,
+                accumulator: m.grad_accumulator,
+            })
+        })
+    }
+
+    /// `t` (what the unpack hook returned) as a new tensor with this identity.
+    fn attach(&self, t: &Tensor) -> Tensor {
+        let out = t.detach();
+        {
+            let mut m = out.meta();
+            m.grad_fn = self.grad_fn.clone();
+            m.output_nr = self.output_nr;
+            m.requires_grad = self.requires_grad;
+            m.grad_accumulator = self.accumulator;
+        }
+        out
+    }
 }
 
 /// What an op asks to save: one of its inputs, or one of its outputs (stored without its
@@ -59,6 +95,9 @@ enum SavedData {
 pub enum Saved {
     Input(Tensor),
     Output(Tensor, u32),
+    /// A Python number an op saved as a 0-d tensor (PyTorch's wrapped number): released and
+    /// checked like the others, never given to saved-tensor hooks.
+    Number(Tensor),
 }
 
 pub struct Node {
@@ -293,7 +332,7 @@ impl NodeRef {
                             ))
                         }
                         // what a pack hook kept is the hook's business
-                        SavedData::Packed(_) => None,
+                        SavedData::Packed(..) => None,
                     })
                     .collect(),
                 n.released,
@@ -345,7 +384,7 @@ pub fn gradient_edge(t: &Tensor) -> Option<(NodeRef, u32)> {
         output_meta: vec![(t.shape().to_vec(), t.dtype())],
         retained: Vec::new(),
         hooks: Vec::new(),
-        trace: None,
+        trace: super::hooks::capture_trace(),
     });
     m.grad_accumulator = Some(id);
     Some((NodeRef(id), 0))
@@ -384,12 +423,20 @@ fn make_saved(s: Saved) -> SavedTensor {
     let (t, is_output, output_nr) = match s {
         Saved::Input(t) => (t, false, 0),
         Saved::Output(t, nr) => (t.detach(), true, nr),
+        Saved::Number(t) => {
+            return SavedTensor {
+                version: t.version(),
+                tensor: SavedData::Plain(t),
+                is_output: false,
+                output_nr: 0,
+            }
+        }
     };
     let version = t.version();
     // Under saved_tensors_hooks the pack hook decides what is kept. A failing pack hook keeps
     // the tensor and leaves its error for the binding layer to raise when the op returns.
     let tensor = match super::hooks::pack_saved(&t) {
-        Some(Ok(p)) => SavedData::Packed(p),
+        Some(Ok(p)) => SavedData::Packed(p, if is_output { None } else { Origin::of(&t) }),
         Some(Err(e)) => {
             crate::error::defer_error(e);
             SavedData::Plain(t)
@@ -495,7 +542,7 @@ pub fn unpack_saved(id: NodeId, with_grad_fn: bool) -> Result<Vec<Tensor>> {
     type Copied = (SavedCopy, u64, bool, u32);
     enum SavedCopy {
         Plain(Tensor),
-        Packed(Arc<dyn PackedTensor>),
+        Packed(Arc<dyn PackedTensor>, Option<Arc<Origin>>),
     }
     let (node_name, saved): (String, Vec<Copied>) = {
         let a = arena();
@@ -512,7 +559,7 @@ pub fn unpack_saved(id: NodeId, with_grad_fn: bool) -> Result<Vec<Tensor>> {
                 .map(|s| {
                     let c = match &s.tensor {
                         SavedData::Plain(t) => SavedCopy::Plain(t.clone()),
-                        SavedData::Packed(p) => SavedCopy::Packed(p.clone()),
+                        SavedData::Packed(p, o) => SavedCopy::Packed(p.clone(), o.clone()),
                     };
                     (c, s.version, s.is_output, s.output_nr)
                 })
@@ -523,8 +570,12 @@ pub fn unpack_saved(id: NodeId, with_grad_fn: bool) -> Result<Vec<Tensor>> {
     for (c, version, is_output, output_nr) in &saved {
         let t = match c {
             SavedCopy::Plain(t) => t,
-            SavedCopy::Packed(p) => {
-                out.push(p.unpack()?);
+            SavedCopy::Packed(p, origin) => {
+                let t = p.unpack()?;
+                out.push(match origin {
+                    Some(o) => o.attach(&t),
+                    None => t,
+                });
                 continue;
             }
         };

@@ -13,7 +13,7 @@ pub struct Mat<'a, T> {
 }
 
 /// Below this many multiply-adds gemm runs single-threaded.
-const GEMM_PAR_THRESHOLD: usize = 64 * 64 * 64;
+pub const GEMM_PAR_THRESHOLD: usize = 64 * 64 * 64;
 
 fn in_bounds<T>(m: &Mat<'_, T>, rows: usize, cols: usize) -> bool {
     if rows == 0 || cols == 0 {
@@ -32,6 +32,34 @@ pub fn matmul<T: Elem>(
     dst: &mut [T],
     acc: bool,
 ) {
+    let par = super::par_ok(m * n * k, GEMM_PAR_THRESHOLD);
+    matmul_on(m, k, n, lhs, rhs, dst, acc, par)
+}
+
+/// `matmul` on the calling thread only (for callers that already split work across threads).
+pub fn matmul_serial<T: Elem>(
+    m: usize,
+    k: usize,
+    n: usize,
+    lhs: Mat<'_, T>,
+    rhs: Mat<'_, T>,
+    dst: &mut [T],
+    acc: bool,
+) {
+    matmul_on(m, k, n, lhs, rhs, dst, acc, false)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn matmul_on<T: Elem>(
+    m: usize,
+    k: usize,
+    n: usize,
+    lhs: Mat<'_, T>,
+    rhs: Mat<'_, T>,
+    dst: &mut [T],
+    acc: bool,
+    par: bool,
+) {
     assert!(in_bounds(&lhs, m, k) && in_bounds(&rhs, k, n) && dst.len() == m * n);
     if m == 0 || n == 0 {
         return;
@@ -42,7 +70,6 @@ pub fn matmul<T: Elem>(
         }
         return;
     }
-    let par = super::par_ok(m * n * k, GEMM_PAR_THRESHOLD);
     let acc_dst = acc;
     match T::DTYPE {
         crate::dtype::DType::F32 | crate::dtype::DType::F64 => {

@@ -434,17 +434,36 @@ fn record_binary(op: BinOp, a: &Operand, b: &Operand, out: &Tensor) {
             }),
         },
         BinOp::Mul => {
-            let saved = vec![Saved::Input(ea.clone()), Saved::Input(eb.clone())];
+            // PyTorch saves `other` when self needs a gradient and `self` when other does (in
+            // that order); a number is saved as a wrapped 0-d tensor
             let (sa, sb) = (scalar_of(a), scalar_of(b));
+            let mut saved = Vec::new();
+            let mut slot = |t: &Tensor, wanted: bool, number: bool| {
+                wanted.then(|| {
+                    saved.push(if number {
+                        Saved::Number(t.clone())
+                    } else {
+                        Saved::Input(t.clone())
+                    });
+                    saved.len() - 1
+                })
+            };
+            let ib = slot(&eb, ea.requires_grad(), sb.is_some());
+            let ia = slot(&ea, eb.requires_grad(), sa.is_some());
             record("MulBackward0", &[&ea, &eb], &[out], saved, move |ctx| {
                 let g = ctx.grad(0)?;
+                let operand = |s: Option<Scalar>, i: Option<usize>| match (s, i) {
+                    (Some(_), _) => mul_operand(&g, s, &g),
+                    (None, Some(i)) => mul(&g, &ctx.saved[i]),
+                    (None, None) => unreachable!("saved when needed"),
+                };
                 let ga = if ctx.needs(0) {
-                    Some(mul_operand(&g, sb, &ctx.saved[1])?)
+                    Some(operand(sb, ib)?)
                 } else {
                     None
                 };
                 let gb = if ctx.needs(1) {
-                    Some(mul_operand(&g, sa, &ctx.saved[0])?)
+                    Some(operand(sa, ia)?)
                 } else {
                     None
                 };

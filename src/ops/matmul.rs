@@ -365,6 +365,21 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             }
             squeeze(&mm(&unsqueeze(a, 0)?, b)?, Some(&[0]))
         }
+        (_, 1 | 2) if an >= 3 => {
+            // PyTorch folds the batch dims into the rows: one mm instead of a batch of them
+            let k = a.shape()[an - 1];
+            let folded = super::shape::reshape_i(a, &[-1, k as i64])?;
+            let out = if bn == 2 {
+                mm(&folded, b)?
+            } else {
+                mv(&folded, b)?
+            };
+            let mut shape = a.shape()[..an - 1].to_vec();
+            if bn == 2 {
+                shape.push(b.shape()[1]);
+            }
+            super::shape::unsafe_view(&out, &shape)
+        }
         _ => {
             let a2 = if an == 1 { unsqueeze(a, 0)? } else { a.clone() };
             let b2 = if bn == 1 { unsqueeze(b, 1)? } else { b.clone() };
@@ -422,6 +437,15 @@ pub fn linear(x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<Tensor> {
     let wt = super::shape::t2(w)?;
     match b {
         Some(b) if x.ndim() == 2 => addmm(b, x, &wt),
+        Some(b) if x.ndim() >= 3 => {
+            // PyTorch: addmm on the input folded to 2-D, then a view back
+            let n = x.ndim();
+            let folded = super::shape::reshape_i(x, &[-1, x.shape()[n - 1] as i64])?;
+            let out = addmm(b, &folded, &wt)?;
+            let mut shape = x.shape()[..n - 1].to_vec();
+            shape.push(w.shape()[0]);
+            super::shape::view(&out, &shape.iter().map(|&d| d as i64).collect::<Vec<_>>())
+        }
         Some(b) => super::add(&matmul(x, &wt)?, b),
         None => matmul(x, &wt),
     }

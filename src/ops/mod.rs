@@ -2,6 +2,7 @@
 //! these same differentiable ops, side by side.
 
 pub mod binary;
+pub mod conv;
 pub mod index;
 pub mod inplace;
 pub mod loss;

@@ -85,6 +85,20 @@ pub fn view(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
     Ok(out)
 }
 
+/// `_unsafe_view` of a fresh contiguous result (UnsafeViewBackward0), as matmul's folding uses.
+pub fn unsafe_view(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    let layout = t.layout().view(shape).ok_or_else(|| {
+        Error::Runtime(format!(
+            "unsafe_view: cannot view {:?} as {:?}",
+            t.shape(),
+            shape
+        ))
+    })?;
+    let out = view_of(t, layout);
+    record_reshape("UnsafeViewBackward0", t, &out);
+    Ok(out)
+}
+
 /// `reshape`: a view when possible, else a copy.
 pub fn reshape(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
     let ishape: Vec<i64> = shape.iter().map(|&d| d as i64).collect();

@@ -159,10 +159,20 @@ impl PackedTensor for PyPacked {
                 Ok(t) => Ok(t.get().t.clone()),
                 Err(_) => Err(stash_pyerr(PyTypeError::new_err(format!(
                     "Output of saved tensor unpack_hook expected to be a Tensor but got result of type {}",
-                    r.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                    tp_name(&r)
                 )))),
             }
         })
+    }
+}
+
+/// A type's `tp_name` as CPython error messages show it: `numpy.ndarray`, `int`.
+fn tp_name(o: &Bound<'_, PyAny>) -> String {
+    let t = o.get_type();
+    let name = t.name().map(|n| n.to_string()).unwrap_or_default();
+    match t.module().map(|m| m.to_string()) {
+        Ok(m) if m != "builtins" => format!("{m}.{name}"),
+        _ => name,
     }
 }
 
@@ -204,8 +214,8 @@ fn format_stack() -> Option<String> {
 }
 
 /// In anomaly mode, after a failed backward: PyTorch's warning naming the node with the forward
-/// traceback, which is also attached to the exception as a note.
-pub fn report_anomaly(py: Python<'_>, err: &PyErr) {
+/// traceback.
+pub fn report_anomaly(py: Python<'_>) {
     let Some((name, trace)) = hooks::take_failed_node() else {
         return;
     };
@@ -216,15 +226,27 @@ pub fn report_anomaly(py: Python<'_>, err: &PyErr) {
         None => format!("Error detected in {name}. No forward pass information available. Enable detect anomaly during forward pass for more information."),
     };
     let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
-    let cmsg = std::ffi::CString::new(msg.clone()).unwrap_or_default();
+    let cmsg = std::ffi::CString::new(msg).unwrap_or_default();
     if let Err(w) = PyErr::warn(py, &category, &cmsg, 1) {
         // a warning turned into an error by the filters: the original error wins
         drop(w);
     }
-    let _ = err.value(py).call_method1("add_note", (msg,));
+}
+
+/// The id of the backward running on this thread, -1 outside backward.
+#[pyfunction]
+pub fn _current_graph_task_id() -> i64 {
+    crate::autograd::engine::current_graph_task_id().map_or(-1, |i| i as i64)
+}
+
+#[pyfunction]
+pub fn _is_checkpoint_valid() -> bool {
+    crate::autograd::engine::is_checkpoint_valid()
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_current_graph_task_id, m)?)?;
+    m.add_function(wrap_pyfunction!(_is_checkpoint_valid, m)?)?;
     hooks::set_trace_capture(format_stack);
     m.add_function(wrap_pyfunction!(_add_leaf_hook, m)?)?;
     m.add_function(wrap_pyfunction!(_remove_leaf_hook, m)?)?;

@@ -216,9 +216,9 @@ fn _run_backward(
         accumulate,
         allow_unused,
     };
-    let out = run(py, true, move || run_backward(&roots, grads, opts)).inspect_err(|e| {
+    let out = run(py, true, move || run_backward(&roots, grads, opts)).inspect_err(|_| {
         if crate::autograd::hooks::anomaly_enabled() {
-            hooks::report_anomaly(py, e);
+            hooks::report_anomaly(py);
         }
     })?;
     Ok(out.into_iter().map(|o| o.map(PyTensor::new)).collect())

@@ -93,7 +93,139 @@ fn linear(
     .map(PyTensor::new)
 }
 
+fn sizes(v: &[i64], what: &str) -> PyResult<Vec<usize>> {
+    if v.iter().any(|&x| x < 0) {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+            "negative {what} is not supported"
+        )));
+    }
+    Ok(v.iter().map(|&x| x as usize).collect())
+}
+
+fn two(v: &[usize]) -> (usize, usize) {
+    match v {
+        [a] => (*a, *a),
+        [a, b, ..] => (*a, *b),
+        [] => (0, 0),
+    }
+}
+
+/// `torch.convolution(input, weight, bias, stride, padding, dilation, transposed,
+/// output_padding, groups)` for 1-d and 2-d.
+#[pyfunction]
+#[pyo3(signature = (input, weight, bias, stride, padding, dilation, groups, transposed, output_padding))]
+#[allow(clippy::too_many_arguments)]
+fn conv(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    weight: PyRef<'_, PyTensor>,
+    bias: Option<PyRef<'_, PyTensor>>,
+    stride: Vec<i64>,
+    padding: Vec<i64>,
+    dilation: Vec<i64>,
+    groups: i64,
+    transposed: bool,
+    output_padding: Vec<i64>,
+) -> PyResult<PyTensor> {
+    if stride.iter().any(|&s| s <= 0) {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(
+            "non-positive stride is not supported",
+        ));
+    }
+    if dilation.iter().any(|&s| s <= 0) {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(
+            "non-positive dilation is not supported",
+        ));
+    }
+    if groups <= 0 {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(
+            "non-positive groups is not supported",
+        ));
+    }
+    let p = crate::ops::conv::ConvParams {
+        stride: sizes(&stride, "stride")?,
+        padding: sizes(&padding, "padding")?,
+        dilation: sizes(&dilation, "dilation")?,
+        groups: groups as usize,
+        transposed,
+        output_padding: sizes(&output_padding, "output padding")?,
+    };
+    let (x, w, b) = (input.t.clone(), weight.t.clone(), bias.map(|b| b.t.clone()));
+    let work = x.numel() * w.numel();
+    run(py, heavy(work), move || {
+        crate::ops::conv::convolution(&x, &w, b.as_ref(), &p)
+    })
+    .map(PyTensor::new)
+}
+
+#[pyfunction]
+fn max_pool2d(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    kernel_size: Vec<i64>,
+    stride: Vec<i64>,
+    padding: Vec<i64>,
+    dilation: Vec<i64>,
+    ceil_mode: bool,
+) -> PyResult<(PyTensor, PyTensor)> {
+    let (k, s) = (
+        two(&sizes(&kernel_size, "kernel size")?),
+        two(&sizes(&stride, "stride")?),
+    );
+    let (p, d) = (
+        two(&sizes(&padding, "padding")?),
+        two(&sizes(&dilation, "dilation")?),
+    );
+    let x = input.t.clone();
+    run(py, heavy(x.numel()), move || {
+        crate::ops::conv::max_pool2d(&x, k, s, p, d, ceil_mode)
+    })
+    .map(|(v, i)| (PyTensor::new(v), PyTensor::new(i)))
+}
+
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn avg_pool2d(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    kernel_size: Vec<i64>,
+    stride: Vec<i64>,
+    padding: Vec<i64>,
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> PyResult<PyTensor> {
+    let (k, s) = (
+        two(&sizes(&kernel_size, "kernel size")?),
+        two(&sizes(&stride, "stride")?),
+    );
+    let p = two(&sizes(&padding, "padding")?);
+    let x = input.t.clone();
+    run(py, heavy(x.numel()), move || {
+        crate::ops::conv::avg_pool2d(&x, k, s, p, ceil_mode, count_include_pad, divisor_override)
+    })
+    .map(PyTensor::new)
+}
+
+#[pyfunction]
+fn adaptive_avg_pool2d(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    output_size: Vec<i64>,
+) -> PyResult<PyTensor> {
+    let o = two(&sizes(&output_size, "output size")?);
+    let x = input.t.clone();
+    run(py, heavy(x.numel()), move || {
+        crate::ops::conv::adaptive_avg_pool2d(&x, o)
+    })
+    .map(PyTensor::new)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(conv, m)?)?;
+    m.add_function(wrap_pyfunction!(max_pool2d, m)?)?;
+    m.add_function(wrap_pyfunction!(avg_pool2d, m)?)?;
+    m.add_function(wrap_pyfunction!(adaptive_avg_pool2d, m)?)?;
     m.add_function(wrap_pyfunction!(_pointwise_loss, m)?)?;
     m.add_function(wrap_pyfunction!(_nll_loss, m)?)?;
     m.add_function(wrap_pyfunction!(_leaky_relu, m)?)?;

@@ -1,11 +1,16 @@
 """Custom differentiable operations: ``class F(Function)`` with static ``forward``/``backward``."""
 
 import functools
+import weakref
 
 from .. import _core
 from .grad_mode import no_grad
 
 Tensor = _core.Tensor
+
+# the ctx of each custom Function node, by node key (the node's backward holds the ctx), for
+# grad_fn.saved_tensors
+_function_ctx = weakref.WeakValueDictionary()
 
 
 class FunctionCtx:
@@ -13,6 +18,7 @@ class FunctionCtx:
 
     def __init__(self):
         self.to_save = ()
+        self._saved_is_none = ()
         self._key = None
         self.needs_input_grad = ()
         self.materialize_grads = True
@@ -20,11 +26,11 @@ class FunctionCtx:
         self.dirty_tensors = ()
 
     def save_for_backward(self, *tensors):
-        for t in tensors:
+        for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(
-                    "save_for_backward can only save variables, but argument "
-                    f"{tensors.index(t)} is of type {type(t).__name__}"
+                    f"save_for_backward can only save variables, but argument {i} is of type "
+                    f"{_tp_name(t)}"
                 )
         self.to_save = tensors
 
@@ -32,7 +38,9 @@ class FunctionCtx:
     def saved_tensors(self):
         if self._key is None:
             return tuple(self.to_save)
-        return tuple(_core._saved_tensors(*self._key))
+        saved = iter(_core._saved_tensors(*self._key))
+        # the node keeps the tensors; the Nones passed to save_for_backward come back in place
+        return tuple(None if is_none else next(saved) for is_none in self._saved_is_none)
 
     def mark_non_differentiable(self, *tensors):
         self.non_differentiable = tensors
@@ -97,19 +105,15 @@ class Function:
                 )
         # an input returned as is (and not modified in place) becomes a new tensor sharing its
         # data, as in PyTorch
+        non_differentiable = list(ctx.non_differentiable)
         for k, o in enumerate(outs):
             if isinstance(o, Tensor) and _contains(inputs, o) and not _contains(dirty, o):
                 outs[k] = o.detach()
-        # the node's outputs are the float tensors; the backward gets one gradient per output
-        node_outs = [o for o in outs if isinstance(o, Tensor) and o.is_floating_point()]
-        slots = []  # per forward output: its index among node_outs, or (shape, dtype), or None
-        for o in outs:
-            if isinstance(o, Tensor) and o.is_floating_point():
-                slots.append(_index(node_outs, o))
-            elif isinstance(o, Tensor):
-                slots.append((list(o.shape), o.dtype))
-            else:
-                slots.append(None)
+                if _contains(non_differentiable, o):
+                    non_differentiable.append(outs[k])
+        # every tensor output is an output of the node (integer ones never get a gradient)
+        node_outs = [o for o in outs if isinstance(o, Tensor)]
+        slots = [_index(node_outs, o) if isinstance(o, Tensor) else None for o in outs]
         meta = [(list(o.shape), o.dtype) for o in node_outs]
         name = getattr(cls, "_node_name", cls.__name__ + "Backward")
         n_args = len(args)
@@ -117,15 +121,10 @@ class Function:
         def run_backward(*grads):
             full = []
             for slot in slots:
-                if isinstance(slot, int):
-                    g = grads[slot]
-                    if g is None and ctx.materialize_grads:
-                        shape, dtype = meta[slot]
-                        g = _core._full(shape, 0, dtype)
-                elif slot is not None and ctx.materialize_grads:
-                    g = _core._full(slot[0], 0, slot[1])
-                else:
-                    g = None
+                g = None if slot is None else grads[slot]
+                if g is None and slot is not None and ctx.materialize_grads:
+                    shape, dtype = meta[slot]
+                    g = _core._full(shape, 0, dtype)
                 full.append(g)
             result = cls.backward(ctx, *full)
             if not isinstance(result, tuple):
@@ -139,7 +138,7 @@ class Function:
                 if r is None:
                     continue
                 if not isinstance(r, Tensor):
-                    raise RuntimeError(f"expected Variable or None (got {type(r).__name__})")
+                    raise RuntimeError(f"expected Variable or None (got {_tp_name(r)})")
                 if not isinstance(args[i], Tensor):
                     raise RuntimeError(
                         f"function {name} returned a gradient different than None at position "
@@ -148,14 +147,25 @@ class Function:
             return tuple(result[i] for i in tensor_pos)
 
         saved = [t for t in ctx.to_save if t is not None]
+        ctx._saved_is_none = [t is None for t in ctx.to_save]
         handle = _core._record_function(name, run_backward, inputs, node_outs, saved, dirty)
         ctx._key = handle.key()
+        _function_ctx[ctx._key] = ctx  # grad_fn.saved_tensors is ctx.saved_tensors
         ctx.to_save = ()  # the node holds them now (freed after backward)
-        for t in ctx.non_differentiable:
+        for t in non_differentiable:
             for o in node_outs:
-                if o is t:
+                if o is t and o.is_floating_point():
                     o.detach_()
         return tuple(outs) if is_tuple else outs[0]
+
+
+def _tp_name(obj):
+    """The type name PyTorch's messages show (``Py_TYPE(obj)->tp_name``): the bare name for
+    builtins and Python classes, ``module.name`` for other C types (``numpy.ndarray``)."""
+    cls = type(obj)
+    if cls.__flags__ & (1 << 9) or cls.__module__ == "builtins":  # Py_TPFLAGS_HEAPTYPE
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def _contains(seq, t):

@@ -9,6 +9,7 @@ import weakref
 
 from .. import _core
 from ..utils.hooks import _native_handle
+from .function import _tp_name
 
 __all__ = [
     "Node",
@@ -43,6 +44,11 @@ class Node:
 
     @property
     def saved_tensors(self):
+        from .function import _function_ctx
+
+        ctx = _function_ctx.get(self._h.key())
+        if ctx is not None:
+            return ctx.saved_tensors
         return tuple(self._h.saved_tensors())
 
     def register_hook(self, fn):
@@ -100,16 +106,11 @@ def _hook_name(hook):
     return getattr(hook, "__name__", "<unknown>")
 
 
-def _type_string(t):
-    kind = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
-    return f"CPU{kind[str(t.dtype).replace('torch.', '')]}Type"
-
-
 def _check_value(original, result, hook):
     if original.dtype != result.dtype:
         raise RuntimeError(
             f"hook '{_hook_name(hook)}' has changed the type of value "
-            f"(was {_type_string(original)} got {_type_string(result)})"
+            f"(was {original.type()} got {result.type()})"
         )
     if tuple(original.shape) != tuple(result.shape):
         raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
@@ -126,7 +127,7 @@ def _tensor_hook(hook):
         if grad is None:
             raise RuntimeError("can't replace a None gradient with a non-None value")
         if not isinstance(result, _core.Tensor):
-            raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+            raise TypeError(f"expected Variable, but hook returned '{_tp_name(result)}'")
         _check_value(grad, result, hook)
         return (result,)
 
@@ -141,17 +142,20 @@ def _tuple_hook(hook, post):
         if result is None:
             return None
         if not isinstance(result, tuple):
-            raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+            raise TypeError(f"expected tuple, but hook returned '{_tp_name(result)}'")
         if len(result) != len(grads):
             raise RuntimeError(
                 f"hook '{_hook_name(hook)}' has returned an incorrect number of values "
                 f"(got {len(result)}, but expected {len(grads)})"
             )
         for old, new in zip(grads, result):
-            if new is not None and not isinstance(new, _core.Tensor):
-                raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
-            if old is not None and new is not None:
-                _check_value(old, new, hook)
+            if new is None:
+                continue
+            if old is None:
+                raise RuntimeError("can't replace a None gradient with a non-None value")
+            if not isinstance(new, _core.Tensor):
+                raise TypeError(f"expected Variable, but hook returned '{_tp_name(new)}'")
+            _check_value(old, new, hook)
         return result
 
     return call
@@ -175,8 +179,15 @@ def _register_post_accumulate_grad_hook(tensor, hook):
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
 
     def call(args):
-        if hook(args[0]) is not None:
-            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+        (t,) = args
+        result = hook(t)
+        if result is None or result is t:
+            return
+        # PyTorch checks the value as for a gradient hook before refusing it
+        if not isinstance(result, _core.Tensor):
+            raise TypeError(f"expected Variable, but hook returned '{_tp_name(result)}'")
+        _check_value(t, result, hook)
+        raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
     return _add_leaf_hook(tensor, "post_accumulate", call)
 
@@ -212,9 +223,11 @@ class saved_tensors_hooks:
         if message is not None:
             raise RuntimeError(message)
         _core._push_saved_tensors_hooks(self.pack_hook, self.unpack_hook)
+        _disabled.depth = getattr(_disabled, "depth", 0) + 1
 
     def __exit__(self, *args):
         _core._pop_saved_tensors_hooks()
+        _disabled.depth -= 1
 
 
 class save_on_cpu(saved_tensors_hooks):
@@ -232,6 +245,9 @@ class disable_saved_tensors_hooks:
         self.error_message = error_message
 
     def __enter__(self):
+        if getattr(_disabled, "depth", 0):
+            # hooks already active: refused at once, as in PyTorch
+            raise RuntimeError(self.error_message)
         self._prev = getattr(_disabled, "message", None)
         _disabled.message = self.error_message
 

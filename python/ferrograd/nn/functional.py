@@ -94,3 +94,4 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 from ._losses import *  # noqa: F401,F403,E402
 from ._attention import *  # noqa: F401,F403,E402
+from ._conv import *  # noqa: F401,F403,E402

@@ -8,7 +8,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 from ... import _core
-from ...utils.hooks import RemovableHandle
+from ...utils.hooks import BackwardHook, RemovableHandle
 from ..parameter import Buffer, Parameter
 
 Tensor = _core.Tensor
@@ -16,6 +16,9 @@ Tensor = _core.Tensor
 __all__ = [
     "register_module_forward_pre_hook",
     "register_module_forward_hook",
+    "register_module_full_backward_pre_hook",
+    "register_module_backward_hook",
+    "register_module_full_backward_hook",
     "Module",
 ]
 
@@ -117,6 +120,9 @@ class _WrappedHook:
 
 
 # Hooks common to all modules, run before the module's own hooks.
+_global_backward_pre_hooks = OrderedDict()
+_global_backward_hooks = OrderedDict()
+_global_is_full_backward_hook = None
 _global_forward_pre_hooks = OrderedDict()
 _global_forward_hooks = OrderedDict()
 _global_forward_hooks_always_called = OrderedDict()
@@ -142,8 +148,71 @@ def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
     return handle
 
 
-def _unsupported_backward_hooks(name):
-    raise NotImplementedError(f"Module.{name} is not supported by ferrograd yet")
+def register_module_backward_hook(hook):
+    r"""Register a backward hook common to all the modules.
+
+    This function is deprecated in favor of
+    :func:`torch.nn.modules.module.register_module_full_backward_hook`
+    and the behavior of this function will change in future versions.
+    """
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is True:
+        raise RuntimeError(
+            "Cannot use both regular backward hooks and full backward hooks as a "
+            "global Module hook. Please use only one of them."
+        )
+
+    _global_is_full_backward_hook = False
+
+    handle = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook):
+    r"""Register a backward pre-hook common to all the modules, called before the hooks
+    registered with :meth:`Module.register_full_backward_pre_hook`."""
+    handle = RemovableHandle(_global_backward_pre_hooks)
+    _global_backward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_full_backward_hook(hook):
+    r"""Register a backward hook common to all the modules, called before the hooks
+    registered with :meth:`Module.register_full_backward_hook`."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is False:
+        raise RuntimeError(
+            "Cannot use both regular backward hooks and full backward hooks as a "
+            "global Module hook. Please use only one of them."
+        )
+
+    _global_is_full_backward_hook = True
+
+    handle = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[handle.id] = hook
+    return handle
+
+
+def _check_inputs_not_modified_inplace(hooked_inputs):
+    """PyTorch's error for a forward that modified inplace a Tensor it received from a backward
+    hook (a view created in a custom Function). ferrograd's Function outputs are not views, so
+    the check runs once forward returned: an input whose grad_fn changed was modified inplace."""
+    for k, t, grad_fn in hooked_inputs:
+        if t.grad_fn is not grad_fn:
+            if len(hooked_inputs) > 1:
+                reason = ("This view is the output of a function that returns multiple views. Such "
+                          "functions do not allow the output views to be modified inplace. You should "
+                          "replace the inplace operation by an out-of-place one.")
+            else:
+                reason = ("This view was created inside a custom Function (or because an input was "
+                          "returned as-is) and the autograd logic to handle view+inplace would override "
+                          "the custom backward associated with the custom Function, leading to incorrect "
+                          "gradients. This behavior is forbidden. You can fix this by cloning the output "
+                          "of the custom Function.")
+            raise RuntimeError(
+                f"Output {k} of BackwardHookFunction is a view and is being modified inplace. {reason}"
+            )
 
 
 def _forward_unimplemented(self, *input):
@@ -502,77 +571,263 @@ class Module:
         return handle
 
     def register_full_backward_pre_hook(self, hook, prepend=False):
-        _unsupported_backward_hooks("register_full_backward_pre_hook")
+        r"""Register ``hook(module, grad_output) -> tuple[Tensor, ...] | None``, called every time
+        the gradients with respect to the module's outputs are computed; a returned tuple replaces
+        ``grad_output``. Entries of ``grad_output`` are ``None`` for non-Tensor outputs.
+
+        The module's forward receives a new Tensor (sharing the data) for each Tensor passed to
+        it, and the caller one for each Tensor it returns; modifying inputs inplace is not allowed.
+        """
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
 
     def register_backward_hook(self, hook):
-        _unsupported_backward_hooks("register_backward_hook")
+        r"""Register a backward hook on the module.
+
+        This function is deprecated in favor of :meth:`~torch.nn.Module.register_full_backward_hook` and
+        the behavior of this function will change in future versions.
+        """
+        if self._is_full_backward_hook is True:
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a "
+                "single Module. Please use only one of them."
+            )
+
+        self._is_full_backward_hook = False
+
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
 
     def register_full_backward_hook(self, hook, prepend=False):
-        _unsupported_backward_hooks("register_full_backward_hook")
+        r"""Register ``hook(module, grad_input, grad_output) -> tuple(Tensor) | None``, called
+        every time the gradients with respect to the module's inputs are computed (with respect to
+        its outputs if no input requires grad; never if no output does). A returned tuple
+        replaces ``grad_input``. ``grad_input`` covers the positional arguments only; entries
+        are ``None`` for non-Tensor arguments.
+
+        The module's forward receives a new Tensor (sharing the data) for each Tensor passed to
+        it, and the caller one for each Tensor it returns; modifying inputs inplace is not allowed.
+        """
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a "
+                "single Module. Please use only one of them."
+            )
+
+        self._is_full_backward_hook = True
+
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def _get_backward_hooks(self):
+        r"""Return the full backward hooks and the non-full backward hooks, as two lists."""
+        full_backward_hooks = []
+        if _global_is_full_backward_hook is True:
+            full_backward_hooks += _global_backward_hooks.values()
+        if self._is_full_backward_hook is True:
+            full_backward_hooks += self._backward_hooks.values()
+
+        non_full_backward_hooks = []
+        if _global_is_full_backward_hook is False:
+            non_full_backward_hooks += _global_backward_hooks.values()
+        if self._is_full_backward_hook is False:
+            non_full_backward_hooks += self._backward_hooks.values()
+
+        return full_backward_hooks, non_full_backward_hooks
+
+    def _get_backward_pre_hooks(self):
+        backward_pre_hooks = []
+        backward_pre_hooks += _global_backward_pre_hooks.values()
+        backward_pre_hooks += self._backward_pre_hooks.values()
+
+        return backward_pre_hooks
+
+    def _maybe_warn_non_full_backward_hook(self, inputs, result, grad_fn):
+        if not isinstance(result, Tensor):
+            if not (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)):
+                warnings.warn(
+                    "Using non-full backward hooks on a Module that does not return a "
+                    "single Tensor or a tuple of Tensors is deprecated and will be removed "
+                    "in future versions. This hook will be missing some of the grad_output. "
+                    "Please use register_full_backward_hook to get the documented behavior.",
+                    FutureWarning,
+                    stacklevel=2,
+                )
+                return
+        else:
+            result = (result,)
+
+        if not isinstance(inputs, Tensor):
+            if not (isinstance(inputs, tuple) and all(isinstance(i, Tensor) for i in inputs)):
+                warnings.warn(
+                    "Using non-full backward hooks on a Module that does not take as input a "
+                    "single Tensor or a tuple of Tensors is deprecated and will be removed "
+                    "in future versions. This hook will be missing some of the grad_input. "
+                    "Please use register_full_backward_hook to get the documented behavior.",
+                    FutureWarning,
+                    stacklevel=2,
+                )
+                return
+        else:
+            inputs = (inputs,)
+
+        # At this point we are sure that inputs and result are tuple of Tensors
+        out_grad_fn = {r.grad_fn for r in result if r.grad_fn is not None}
+        if len(out_grad_fn) == 0 or (len(out_grad_fn) == 1 and grad_fn not in out_grad_fn):
+            warnings.warn(
+                "Using a non-full backward hook when outputs are nested in python data structure "
+                "is deprecated and will be removed in future versions. This hook will be missing "
+                "some grad_output.",
+                FutureWarning,
+                stacklevel=2,
+            )
+        elif len(out_grad_fn) > 1:
+            warnings.warn(
+                "Using a non-full backward hook when outputs are generated by different autograd Nodes "
+                "is deprecated and will be removed in future versions. This hook will be missing "
+                "some grad_output. Please use register_full_backward_hook to get the documented behavior.",
+                FutureWarning,
+                stacklevel=2,
+            )
+        else:
+            # At this point the grad_output part of the hook will most likely be correct
+            inputs_grad_fn = {i.grad_fn for i in inputs if i.grad_fn is not None}
+
+            next_functions = {n[0] for n in grad_fn.next_functions}
+
+            if inputs_grad_fn != next_functions:
+                warnings.warn(
+                    "Using a non-full backward hook when the forward contains multiple autograd Nodes "
+                    "is deprecated and will be removed in future versions. This hook will be missing "
+                    "some grad_input. Please use register_full_backward_hook to get the documented "
+                    "behavior.",
+                    FutureWarning,
+                    stacklevel=2,
+                )
 
     def _call_impl(self, *args, **kwargs):
-        # Fast path: no hooks, straight to forward.
-        if not (self._forward_hooks or self._forward_pre_hooks
+        forward_call = self.forward
+        # If we don't have any hooks, we want to skip the rest of the logic in
+        # this function, and just call forward.
+        if not (self._backward_hooks or self._backward_pre_hooks or self._forward_hooks or self._forward_pre_hooks
+                or _global_backward_pre_hooks or _global_backward_hooks
                 or _global_forward_hooks or _global_forward_pre_hooks):
-            return self.forward(*args, **kwargs)
-        return self._call_with_hooks(args, kwargs)
+            return forward_call(*args, **kwargs)
 
-    __call__ = _call_impl
-
-    def _call_with_hooks(self, args, kwargs):
         result = None
         called_always_called_hooks = set()
-        try:
-            for hook_id, hook in (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
-                if hook_id in self._forward_pre_hooks_with_kwargs:
-                    args_kwargs_result = hook(self, args, kwargs)
-                    if args_kwargs_result is not None:
-                        if isinstance(args_kwargs_result, tuple) and len(args_kwargs_result) == 2:
-                            args, kwargs = args_kwargs_result
-                        else:
-                            raise RuntimeError(
-                                "forward pre-hook must return None or a tuple "
-                                f"of (new_args, new_kwargs), but got {args_kwargs_result}."
-                            )
-                else:
-                    args_result = hook(self, args)
-                    if args_result is not None:
-                        if not isinstance(args_result, tuple):
-                            args_result = (args_result,)
-                        args = args_result
 
-            result = self.forward(*args, **kwargs)
+        def inner():
+            nonlocal result, args, kwargs
 
-            for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
-                if (hook_id in self._forward_hooks_always_called
-                        or hook_id in _global_forward_hooks_always_called):
-                    called_always_called_hooks.add(hook_id)
-                if (hook_id in self._forward_hooks_with_kwargs
-                        or hook_id in _global_forward_hooks_with_kwargs):
-                    hook_result = hook(self, args, kwargs, result)
-                else:
-                    hook_result = hook(self, args, result)
-                if hook_result is not None:
-                    result = hook_result
+            full_backward_hooks, non_full_backward_hooks = [], []
+            backward_pre_hooks = []
+            if self._backward_pre_hooks or _global_backward_pre_hooks:
+                backward_pre_hooks = self._get_backward_pre_hooks()
+
+            if self._backward_hooks or _global_backward_hooks:
+                full_backward_hooks, non_full_backward_hooks = self._get_backward_hooks()
+
+            if _global_forward_pre_hooks or self._forward_pre_hooks:
+                for hook_id, hook in (
+                    *_global_forward_pre_hooks.items(),
+                    *self._forward_pre_hooks.items(),
+                ):
+                    if hook_id in self._forward_pre_hooks_with_kwargs:
+                        args_kwargs_result = hook(self, args, kwargs)
+                        if args_kwargs_result is not None:
+                            if isinstance(args_kwargs_result, tuple) and len(args_kwargs_result) == 2:
+                                args, kwargs = args_kwargs_result
+                            else:
+                                raise RuntimeError(
+                                    "forward pre-hook must return None or a tuple "
+                                    f"of (new_args, new_kwargs), but got {args_kwargs_result}."
+                                )
+                    else:
+                        args_result = hook(self, args)
+                        if args_result is not None:
+                            if not isinstance(args_result, tuple):
+                                args_result = (args_result,)
+                            args = args_result
+
+            bw_hook = None
+            if full_backward_hooks or backward_pre_hooks:
+                bw_hook = BackwardHook(self, full_backward_hooks, backward_pre_hooks)
+                args = bw_hook.setup_input_hook(args)
+                hooked_inputs = []
+                if bw_hook.input_tensors_index is not None:
+                    hooked_inputs = [(k, t, t.grad_fn) for k, t in
+                                     enumerate(a for a in args if isinstance(a, Tensor))
+                                     if t.grad_fn is not None]
+
+            result = forward_call(*args, **kwargs)
+            if bw_hook:
+                _check_inputs_not_modified_inplace(hooked_inputs)
+            if _global_forward_hooks or self._forward_hooks:
+                for hook_id, hook in (
+                    *_global_forward_hooks.items(),
+                    *self._forward_hooks.items(),
+                ):
+                    # mark that always called hook is run
+                    if hook_id in self._forward_hooks_always_called or hook_id in _global_forward_hooks_always_called:
+                        called_always_called_hooks.add(hook_id)
+
+                    if hook_id in self._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
+                        hook_result = hook(self, args, kwargs, result)
+                    else:
+                        hook_result = hook(self, args, result)
+
+                    if hook_result is not None:
+                        result = hook_result
+
+            if bw_hook:
+                if not isinstance(result, (Tensor, tuple)):
+                    warnings.warn("For backward hooks to be called,"
+                                  " module output should be a Tensor or a tuple of Tensors"
+                                  f" but received {type(result)}", stacklevel=2)
+                result = bw_hook.setup_output_hook(result)
+
+            # Handle the non-full backward hooks
+            if non_full_backward_hooks:
+                var = result
+                while not isinstance(var, Tensor):
+                    if isinstance(var, dict):
+                        var = next(v for v in var.values() if isinstance(v, Tensor))
+                    else:
+                        var = var[0]
+                grad_fn = var.grad_fn
+                if grad_fn is not None:
+                    for hook in non_full_backward_hooks:
+                        grad_fn.register_hook(_WrappedHook(hook, self))
+                    self._maybe_warn_non_full_backward_hook(args, result, grad_fn)
+
             return result
+
+        try:
+            return inner()
         except Exception:
-            # run the always-called hooks that have not run yet, then re-raise
+            # run always called hooks if they have not already been run
             for hook_id, hook in _global_forward_hooks.items():
-                if (hook_id in _global_forward_hooks_always_called
-                        and hook_id not in called_always_called_hooks):
+                if hook_id in _global_forward_hooks_always_called and hook_id not in called_always_called_hooks:
                     try:
                         hook_result = hook(self, args, result)
                         if hook_result is not None:
                             result = hook_result
                     except Exception as e:
-                        warnings.warn(
-                            "global module forward hook with ``always_call=True`` raised an exception "
-                            f"that was silenced as another error was raised in forward: {str(e)}",
-                            stacklevel=2,
-                        )
+                        warnings.warn("global module forward hook with ``always_call=True`` raised an exception "
+                                      f"that was silenced as another error was raised in forward: {str(e)}",
+                                      stacklevel=2)
+                        continue
+
             for hook_id, hook in self._forward_hooks.items():
-                if (hook_id in self._forward_hooks_always_called
-                        and hook_id not in called_always_called_hooks):
+                if hook_id in self._forward_hooks_always_called and hook_id not in called_always_called_hooks:
                     try:
                         if hook_id in self._forward_hooks_with_kwargs:
                             hook_result = hook(self, args, kwargs, result)
@@ -581,12 +836,14 @@ class Module:
                         if hook_result is not None:
                             result = hook_result
                     except Exception as e:
-                        warnings.warn(
-                            "module forward hook with ``always_call=True`` raised an exception "
-                            f"that was silenced as another error was raised in forward: {str(e)}",
-                            stacklevel=2,
-                        )
+                        warnings.warn("module forward hook with ``always_call=True`` raised an exception "
+                                      f"that was silenced as another error was raised in forward: {str(e)}",
+                                      stacklevel=2)
+                        continue
+            # raise exception raised in try block
             raise
+
+    __call__ = _call_impl
 
     # ------------------------------------------------------------------ attributes
 

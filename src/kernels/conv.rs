@@ -1,0 +1,515 @@
+//! Convolution as im2col + gemm, and window pooling, over contiguous NC(H)W buffers.
+//!
+//! One geometry describes a convolution from an "image" (N, groups*c, h, w) to a "matrix"
+//! (N, groups*og, oh*ow) with a weight (groups*og, c*kh*kw). The three bilinear maps of a
+//! convolution are then:
+//! - `forward`: matrix = W @ im2col(image) (convolution; transposed convolution's input grad);
+//! - `data`: image = col2im(W^T @ matrix) (transposed convolution; convolution's input grad);
+//! - `weight`: W = sum over the batch of matrix @ im2col(image)^T (both weight grads).
+//!
+//! 1-d convolutions are the case h = kh = 1. The batch is split across threads, each with its
+//! own column buffer and a single-threaded gemm; below `threads` samples gemm splits instead.
+
+use super::matmul::{matmul, matmul_serial, Mat, GEMM_PAR_THRESHOLD};
+use super::optim::Real;
+use super::{alloc, par_ok};
+use crate::error::Result;
+use crate::storage::Elem;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geom {
+    pub n: usize,
+    pub groups: usize,
+    /// image channels, height, width (per group for channels)
+    pub c: usize,
+    pub h: usize,
+    pub w: usize,
+    /// matrix rows per group (output channels of a convolution)
+    pub og: usize,
+    pub kh: usize,
+    pub kw: usize,
+    pub sh: usize,
+    pub sw: usize,
+    pub ph: usize,
+    pub pw: usize,
+    pub dh: usize,
+    pub dw: usize,
+    pub oh: usize,
+    pub ow: usize,
+}
+
+impl Geom {
+    /// Rows of the column matrix: c * kh * kw.
+    pub fn rows(&self) -> usize {
+        self.c * self.kh * self.kw
+    }
+    /// Columns of the column matrix: output positions.
+    pub fn cols(&self) -> usize {
+        self.oh * self.ow
+    }
+    pub fn image_len(&self) -> usize {
+        self.groups * self.c * self.h * self.w
+    }
+    pub fn matrix_len(&self) -> usize {
+        self.groups * self.og * self.cols()
+    }
+    fn is_pointwise(&self) -> bool {
+        self.kh == 1 && self.kw == 1 && self.sh == 1 && self.sw == 1 && self.ph == 0 && self.pw == 0
+    }
+}
+
+/// `cols[(ch*kh + i)*kw + j][oy*ow + ox] = img[ch][oy*sh - ph + i*dh][ox*sw - pw + j*dw]`, zero
+/// outside the image (one image of one group: c x h x w).
+pub fn im2col<T: Copy + Default>(img: &[T], g: &Geom, cols: &mut [T]) {
+    let (l, ow) = (g.cols(), g.ow);
+    for ch in 0..g.c {
+        for i in 0..g.kh {
+            for j in 0..g.kw {
+                let row = &mut cols[((ch * g.kh + i) * g.kw + j) * l..][..l];
+                for oy in 0..g.oh {
+                    let dst = &mut row[oy * ow..(oy + 1) * ow];
+                    let iy = (oy * g.sh + i * g.dh) as isize - g.ph as isize;
+                    if iy < 0 || iy >= g.h as isize {
+                        dst.fill(T::default());
+                        continue;
+                    }
+                    let src = &img[(ch * g.h + iy as usize) * g.w..][..g.w];
+                    for (ox, d) in dst.iter_mut().enumerate() {
+                        let ix = (ox * g.sw + j * g.dw) as isize - g.pw as isize;
+                        *d = if ix >= 0 && ix < g.w as isize {
+                            src[ix as usize]
+                        } else {
+                            T::default()
+                        };
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The adjoint of `im2col`: adds every column entry into its image position (`img` must be
+/// zeroed by the caller).
+pub fn col2im<T: Real>(cols: &[T], g: &Geom, img: &mut [T]) {
+    let (l, ow) = (g.cols(), g.ow);
+    for ch in 0..g.c {
+        for i in 0..g.kh {
+            for j in 0..g.kw {
+                let row = &cols[((ch * g.kh + i) * g.kw + j) * l..][..l];
+                for oy in 0..g.oh {
+                    let iy = (oy * g.sh + i * g.dh) as isize - g.ph as isize;
+                    if iy < 0 || iy >= g.h as isize {
+                        continue;
+                    }
+                    let dst = &mut img[(ch * g.h + iy as usize) * g.w..][..g.w];
+                    for (ox, &v) in row[oy * ow..(oy + 1) * ow].iter().enumerate() {
+                        let ix = (ox * g.sw + j * g.dw) as isize - g.pw as isize;
+                        if ix >= 0 && ix < g.w as isize {
+                            dst[ix as usize] = dst[ix as usize] + v;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn mat<T>(data: &[T], offset: usize, rs: usize, cs: usize) -> Mat<'_, T> {
+    Mat {
+        data,
+        offset,
+        rs,
+        cs,
+    }
+}
+
+/// Splits the batch across threads when there are enough samples and work; returns the number
+/// of parts (1: run serially, gemm may split itself).
+fn batch_parts(g: &Geom) -> usize {
+    let work = g.n * g.groups * g.og * g.rows() * g.cols();
+    let threads = super::num_threads();
+    if g.n >= threads && par_ok(work, GEMM_PAR_THRESHOLD) {
+        threads.min(g.n)
+    } else {
+        1
+    }
+}
+
+/// Runs `f(first sample, last sample, part)` over the batch cut into `parts` ranges.
+fn over_batch(n: usize, parts: usize, f: &(dyn Fn(usize, usize, usize) + Sync)) {
+    let per = n.div_ceil(parts.max(1));
+    if parts <= 1 {
+        f(0, n, 0);
+    } else {
+        super::pool::run_parts(parts, &|p| f((p * per).min(n), ((p + 1) * per).min(n), p));
+    }
+}
+
+/// Disjoint mutable per-sample chunks of one output buffer, handed out to the parts.
+struct Chunks<'a, T>(Vec<std::sync::Mutex<&'a mut [T]>>);
+
+impl<'a, T> Chunks<'a, T> {
+    fn new(buf: &'a mut [T], per_sample: usize) -> Self {
+        Chunks(
+            buf.chunks_mut(per_sample.max(1))
+                .map(std::sync::Mutex::new)
+                .collect(),
+        )
+    }
+    fn with(&self, i: usize, f: impl FnOnce(&mut [T])) {
+        let mut c = self.0[i].lock().unwrap_or_else(|e| e.into_inner());
+        f(&mut c)
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn gemm<T: Elem>(
+    serial: bool,
+    m: usize,
+    k: usize,
+    n: usize,
+    a: Mat<'_, T>,
+    b: Mat<'_, T>,
+    dst: &mut [T],
+    acc: bool,
+) {
+    if serial {
+        matmul_serial(m, k, n, a, b, dst, acc)
+    } else {
+        matmul(m, k, n, a, b, dst, acc)
+    }
+}
+
+/// matrix[n, g*og + o, :] = W[g*og + o, :] @ im2col(image[n, g])
+pub fn forward<T: Real + Elem>(image: &[T], w: &[T], g: &Geom) -> Result<Vec<T>> {
+    let (rows, l) = (g.rows(), g.cols());
+    let mut out = vec![T::default(); g.n * g.matrix_len()];
+    if out.is_empty() {
+        return Ok(out);
+    }
+    let parts = batch_parts(g);
+    let chunks = Chunks::new(&mut out, g.matrix_len());
+    over_batch(g.n, parts, &|s0, s1, _| {
+        let mut cols = if g.is_pointwise() {
+            Vec::new()
+        } else {
+            vec![T::default(); rows * l]
+        };
+        for s in s0..s1 {
+            chunks.with(s, |dst| {
+                for gi in 0..g.groups {
+                    let img_off = s * g.image_len() + gi * g.c * g.h * g.w;
+                    let b = if g.is_pointwise() {
+                        mat(image, img_off, l, 1)
+                    } else {
+                        im2col(&image[img_off..img_off + g.c * g.h * g.w], g, &mut cols);
+                        mat(&cols, 0, l, 1)
+                    };
+                    let a = mat(w, gi * g.og * rows, rows, 1);
+                    let d = &mut dst[gi * g.og * l..(gi + 1) * g.og * l];
+                    gemm(parts > 1, g.og, rows, l, a, b, d, false);
+                }
+            });
+        }
+    });
+    Ok(out)
+}
+
+/// image[n, g] = col2im(W[g]^T @ matrix[n, g])
+pub fn data<T: Real + Elem>(matrix: &[T], w: &[T], g: &Geom) -> Result<Vec<T>> {
+    let (rows, l) = (g.rows(), g.cols());
+    let mut out = vec![T::default(); g.n * g.image_len()];
+    if out.is_empty() {
+        return Ok(out);
+    }
+    let parts = batch_parts(g);
+    let chunks = Chunks::new(&mut out, g.image_len());
+    over_batch(g.n, parts, &|s0, s1, _| {
+        let mut cols = vec![T::default(); if g.is_pointwise() { 0 } else { rows * l }];
+        for s in s0..s1 {
+            chunks.with(s, |dst| {
+                for gi in 0..g.groups {
+                    let a = mat(w, gi * g.og * rows, 1, rows); // W[g]^T: rows x og
+                    let b = mat(matrix, s * g.matrix_len() + gi * g.og * l, l, 1);
+                    let img = &mut dst[gi * g.c * g.h * g.w..(gi + 1) * g.c * g.h * g.w];
+                    if g.is_pointwise() {
+                        gemm(parts > 1, rows, g.og, l, a, b, img, false);
+                    } else {
+                        gemm(parts > 1, rows, g.og, l, a, b, &mut cols, false);
+                        col2im(&cols, g, img);
+                    }
+                }
+            });
+        }
+    });
+    Ok(out)
+}
+
+/// W[g] = sum over n of matrix[n, g] @ im2col(image[n, g])^T
+pub fn weight<T: Real + Elem>(matrix: &[T], image: &[T], g: &Geom) -> Result<Vec<T>> {
+    let (rows, l) = (g.rows(), g.cols());
+    let wlen = g.groups * g.og * rows;
+    let parts = batch_parts(g);
+    let mut partials: Vec<Vec<T>> = Vec::with_capacity(parts);
+    for _ in 0..parts {
+        let mut v = alloc::<T>(wlen)?;
+        v.resize(wlen, T::default());
+        partials.push(v);
+    }
+    let partial_chunks = Chunks::new(&mut partials, 1);
+    over_batch(g.n, parts, &|s0, s1, p| {
+        partial_chunks.with(p, |acc| {
+            let acc = &mut acc[0];
+            let mut cols = vec![T::default(); if g.is_pointwise() { 0 } else { rows * l }];
+            for s in s0..s1 {
+                for gi in 0..g.groups {
+                    let img_off = s * g.image_len() + gi * g.c * g.h * g.w;
+                    let b = if g.is_pointwise() {
+                        mat(image, img_off, 1, l) // im2col(image)^T: l x rows
+                    } else {
+                        im2col(&image[img_off..img_off + g.c * g.h * g.w], g, &mut cols);
+                        mat(&cols, 0, 1, l)
+                    };
+                    let a = mat(matrix, s * g.matrix_len() + gi * g.og * l, l, 1);
+                    let d = &mut acc[gi * g.og * rows..(gi + 1) * g.og * rows];
+                    gemm(parts > 1, g.og, l, rows, a, b, d, true);
+                }
+            }
+        });
+    });
+    let mut total = partials.swap_remove(0);
+    for p in partials {
+        for (t, v) in total.iter_mut().zip(p) {
+            *t = *t + v;
+        }
+    }
+    Ok(total)
+}
+
+// --- pooling ----------------------------------------------------------------------------------
+
+/// `pooling_output_shape` of PyTorch: the number of windows along one dim.
+pub fn pool_out_len(
+    len: usize,
+    k: usize,
+    pad: usize,
+    stride: usize,
+    dilation: usize,
+    ceil: bool,
+) -> i64 {
+    let (len, k, pad, stride, dil) = (
+        len as i64,
+        k as i64,
+        pad as i64,
+        stride as i64,
+        dilation as i64,
+    );
+    let num = len + 2 * pad - dil * (k - 1) - 1 + if ceil { stride - 1 } else { 0 };
+    let mut out = num.div_euclid(stride) + 1;
+    if ceil && (out - 1) * stride >= len + pad {
+        out -= 1;
+    }
+    out
+}
+
+/// One max-pooling geometry over planes of h x w.
+#[derive(Clone, Copy, Debug)]
+pub struct PoolGeom {
+    pub planes: usize,
+    pub h: usize,
+    pub w: usize,
+    pub kh: usize,
+    pub kw: usize,
+    pub sh: usize,
+    pub sw: usize,
+    pub ph: usize,
+    pub pw: usize,
+    pub dh: usize,
+    pub dw: usize,
+    pub oh: usize,
+    pub ow: usize,
+}
+
+/// Max pooling with PyTorch's CPU rule: the first maximum of a window wins, NaN wins over
+/// numbers; indices are positions in the h*w plane.
+pub fn max_pool<T: Real + Elem>(x: &[T], g: &PoolGeom) -> Result<(Vec<T>, Vec<i64>)> {
+    let (hw, ohw) = (g.h * g.w, g.oh * g.ow);
+    let n = g.planes * ohw;
+    let mut vals = vec![T::default(); n];
+    let mut idx = vec![0i64; n];
+    let run_plane = |p: usize, vals: &mut [T], idx: &mut [i64]| {
+        let src = &x[p * hw..(p + 1) * hw];
+        for oy in 0..g.oh {
+            let mut y0 = oy as isize * g.sh as isize - g.ph as isize;
+            let y1 = (y0 + ((g.kh - 1) * g.dh + 1) as isize).min(g.h as isize);
+            while y0 < 0 {
+                y0 += g.dh as isize;
+            }
+            for ox in 0..g.ow {
+                let mut x0 = ox as isize * g.sw as isize - g.pw as isize;
+                let x1 = (x0 + ((g.kw - 1) * g.dw + 1) as isize).min(g.w as isize);
+                while x0 < 0 {
+                    x0 += g.dw as isize;
+                }
+                let mut best = T::of(f64::NEG_INFINITY);
+                let mut at = (y0 * g.w as isize + x0) as i64;
+                let mut y = y0;
+                while y < y1 {
+                    let mut xx = x0;
+                    while xx < x1 {
+                        let i = y as usize * g.w + xx as usize;
+                        let v = src[i];
+                        if v > best || v.is_nan() {
+                            best = v;
+                            at = i as i64;
+                        }
+                        xx += g.dw as isize;
+                    }
+                    y += g.dh as isize;
+                }
+                vals[oy * g.ow + ox] = best;
+                idx[oy * g.ow + ox] = at;
+            }
+        }
+    };
+    let per_plane = |start: usize, vals: &mut [T], idx: &mut [i64]| {
+        for (k, (v, i)) in vals.chunks_mut(ohw).zip(idx.chunks_mut(ohw)).enumerate() {
+            run_plane(start + k, v, i);
+        }
+    };
+    if par_ok(g.planes * hw, super::PAR_THRESHOLD) && g.planes > 1 && ohw > 0 {
+        let threads = super::num_threads().min(g.planes);
+        let per = g.planes.div_ceil(threads);
+        let vc = Chunks::new(&mut vals, per * ohw);
+        let ic = Chunks::new(&mut idx, per * ohw);
+        super::pool::run_parts(vc.0.len(), &|p| {
+            vc.with(p, |v| ic.with(p, |i| per_plane(p * per, v, i)));
+        });
+    } else if ohw > 0 {
+        per_plane(0, &mut vals, &mut idx);
+    }
+    Ok((vals, idx))
+}
+
+/// An averaging window: rows [y0, y1), columns [x0, x1), and what the sum is divided by.
+#[derive(Clone, Copy, Debug)]
+pub struct Window {
+    pub y0: usize,
+    pub y1: usize,
+    pub x0: usize,
+    pub x1: usize,
+    pub div: f64,
+}
+
+/// out[p, o] = sum of x[p, window o] / div (windows shared by all planes).
+pub fn window_avg<T: Real + Elem>(
+    x: &[T],
+    planes: usize,
+    h: usize,
+    w: usize,
+    windows: &[Window],
+) -> Vec<T> {
+    let mut out = Vec::with_capacity(planes * windows.len());
+    for p in 0..planes {
+        let src = &x[p * h * w..(p + 1) * h * w];
+        for win in windows {
+            let mut s = T::of(0.0);
+            for y in win.y0..win.y1 {
+                for v in &src[y * w + win.x0..y * w + win.x1] {
+                    s = s + *v;
+                }
+            }
+            out.push(if win.y0 >= win.y1 || win.x0 >= win.x1 {
+                T::of(0.0)
+            } else {
+                s / T::of(win.div)
+            });
+        }
+    }
+    out
+}
+
+/// The adjoint of `window_avg`: every window spreads g / div over its positions.
+pub fn window_avg_adjoint<T: Real + Elem>(
+    g: &[T],
+    planes: usize,
+    h: usize,
+    w: usize,
+    windows: &[Window],
+) -> Vec<T> {
+    let mut out = vec![T::of(0.0); planes * h * w];
+    for p in 0..planes {
+        let dst = &mut out[p * h * w..(p + 1) * h * w];
+        for (win, &gv) in windows
+            .iter()
+            .zip(&g[p * windows.len()..(p + 1) * windows.len()])
+        {
+            if win.y0 >= win.y1 || win.x0 >= win.x1 {
+                continue;
+            }
+            let v = gv / T::of(win.div);
+            for y in win.y0..win.y1 {
+                for d in &mut dst[y * w + win.x0..y * w + win.x1] {
+                    *d = *d + v;
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn geom(c: usize, h: usize, w: usize, k: usize, s: usize, p: usize, d: usize) -> Geom {
+        let o = |len: usize| (len + 2 * p - d * (k - 1) - 1) / s + 1;
+        Geom {
+            n: 2,
+            groups: 1,
+            c,
+            h,
+            w,
+            og: 3,
+            kh: k,
+            kw: k,
+            sh: s,
+            sw: s,
+            ph: p,
+            pw: p,
+            dh: d,
+            dw: d,
+            oh: o(h),
+            ow: o(w),
+        }
+    }
+
+    /// <im2col(x), y> == <x, col2im(y)> for arbitrary x, y: col2im is im2col's adjoint.
+    #[test]
+    fn col2im_is_the_adjoint_of_im2col() {
+        for (k, s, p, d) in [(3, 1, 1, 1), (2, 2, 0, 1), (3, 2, 2, 2), (1, 1, 0, 1)] {
+            let g = geom(2, 5, 6, k, s, p, d);
+            let x: Vec<f64> = (0..g.c * g.h * g.w)
+                .map(|i| (i as f64 * 0.37).sin())
+                .collect();
+            let y: Vec<f64> = (0..g.rows() * g.cols())
+                .map(|i| (i as f64 * 0.11).cos())
+                .collect();
+            let mut cols = vec![0.0; g.rows() * g.cols()];
+            im2col(&x, &g, &mut cols);
+            let mut back = vec![0.0; x.len()];
+            col2im(&y, &g, &mut back);
+            let lhs: f64 = cols.iter().zip(&y).map(|(a, b)| a * b).sum();
+            let rhs: f64 = x.iter().zip(&back).map(|(a, b)| a * b).sum();
+            assert!((lhs - rhs).abs() < 1e-9, "{k} {s} {p} {d}: {lhs} {rhs}");
+        }
+    }
+
+    #[test]
+    fn pool_output_lengths_follow_pytorch() {
+        assert_eq!(pool_out_len(5, 2, 0, 2, 1, false), 2);
+        assert_eq!(pool_out_len(5, 2, 0, 2, 1, true), 3);
+        // the last window would start in the padding only: dropped
+        assert_eq!(pool_out_len(4, 2, 1, 2, 1, true), 3);
+    }
+}

@@ -1,0 +1,696 @@
+//! Convolutions (1-d and 2-d, plain and transposed, with groups) and pooling.
+//!
+//! A convolution is one of three bilinear maps between an image, a matrix and a weight (see
+//! `kernels::conv`). Each map is an op here whose gradients are the other two maps, so the
+//! backward of `convolution` (ConvolutionBackward0) is written in differentiable ops and every
+//! order of derivative works. Pooling ops pair a forward with its adjoint in the same way.
+
+use super::shape::reshape;
+use super::{materialize, sum_dims};
+use crate::autograd::graph::{needs_grad, record};
+use crate::error::{Error, Result};
+use crate::kernels::conv::{self as kc, Geom, PoolGeom, Window};
+use crate::layout::fmt_list;
+use crate::tensor::Tensor;
+
+/// Borrows `t`'s elements as a contiguous slice (copying only when `t` is not contiguous).
+fn with_slice<T: crate::storage::Elem, R>(t: &Tensor, f: impl FnOnce(&[T]) -> R) -> Result<R> {
+    let t = if t.is_contiguous() {
+        t.clone()
+    } else {
+        materialize(t)?
+    };
+    let d = t.storage().read::<T>();
+    let r = t.layout().contiguous_range().expect("contiguous");
+    Ok(f(&d[r]))
+}
+
+fn float_only(t: &Tensor, what: &str) -> Result<()> {
+    if t.dtype().is_float() {
+        Ok(())
+    } else {
+        Err(Error::NotImplemented(format!(
+            "{what} for {} tensors is not supported by ferrograd yet",
+            t.dtype().kernel_name()
+        )))
+    }
+}
+
+/// Which bilinear map of a convolution geometry.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Map {
+    /// matrix = forward(image, weight)
+    Forward,
+    /// image = data(matrix, weight)
+    Data,
+    /// weight = weight(matrix, image)
+    Weight,
+}
+
+/// The shapes the three operands have as the user sees them (3-D or 4-D; weights 3-D or 4-D).
+#[derive(Clone)]
+struct Shapes {
+    image: Vec<usize>,
+    matrix: Vec<usize>,
+    weight: Vec<usize>,
+}
+
+/// Computes one map without recording anything.
+fn compute(map: Map, a: &Tensor, b: &Tensor, g: &Geom, s: &Shapes) -> Result<Tensor> {
+    let dtype = a.dtype();
+    dispatch_float!(dtype, T => {
+        let v = with_slice::<T, _>(a, |a| with_slice::<T, _>(b, |b| match map {
+            Map::Forward => kc::forward(a, b, g),
+            Map::Data => kc::data(a, b, g),
+            Map::Weight => kc::weight(a, b, g),
+        }))???;
+        let shape = match map {
+            Map::Forward => &s.matrix,
+            Map::Data => &s.image,
+            Map::Weight => &s.weight,
+        };
+        Tensor::from_vec(v, shape.clone())
+    })
+}
+
+/// One map as a differentiable op (used by backward formulas): its gradients are the other two
+/// maps.
+fn map_op(map: Map, a: &Tensor, b: &Tensor, g: Geom, s: Shapes) -> Result<Tensor> {
+    let out = compute(map, a, b, &g, &s)?;
+    if needs_grad(&[a, b]) {
+        let saved = vec![
+            crate::autograd::Saved::Input(a.clone()),
+            crate::autograd::Saved::Input(b.clone()),
+        ];
+        record(
+            "ConvolutionBackwardBackward0",
+            &[a, b],
+            &[&out],
+            saved,
+            move |ctx| {
+                let go = ctx.grad(0)?;
+                let (a, b) = (&ctx.saved[0], &ctx.saved[1]);
+                let s = s.clone();
+                let (ga, gb) = match map {
+                    // matrix = F(image a, weight b)
+                    Map::Forward => (
+                        grad_if(ctx.needs(0), || map_op(Map::Data, &go, b, g, s.clone()))?,
+                        grad_if(ctx.needs(1), || map_op(Map::Weight, &go, a, g, s.clone()))?,
+                    ),
+                    // image = D(matrix a, weight b)
+                    Map::Data => (
+                        grad_if(ctx.needs(0), || map_op(Map::Forward, &go, b, g, s.clone()))?,
+                        grad_if(ctx.needs(1), || map_op(Map::Weight, a, &go, g, s.clone()))?,
+                    ),
+                    // weight = W(matrix a, image b)
+                    Map::Weight => (
+                        grad_if(ctx.needs(0), || map_op(Map::Forward, b, &go, g, s.clone()))?,
+                        grad_if(ctx.needs(1), || map_op(Map::Data, a, &go, g, s.clone()))?,
+                    ),
+                };
+                Ok(vec![ga, gb])
+            },
+        );
+    }
+    Ok(out)
+}
+
+fn grad_if(needed: bool, f: impl FnOnce() -> Result<Tensor>) -> Result<Option<Tensor>> {
+    if needed {
+        f().map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+/// Convolution parameters, one entry per spatial dim (1 or 2).
+pub struct ConvParams {
+    pub stride: Vec<usize>,
+    pub padding: Vec<usize>,
+    pub dilation: Vec<usize>,
+    pub groups: usize,
+    pub transposed: bool,
+    pub output_padding: Vec<usize>,
+}
+
+/// (height, width) of a per-dim parameter; 1-d convolutions have height `unit` (1 for
+/// strides and dilations, 0 for paddings).
+fn pair(v: &[usize], unit: usize) -> (usize, usize) {
+    if v.len() == 1 {
+        (unit, v[0])
+    } else {
+        (v[0], v[1])
+    }
+}
+
+/// `torch.convolution`: conv1d/conv2d (input N,C,L or N,C,H,W) and their transposed forms, with
+/// bias. One node, ConvolutionBackward0, as in PyTorch.
+pub fn convolution(x: &Tensor, w: &Tensor, b: Option<&Tensor>, p: &ConvParams) -> Result<Tensor> {
+    let (g, shapes) = conv_geometry(x, w, b, p)?;
+    let (image, matrix) = if p.transposed {
+        (None, Some(x))
+    } else {
+        (Some(x), None)
+    };
+    let mut out = match (image, matrix) {
+        (Some(img), _) => compute(Map::Forward, img, w, &g, &shapes)?,
+        (_, Some(m)) => compute(Map::Data, m, w, &g, &shapes)?,
+        _ => unreachable!(),
+    };
+    if let Some(b) = b {
+        let mut bshape = vec![1usize; out.ndim()];
+        bshape[1] = b.numel();
+        out = super::binary::binary_forward(
+            super::BinOp::Add,
+            &super::Operand::T(out),
+            &super::Operand::T(reshape(&b.detach(), &bshape)?),
+        )?;
+    }
+    let inputs: Vec<&Tensor> = match b {
+        Some(b) => vec![x, w, b],
+        None => vec![x, w],
+    };
+    if needs_grad(&inputs) {
+        let transposed = p.transposed;
+        let has_bias = b.is_some();
+        let saved = vec![
+            crate::autograd::Saved::Input(x.clone()),
+            crate::autograd::Saved::Input(w.clone()),
+        ];
+        record(
+            "ConvolutionBackward0",
+            &inputs,
+            &[&out],
+            saved,
+            move |ctx| {
+                let go = ctx.grad(0)?;
+                let (x, w) = (&ctx.saved[0], &ctx.saved[1]);
+                let s = shapes.clone();
+                let (gx, gw) = if transposed {
+                    // out (image) = D(x (matrix), w)
+                    (
+                        grad_if(ctx.needs(0), || map_op(Map::Forward, &go, w, g, s.clone()))?,
+                        grad_if(ctx.needs(1), || map_op(Map::Weight, x, &go, g, s.clone()))?,
+                    )
+                } else {
+                    (
+                        grad_if(ctx.needs(0), || map_op(Map::Data, &go, w, g, s.clone()))?,
+                        grad_if(ctx.needs(1), || map_op(Map::Weight, &go, x, g, s.clone()))?,
+                    )
+                };
+                let mut grads = vec![gx, gw];
+                if has_bias {
+                    let dims: Vec<i64> = (0..go.ndim() as i64).filter(|&d| d != 1).collect();
+                    grads.push(grad_if(ctx.needs(2), || {
+                        sum_dims(&go, Some(&dims), false, None)
+                    })?);
+                }
+                Ok(grads)
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// Checks a convolution's arguments with PyTorch's messages and builds its geometry.
+fn conv_geometry(
+    x: &Tensor,
+    w: &Tensor,
+    b: Option<&Tensor>,
+    p: &ConvParams,
+) -> Result<(Geom, Shapes)> {
+    let nd = p.stride.len();
+    let xs = x.shape();
+    let ws = w.shape();
+    if !(nd == 1 || nd == 2) || xs.len() != nd + 2 || ws.len() != nd + 2 {
+        return Err(Error::Runtime(format!(
+            "Expected {}D (unbatched) or {}D (batched) input to conv{nd}d, but got input of size: {}",
+            nd + 1,
+            nd + 2,
+            fmt_list(xs)
+        )));
+    }
+    if x.dtype() != w.dtype() || b.is_some_and(|b| b.dtype() != x.dtype()) {
+        let other = if x.dtype() != w.dtype() {
+            w.dtype()
+        } else {
+            b.map(|b| b.dtype()).unwrap_or(x.dtype())
+        };
+        return Err(Error::Runtime(format!(
+            "expected scalar type {} but found {}",
+            x.dtype().kernel_name(),
+            other.kernel_name()
+        )));
+    }
+    float_only(x, "convolution")?;
+    if p.stride.contains(&0) {
+        return Err(Error::Runtime(
+            "non-positive stride is not supported".into(),
+        ));
+    }
+    if p.dilation.contains(&0) {
+        return Err(Error::Runtime(
+            "non-positive dilation is not supported".into(),
+        ));
+    }
+    let groups = p.groups;
+    if groups == 0 {
+        return Err(Error::Runtime(
+            "non-positive groups is not supported".into(),
+        ));
+    }
+    if !ws[0].is_multiple_of(groups) {
+        return Err(Error::Runtime(format!(
+            "Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of size [{}] instead",
+            fmt_list(ws)
+        )));
+    }
+    let c_in = xs[1];
+    let expected_in = if p.transposed { ws[0] } else { ws[1] * groups };
+    if c_in != expected_in {
+        let kind = if p.transposed {
+            "transposed=1".to_string()
+        } else {
+            format!("groups={groups}")
+        };
+        return Err(Error::Runtime(format!(
+            "Given {kind}, weight of size {}, expected input{} to have {expected_in} channels, but got {c_in} channels instead",
+            fmt_list(ws),
+            fmt_list(xs)
+        )));
+    }
+    let out_channels = if p.transposed { ws[1] * groups } else { ws[0] };
+    if let Some(b) = b {
+        if b.ndim() != 1 || b.numel() != out_channels {
+            return Err(Error::Runtime(format!(
+                "Given weight of size {}, expected bias to be 1-dimensional with {out_channels} elements, but got bias of size {} instead",
+                fmt_list(ws),
+                fmt_list(b.shape())
+            )));
+        }
+    }
+    let (sh, sw) = pair(&p.stride, 1);
+    let (ph, pw) = pair(&p.padding, 0);
+    let (dh, dw) = pair(&p.dilation, 1);
+    let (kh, kw) = if nd == 1 { (1, ws[2]) } else { (ws[2], ws[3]) };
+    let (ih, iw) = if nd == 1 { (1, xs[2]) } else { (xs[2], xs[3]) };
+    let n = xs[0];
+    let dims_text = |v: &[usize]| {
+        v.iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(" x ")
+    };
+    if p.transposed {
+        let (oph, opw) = pair(&p.output_padding, 0);
+        if oph >= sh.max(dh) || opw >= sw.max(dw) {
+            return Err(Error::Runtime(format!(
+                "output padding must be smaller than either stride or dilation, but got output_padding_height: {oph} output_padding_width: {opw} stride_height: {sh} stride_width: {sw} dilation_height: {dh} dilation_width: {dw}"
+            )));
+        }
+        let len = |i: usize, s: usize, p: usize, d: usize, k: usize, op: usize| -> Result<usize> {
+            let v = (i as i64 - 1) * s as i64 - 2 * p as i64 + (d * (k - 1)) as i64 + op as i64 + 1;
+            if v <= 0 {
+                return Err(Error::Runtime(format!(
+                    "Given input size per channel: ({}). Calculated output size per channel: ({v}). Output size is too small",
+                    dims_text(&xs[2..])
+                )));
+            }
+            Ok(v as usize)
+        };
+        let oh = len(ih, sh, ph, dh, kh, oph)?;
+        let ow = len(iw, sw, pw, dw, kw, opw)?;
+        let g = Geom {
+            n,
+            groups,
+            c: ws[1],
+            h: oh,
+            w: ow,
+            og: ws[0] / groups,
+            kh,
+            kw,
+            sh,
+            sw,
+            ph,
+            pw,
+            dh,
+            dw,
+            oh: ih,
+            ow: iw,
+        };
+        let image = if nd == 1 {
+            vec![n, out_channels, ow]
+        } else {
+            vec![n, out_channels, oh, ow]
+        };
+        return Ok((
+            g,
+            Shapes {
+                image,
+                matrix: xs.to_vec(),
+                weight: ws.to_vec(),
+            },
+        ));
+    }
+    let padded = [ih + 2 * ph, iw + 2 * pw];
+    let kext = [dh * (kh - 1) + 1, dw * (kw - 1) + 1];
+    if padded[0] < kext[0] || padded[1] < kext[1] {
+        let (pi, ke): (Vec<usize>, Vec<usize>) = if nd == 1 {
+            (vec![padded[1]], vec![kext[1]])
+        } else {
+            (padded.to_vec(), kext.to_vec())
+        };
+        return Err(Error::Runtime(format!(
+            "Calculated padded input size per channel: ({}). Kernel size: ({}). Kernel size can't be greater than actual input size",
+            dims_text(&pi),
+            dims_text(&ke)
+        )));
+    }
+    let oh = (padded[0] - kext[0]) / sh + 1;
+    let ow = (padded[1] - kext[1]) / sw + 1;
+    let g = Geom {
+        n,
+        groups,
+        c: ws[1],
+        h: ih,
+        w: iw,
+        og: ws[0] / groups,
+        kh,
+        kw,
+        sh,
+        sw,
+        ph,
+        pw,
+        dh,
+        dw,
+        oh,
+        ow,
+    };
+    let matrix = if nd == 1 {
+        vec![n, out_channels, ow]
+    } else {
+        vec![n, out_channels, oh, ow]
+    };
+    Ok((
+        g,
+        Shapes {
+            image: xs.to_vec(),
+            matrix,
+            weight: ws.to_vec(),
+        },
+    ))
+}
+
+// --- pooling ----------------------------------------------------------------------------------
+
+/// The planes (N*C or C) and spatial size of a pooling input (3-D or 4-D).
+fn planes_of(x: &Tensor, name: &str) -> Result<(usize, usize, usize)> {
+    let s = x.shape();
+    if !(s.len() == 3 || s.len() == 4) || s[s.len() - 2] == 0 || s[s.len() - 1] == 0 {
+        return Err(Error::Runtime(format!(
+            "non-empty 3D or 4D (batch mode) tensor expected for input to {name}, but got: {}",
+            fmt_list(s)
+        )));
+    }
+    let planes: usize = s[..s.len() - 2].iter().product();
+    Ok((planes, s[s.len() - 2], s[s.len() - 1]))
+}
+
+fn out_shape(x: &Tensor, oh: usize, ow: usize) -> Vec<usize> {
+    let s = x.shape();
+    let mut o = s[..s.len() - 2].to_vec();
+    o.extend([oh, ow]);
+    o
+}
+
+/// `max_pool2d_with_indices`: values and indices into each h*w plane (MaxPool2DWithIndicesBackward0).
+#[allow(clippy::too_many_arguments)]
+pub fn max_pool2d(
+    x: &Tensor,
+    kernel: (usize, usize),
+    stride: (usize, usize),
+    padding: (usize, usize),
+    dilation: (usize, usize),
+    ceil_mode: bool,
+) -> Result<(Tensor, Tensor)> {
+    float_only(x, "max_pool2d")?;
+    let (planes, h, w) = planes_of(x, "max_pool2d")?;
+    check_pool_args(kernel, stride, padding, dilation)?;
+    let oh = kc::pool_out_len(h, kernel.0, padding.0, stride.0, dilation.0, ceil_mode);
+    let ow = kc::pool_out_len(w, kernel.1, padding.1, stride.1, dilation.1, ceil_mode);
+    if oh <= 0 || ow <= 0 {
+        return Err(Error::Runtime(format!(
+            "Given input size: ({}x{}x{}). Calculated output size: ({}x{}x{}). Output size is too small",
+            x.shape()[x.ndim() - 3], h, w, x.shape()[x.ndim() - 3], oh, ow
+        )));
+    }
+    let (oh, ow) = (oh as usize, ow as usize);
+    let g = PoolGeom {
+        planes,
+        h,
+        w,
+        kh: kernel.0,
+        kw: kernel.1,
+        sh: stride.0,
+        sw: stride.1,
+        ph: padding.0,
+        pw: padding.1,
+        dh: dilation.0,
+        dw: dilation.1,
+        oh,
+        ow,
+    };
+    let oshape = out_shape(x, oh, ow);
+    let (vals, idx) = dispatch_float!(x.dtype(), T => {
+        let (v, i) = with_slice::<T, _>(x, |s| kc::max_pool(s, &g))??;
+        (Tensor::from_vec(v, oshape.clone())?, Tensor::from_vec(i, oshape.clone())?)
+    });
+    if needs_grad(&[x]) {
+        let ishape = x.shape().to_vec();
+        let indices = idx.clone();
+        record(
+            "MaxPool2DWithIndicesBackward0",
+            &[x],
+            &[&vals],
+            vec![],
+            move |ctx| {
+                // scatter each gradient to its window's maximum (ScatterAdd: differentiable)
+                let go = ctx.grad(0)?;
+                let flat = [planes, oh * ow];
+                let zeros = Tensor::zeros(&[planes, h * w], go.dtype())?;
+                let gx = super::index::scatter_add(
+                    &zeros,
+                    1,
+                    &reshape(&indices, &flat)?,
+                    &reshape(&go, &flat)?,
+                )?;
+                Ok(vec![Some(reshape(&gx, &ishape)?)])
+            },
+        );
+    }
+    Ok((vals, idx))
+}
+
+fn check_pool_args(
+    kernel: (usize, usize),
+    stride: (usize, usize),
+    padding: (usize, usize),
+    dilation: (usize, usize),
+) -> Result<()> {
+    if kernel.0 == 0 || kernel.1 == 0 {
+        return Err(Error::Runtime(
+            "kernel size should be greater than zero, but got kH: 0 kW: 0"
+                .replace("kH: 0 kW: 0", &format!("kH: {} kW: {}", kernel.0, kernel.1)),
+        ));
+    }
+    if stride.0 == 0 || stride.1 == 0 {
+        return Err(Error::Runtime(format!(
+            "stride should be greater than zero, but got dH: {} dW: {}",
+            stride.0, stride.1
+        )));
+    }
+    if dilation.0 == 0 || dilation.1 == 0 {
+        return Err(Error::Runtime(format!(
+            "dilation should be greater than zero, but got dilationH: {} dilationW: {}",
+            dilation.0, dilation.1
+        )));
+    }
+    if padding.0 * 2 > kernel.0 || padding.1 * 2 > kernel.1 {
+        return Err(Error::Runtime(format!(
+            "pad should be at most half of effective kernel size, but got pad={}, kernel_size={} and dilation={}",
+            padding.0.max(padding.1),
+            kernel.0.max(kernel.1),
+            dilation.0.max(dilation.1)
+        )));
+    }
+    Ok(())
+}
+
+/// Averaging windows of `avg_pool2d` (PyTorch's divisor rules).
+#[allow(clippy::too_many_arguments)]
+fn avg_windows(
+    h: usize,
+    w: usize,
+    oh: usize,
+    ow: usize,
+    kernel: (usize, usize),
+    stride: (usize, usize),
+    padding: (usize, usize),
+    count_include_pad: bool,
+    divisor: Option<i64>,
+) -> Vec<Window> {
+    let mut out = Vec::with_capacity(oh * ow);
+    for oy in 0..oh {
+        for ox in 0..ow {
+            let y0 = (oy * stride.0) as i64 - padding.0 as i64;
+            let x0 = (ox * stride.1) as i64 - padding.1 as i64;
+            let y1 = (y0 + kernel.0 as i64).min((h + padding.0) as i64);
+            let x1 = (x0 + kernel.1 as i64).min((w + padding.1) as i64);
+            let pool_size = (y1 - y0) * (x1 - x0);
+            let (y0, x0) = (y0.max(0), x0.max(0));
+            let (y1, x1) = (y1.min(h as i64), x1.min(w as i64));
+            let div = match divisor {
+                Some(d) => d,
+                None if count_include_pad => pool_size,
+                None => (y1 - y0) * (x1 - x0),
+            };
+            out.push(Window {
+                y0: y0 as usize,
+                y1: y1.max(y0) as usize,
+                x0: x0 as usize,
+                x1: x1.max(x0) as usize,
+                div: div as f64,
+            });
+        }
+    }
+    out
+}
+
+/// Windows of `adaptive_avg_pool2d`: [floor(i*h/oh), ceil((i+1)*h/oh)).
+fn adaptive_windows(h: usize, w: usize, oh: usize, ow: usize) -> Vec<Window> {
+    let start = |i: usize, len: usize, out: usize| (i * len) / out;
+    let end = |i: usize, len: usize, out: usize| ((i + 1) * len).div_ceil(out);
+    let mut v = Vec::with_capacity(oh * ow);
+    for oy in 0..oh {
+        for ox in 0..ow {
+            let (y0, y1) = (start(oy, h, oh), end(oy, h, oh));
+            let (x0, x1) = (start(ox, w, ow), end(ox, w, ow));
+            v.push(Window {
+                y0,
+                y1,
+                x0,
+                x1,
+                div: ((y1 - y0) * (x1 - x0)) as f64,
+            });
+        }
+    }
+    v
+}
+
+/// Where an averaging pool reads: its windows over `planes` planes of h x w, and the shapes
+/// of its input (the image) and output.
+#[derive(Clone)]
+struct WindowPlan {
+    windows: std::sync::Arc<Vec<Window>>,
+    planes: usize,
+    h: usize,
+    w: usize,
+    image: Vec<usize>,
+    pooled: Vec<usize>,
+}
+
+/// A window average (forward: image -> pooled) or its adjoint (pooled -> image), as a
+/// differentiable op: each is the other's gradient.
+fn window_op(x: &Tensor, adjoint: bool, name: &'static str, plan: WindowPlan) -> Result<Tensor> {
+    let shape = if adjoint { &plan.image } else { &plan.pooled };
+    let out = dispatch_float!(x.dtype(), T => {
+        let v = with_slice::<T, _>(x, |s| if adjoint {
+            kc::window_avg_adjoint(s, plan.planes, plan.h, plan.w, &plan.windows)
+        } else {
+            kc::window_avg(s, plan.planes, plan.h, plan.w, &plan.windows)
+        })?;
+        Tensor::from_vec(v, shape.clone())?
+    });
+    if needs_grad(&[x]) {
+        record(name, &[x], &[&out], vec![], move |ctx| {
+            let g = window_op(&ctx.grad(0)?, !adjoint, "AvgPool2DBackwardBackward0", plan.clone())?;
+            Ok(vec![Some(g)])
+        });
+    }
+    Ok(out)
+}
+
+/// `avg_pool2d` (AvgPool2DBackward0).
+#[allow(clippy::too_many_arguments)]
+pub fn avg_pool2d(
+    x: &Tensor,
+    kernel: (usize, usize),
+    stride: (usize, usize),
+    padding: (usize, usize),
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor: Option<i64>,
+) -> Result<Tensor> {
+    float_only(x, "avg_pool2d")?;
+    let (planes, h, w) = planes_of(x, "avg_pool2d")?;
+    check_pool_args(kernel, stride, padding, (1, 1))?;
+    if divisor == Some(0) {
+        return Err(Error::Runtime("divisor must be not zero".into()));
+    }
+    let oh = kc::pool_out_len(h, kernel.0, padding.0, stride.0, 1, ceil_mode);
+    let ow = kc::pool_out_len(w, kernel.1, padding.1, stride.1, 1, ceil_mode);
+    if oh <= 0 || ow <= 0 {
+        return Err(Error::Runtime(format!(
+            "Given input size: ({}x{}x{}). Calculated output size: ({}x{}x{}). Output size is too small",
+            x.shape()[x.ndim() - 3], h, w, x.shape()[x.ndim() - 3], oh, ow
+        )));
+    }
+    let (oh, ow) = (oh as usize, ow as usize);
+    let windows = avg_windows(
+        h,
+        w,
+        oh,
+        ow,
+        kernel,
+        stride,
+        padding,
+        count_include_pad,
+        divisor,
+    );
+    let plan = WindowPlan {
+        windows: std::sync::Arc::new(windows),
+        planes,
+        h,
+        w,
+        image: x.shape().to_vec(),
+        pooled: out_shape(x, oh, ow),
+    };
+    window_op(x, false, "AvgPool2DBackward0", plan)
+}
+
+/// `adaptive_avg_pool2d` (AdaptiveAvgPool2DBackward0).
+pub fn adaptive_avg_pool2d(x: &Tensor, out: (usize, usize)) -> Result<Tensor> {
+    float_only(x, "adaptive_avg_pool2d")?;
+    let s = x.shape();
+    if !(s.len() == 3 || s.len() == 4) || s[1..].contains(&0) {
+        return Err(Error::Runtime(format!(
+            "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {}",
+            fmt_list(s)
+        )));
+    }
+    let (planes, h, w) = planes_of(x, "adaptive_avg_pool2d")?;
+    if out == (1, 1) {
+        // PyTorch computes a global average pool as a mean (MeanBackward1)
+        return super::reduce::mean(x, Some(&[-2, -1]), true, None);
+    }
+    let windows = adaptive_windows(h, w, out.0, out.1);
+    let plan = WindowPlan {
+        windows: std::sync::Arc::new(windows),
+        planes,
+        h,
+        w,
+        image: x.shape().to_vec(),
+        pooled: out_shape(x, out.0, out.1),
+    };
+    window_op(x, false, "AdaptiveAvgPool2DBackward0", plan)
+}
