@@ -2,6 +2,7 @@
 pub mod conv;
 pub mod elementwise;
 pub mod matmul;
+pub mod norm;
 pub mod optim;
 pub mod pool;
 pub mod reduce;

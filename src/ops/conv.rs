@@ -613,7 +613,12 @@ fn window_op(x: &Tensor, adjoint: bool, name: &'static str, plan: WindowPlan) ->
     });
     if needs_grad(&[x]) {
         record(name, &[x], &[&out], vec![], move |ctx| {
-            let g = window_op(&ctx.grad(0)?, !adjoint, "AvgPool2DBackwardBackward0", plan.clone())?;
+            let g = window_op(
+                &ctx.grad(0)?,
+                !adjoint,
+                "AvgPool2DBackwardBackward0",
+                plan.clone(),
+            )?;
             Ok(vec![Some(g)])
         });
     }

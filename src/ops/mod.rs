@@ -7,6 +7,7 @@ pub mod index;
 pub mod inplace;
 pub mod loss;
 pub mod matmul;
+pub mod norm;
 pub mod optim;
 pub mod reduce;
 pub mod shape;

@@ -221,7 +221,80 @@ fn adaptive_avg_pool2d(
     .map(PyTensor::new)
 }
 
+fn opt(t: &Option<PyRef<'_, PyTensor>>) -> Option<crate::tensor::Tensor> {
+    t.as_ref().map(|t| t.t.clone())
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, normalized_shape, weight = None, bias = None, eps = 1e-5))]
+fn layer_norm(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    normalized_shape: Vec<i64>,
+    weight: Option<PyRef<'_, PyTensor>>,
+    bias: Option<PyRef<'_, PyTensor>>,
+    eps: f64,
+) -> PyResult<PyTensor> {
+    let shape = sizes(&normalized_shape, "normalized_shape")?;
+    let (x, w, b) = (input.t.clone(), opt(&weight), opt(&bias));
+    run(py, heavy(x.numel()), move || {
+        crate::ops::norm::layer_norm(&x, &shape, w.as_ref(), b.as_ref(), eps)
+    })
+    .map(PyTensor::new)
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, num_groups, weight = None, bias = None, eps = 1e-5))]
+fn group_norm(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    num_groups: i64,
+    weight: Option<PyRef<'_, PyTensor>>,
+    bias: Option<PyRef<'_, PyTensor>>,
+    eps: f64,
+) -> PyResult<PyTensor> {
+    let groups = sizes(&[num_groups], "num_groups")?[0];
+    let (x, w, b) = (input.t.clone(), opt(&weight), opt(&bias));
+    run(py, heavy(x.numel()), move || {
+        crate::ops::norm::group_norm(&x, groups, w.as_ref(), b.as_ref(), eps)
+    })
+    .map(PyTensor::new)
+}
+
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn batch_norm(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    weight: Option<PyRef<'_, PyTensor>>,
+    bias: Option<PyRef<'_, PyTensor>>,
+    running_mean: Option<PyRef<'_, PyTensor>>,
+    running_var: Option<PyRef<'_, PyTensor>>,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> PyResult<PyTensor> {
+    let (x, w, b) = (input.t.clone(), opt(&weight), opt(&bias));
+    let (rm, rv) = (opt(&running_mean), opt(&running_var));
+    run(py, heavy(x.numel()), move || {
+        crate::ops::norm::batch_norm(
+            &x,
+            w.as_ref(),
+            b.as_ref(),
+            rm.as_ref(),
+            rv.as_ref(),
+            training,
+            momentum,
+            eps,
+        )
+    })
+    .map(PyTensor::new)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(layer_norm, m)?)?;
+    m.add_function(wrap_pyfunction!(group_norm, m)?)?;
+    m.add_function(wrap_pyfunction!(batch_norm, m)?)?;
     m.add_function(wrap_pyfunction!(conv, m)?)?;
     m.add_function(wrap_pyfunction!(max_pool2d, m)?)?;
     m.add_function(wrap_pyfunction!(avg_pool2d, m)?)?;

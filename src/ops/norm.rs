@@ -1,0 +1,460 @@
+//! layer_norm, group_norm and batch_norm: fused forward kernels, and a backward that is the
+//! fused kernel when no graph of it is wanted, else the same formula in differentiable ops
+//! (with the statistics recomputed from the input, so that higher derivatives see them).
+
+use super::reduce::{mean, sum_dims};
+use super::shape::reshape;
+use super::{add_scalar, mul, rsqrt, sub};
+use crate::autograd::graph::{needs_grad, record, Saved};
+use crate::autograd::is_grad_enabled;
+use crate::error::{Error, Result};
+use crate::kernels::norm as kn;
+use crate::layout::fmt_list;
+use crate::tensor::Tensor;
+use std::sync::Arc;
+
+fn values<T: crate::storage::Elem>(t: &Tensor) -> Result<Vec<T>> {
+    super::cast_vec::<T>(t)
+}
+
+fn float_input(x: &Tensor, what: &str) -> Result<()> {
+    if x.dtype().is_float() {
+        Ok(())
+    } else {
+        Err(Error::NotImplemented(format!(
+            "{what} for {} tensors is not supported by ferrograd yet",
+            x.dtype().kernel_name()
+        )))
+    }
+}
+
+/// How the differentiable backward groups `x`: reshaped to `grouped`, statistics over `red`;
+/// the weight viewed as `w_view` broadcasts against `x`, its gradient sums `x`'s `affine_sum`
+/// dims.
+struct Grouping {
+    grouped: Vec<usize>,
+    red: Vec<i64>,
+    w_view: Vec<usize>,
+    affine_sum: Vec<i64>,
+}
+
+/// The backward of a normalization (batch statistics) in differentiable ops.
+fn composite_backward(
+    x: &Tensor,
+    go: &Tensor,
+    w: Option<&Tensor>,
+    g: &Grouping,
+    eps: f64,
+    needs: [bool; 3],
+) -> Result<Vec<Option<Tensor>>> {
+    let xg = reshape(x, &g.grouped)?;
+    let m = mean(&xg, Some(&g.red), true, None)?;
+    let xc = sub(&xg, &m)?;
+    let var = mean(&mul(&xc, &xc)?, Some(&g.red), true, None)?;
+    let rstd = rsqrt(&add_scalar(&var, eps)?)?;
+    let xhat = mul(&xc, &rstd)?;
+    let dxh = match w {
+        Some(w) => mul(go, &reshape(w, &g.w_view)?)?,
+        None => go.clone(),
+    };
+    let dxh = reshape(&dxh, &g.grouped)?;
+    let mut out = Vec::with_capacity(3);
+    out.push(if needs[0] {
+        let a = mean(&dxh, Some(&g.red), true, None)?;
+        let c = mean(&mul(&dxh, &xhat)?, Some(&g.red), true, None)?;
+        let dx = mul(&rstd, &sub(&sub(&dxh, &a)?, &mul(&xhat, &c)?)?)?;
+        Some(reshape(&dx, x.shape())?)
+    } else {
+        None
+    });
+    let xhat_x = reshape(&xhat, x.shape())?;
+    let wshape: Vec<usize> = w.map(|w| w.shape().to_vec()).unwrap_or_default();
+    out.push(if needs[1] && w.is_some() {
+        let dw = sum_dims(&mul(go, &xhat_x)?, Some(&g.affine_sum), false, None)?;
+        Some(reshape(&dw, &wshape)?)
+    } else {
+        None
+    });
+    out.push(if needs[2] {
+        let db = sum_dims(go, Some(&g.affine_sum), false, None)?;
+        Some(reshape(&db, &wshape_or(&db, &wshape))?)
+    } else {
+        None
+    });
+    Ok(out)
+}
+
+fn wshape_or(t: &Tensor, wshape: &[usize]) -> Vec<usize> {
+    if wshape.is_empty() {
+        t.shape().to_vec()
+    } else {
+        wshape.to_vec()
+    }
+}
+
+/// Records a normalization node: inputs x, weight, bias (those given).
+#[allow(clippy::too_many_arguments)]
+fn record_norm(
+    name: &'static str,
+    x: &Tensor,
+    w: Option<&Tensor>,
+    b: Option<&Tensor>,
+    out: &Tensor,
+    fused: Arc<dyn Fn(&Tensor, &Tensor, Option<&Tensor>) -> Result<[Tensor; 3]> + Send + Sync>,
+    composite: Arc<
+        dyn Fn(&Tensor, &Tensor, Option<&Tensor>, [bool; 3]) -> Result<Vec<Option<Tensor>>>
+            + Send
+            + Sync,
+    >,
+) {
+    let mut inputs = vec![x];
+    inputs.extend(w);
+    inputs.extend(b);
+    if !needs_grad(&inputs) {
+        return;
+    }
+    let (has_w, has_b) = (w.is_some(), b.is_some());
+    let mut saved = vec![Saved::Input(x.clone())];
+    if let Some(w) = w {
+        saved.push(Saved::Input(w.clone()));
+    }
+    record(name, &inputs, &[out], saved, move |ctx| {
+        let go = ctx.grad(0)?;
+        let x = &ctx.saved[0];
+        let w = has_w.then(|| &ctx.saved[1]);
+        let needs = [
+            ctx.needs(0),
+            has_w && ctx.needs(1),
+            has_b && ctx.needs(if has_w { 2 } else { 1 }),
+        ];
+        let grads: Vec<Option<Tensor>> = if is_grad_enabled() {
+            composite(x, &go, w, needs)?
+        } else {
+            let [dx, dw, db] = fused(x, &go, w)?;
+            vec![Some(dx), Some(dw), Some(db)]
+        };
+        let mut out = vec![if needs[0] { grads[0].clone() } else { None }];
+        if has_w {
+            out.push(if needs[1] { grads[1].clone() } else { None });
+        }
+        if has_b {
+            out.push(if needs[2] { grads[2].clone() } else { None });
+        }
+        Ok(out)
+    });
+}
+
+/// Row-wise normalization (layer norm, group norm): `rows` rows of `n` elements, affine index
+/// `aff(row, j)` into weight/bias of length `naff`.
+#[allow(clippy::too_many_arguments)]
+fn rows_norm(
+    name: &'static str,
+    x: &Tensor,
+    n: usize,
+    w: Option<&Tensor>,
+    b: Option<&Tensor>,
+    eps: f64,
+    naff: usize,
+    aff: Arc<dyn Fn(usize, usize) -> usize + Send + Sync>,
+    grouping: Grouping,
+) -> Result<Tensor> {
+    let shape = x.shape().to_vec();
+    let out = dispatch_float!(x.dtype(), T => {
+        let xv = values::<T>(x)?;
+        let wv = w.map(values::<T>).transpose()?;
+        let bv = b.map(values::<T>).transpose()?;
+        let (y, _, _) = kn::rows_forward(&xv, n, eps, wv.as_deref(), bv.as_deref(), &*aff);
+        Tensor::from_vec(y, shape.clone())?
+    });
+    let aff2 = aff.clone();
+    let fused = Arc::new(
+        move |x: &Tensor, go: &Tensor, w: Option<&Tensor>| -> Result<[Tensor; 3]> {
+            dispatch_float!(x.dtype(), T => {
+                let xv = values::<T>(x)?;
+                let gv = values::<T>(go)?;
+                let wv = w.map(values::<T>).transpose()?;
+                // the statistics again (cheaper than saving them for small rows)
+                let (_, means, rstds) = kn::rows_forward(&xv, n, eps, None, None, &*aff2);
+                let (dx, dw, db) = kn::rows_backward(&xv, &gv, n, &means, &rstds, wv.as_deref(), naff, &*aff2);
+                let to = |v: Vec<f64>| -> Result<Tensor> {
+                    let v: Vec<T> = v.into_iter().map(|e| <T as crate::storage::Elem>::from_f64(e)).collect();
+                    let s = w.map(|w| w.shape().to_vec()).unwrap_or_else(|| vec![v.len()]);
+                    Tensor::from_vec(v, s)
+                };
+                Ok([Tensor::from_vec(dx, x.shape().to_vec())?, to(dw)?, to(db)?])
+            })
+        },
+    );
+    let composite = Arc::new(
+        move |x: &Tensor, go: &Tensor, w: Option<&Tensor>, needs: [bool; 3]| {
+            composite_backward(x, go, w, &grouping, eps, needs)
+        },
+    );
+    record_norm(name, x, w, b, &out, fused, composite);
+    Ok(out)
+}
+
+/// `layer_norm` (NativeLayerNormBackward0).
+pub fn layer_norm(
+    x: &Tensor,
+    normalized_shape: &[usize],
+    w: Option<&Tensor>,
+    b: Option<&Tensor>,
+    eps: f64,
+) -> Result<Tensor> {
+    float_input(x, "layer_norm")?;
+    let k = normalized_shape.len();
+    let s = x.shape();
+    if k == 0 || s.len() < k || s[s.len() - k..] != *normalized_shape {
+        return Err(Error::Runtime(format!(
+            "Given normalized_shape={}, expected input with shape [*, {}], but got input of size{}",
+            fmt_list(normalized_shape),
+            normalized_shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            fmt_list(s)
+        )));
+    }
+    for (name, t) in [("weight", w), ("bias", b)] {
+        if let Some(t) = t {
+            if t.shape() != normalized_shape {
+                return Err(Error::Runtime(format!(
+                    "Expected {name} to be of same shape as normalized_shape, but got {name} of shape {} and normalized_shape = {}",
+                    fmt_list(t.shape()),
+                    fmt_list(normalized_shape)
+                )));
+            }
+        }
+    }
+    let n: usize = normalized_shape.iter().product();
+    let nd = s.len() as i64;
+    let grouping = Grouping {
+        grouped: s.to_vec(),
+        red: (nd - k as i64..nd).collect(),
+        w_view: normalized_shape.to_vec(),
+        affine_sum: (0..nd - k as i64).collect(),
+    };
+    rows_norm(
+        "NativeLayerNormBackward0",
+        x,
+        n,
+        w,
+        b,
+        eps,
+        n,
+        Arc::new(|_, j| j),
+        grouping,
+    )
+}
+
+/// `group_norm` (NativeGroupNormBackward0): x is (N, C, *), statistics per (sample, group).
+pub fn group_norm(
+    x: &Tensor,
+    groups: usize,
+    w: Option<&Tensor>,
+    b: Option<&Tensor>,
+    eps: f64,
+) -> Result<Tensor> {
+    float_input(x, "group_norm")?;
+    let s = x.shape().to_vec();
+    if s.len() < 2 {
+        return Err(Error::Runtime(format!(
+            "Expected at least 2 dimensions for input tensor but received {}",
+            s.len()
+        )));
+    }
+    let (nb, c) = (s[0], s[1]);
+    if groups == 0 || c % groups != 0 {
+        return Err(Error::Runtime(format!(
+            "Expected number of channels in input to be divisible by num_groups, but got input of shape {} and num_groups={groups}",
+            fmt_list(&s)
+        )));
+    }
+    for (name, t) in [("weight", w), ("bias", b)] {
+        if let Some(t) = t {
+            if t.ndim() != 1 || t.numel() != c {
+                return Err(Error::Runtime(format!(
+                    "Expected {name} to be a vector of size equal to the number of channels in input, but got {name} of shape {} and input of shape {}",
+                    fmt_list(t.shape()),
+                    fmt_list(&s)
+                )));
+            }
+        }
+    }
+    let hw: usize = s[2..].iter().product();
+    let cg = c / groups;
+    let n = cg * hw;
+    let mut w_view = vec![1usize; s.len()];
+    w_view[1] = c;
+    let grouping = Grouping {
+        grouped: vec![nb, groups, n],
+        red: vec![2],
+        w_view,
+        affine_sum: (0..s.len() as i64).filter(|&d| d != 1).collect(),
+    };
+    rows_norm(
+        "NativeGroupNormBackward0",
+        x,
+        n,
+        w,
+        b,
+        eps,
+        c,
+        Arc::new(move |r, j| (r % groups) * cg + j / hw.max(1)),
+        grouping,
+    )
+}
+
+/// `batch_norm` (NativeBatchNormBackward0): x is (N, C, *). In training the batch statistics
+/// are used and the running statistics (when given) updated in place with `momentum`
+/// (unbiased variance); otherwise the running statistics are used.
+#[allow(clippy::too_many_arguments)]
+pub fn batch_norm(
+    x: &Tensor,
+    w: Option<&Tensor>,
+    b: Option<&Tensor>,
+    running_mean: Option<&Tensor>,
+    running_var: Option<&Tensor>,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> Result<Tensor> {
+    float_input(x, "batch_norm")?;
+    let s = x.shape().to_vec();
+    if s.len() < 2 {
+        return Err(Error::Runtime(format!(
+            "Expected at least 2 dimensions for input tensor but received {}",
+            s.len()
+        )));
+    }
+    let (outer, c) = (s[0], s[1]);
+    let inner: usize = s[2..].iter().product();
+    for (name, t) in [
+        ("weight", w),
+        ("bias", b),
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+    ] {
+        if let Some(t) = t {
+            if t.numel() != c {
+                return Err(Error::Runtime(format!(
+                    "{name} should contain {c} elements not {}",
+                    t.numel()
+                )));
+            }
+        }
+    }
+    if !training && (running_mean.is_none() || running_var.is_none()) {
+        return Err(Error::Runtime(
+            "running_mean and running_var must be defined in evaluation mode".into(),
+        ));
+    }
+    let (mean_v, rstd_v): (Vec<f64>, Vec<f64>) = if training {
+        let (m, v) =
+            dispatch_float!(x.dtype(), T => kn::channel_stats(&values::<T>(x)?, outer, c, inner));
+        let count = (outer * inner) as f64;
+        if let (Some(rm), Some(rv)) = (running_mean, running_var) {
+            let unbiased = count / (count - 1.0).max(1.0);
+            let old_m = rm.to_f64_vec();
+            let old_v = rv.to_f64_vec();
+            let new_m: Vec<f64> = old_m
+                .iter()
+                .zip(&m)
+                .map(|(o, b)| (1.0 - momentum) * o + momentum * b)
+                .collect();
+            let new_v: Vec<f64> = old_v
+                .iter()
+                .zip(&v)
+                .map(|(o, b)| (1.0 - momentum) * o + momentum * b * unbiased)
+                .collect();
+            super::inplace::write_values(rm, &Tensor::from_vec(new_m, vec![c])?)?;
+            super::inplace::write_values(rv, &Tensor::from_vec(new_v, vec![c])?)?;
+        }
+        let rstd = v.iter().map(|v| 1.0 / (v + eps).sqrt()).collect();
+        (m, rstd)
+    } else {
+        let m = running_mean.expect("checked").to_f64_vec();
+        let rstd = running_var
+            .expect("checked")
+            .to_f64_vec()
+            .iter()
+            .map(|v| 1.0 / (v + eps).sqrt())
+            .collect();
+        (m, rstd)
+    };
+    let out = dispatch_float!(x.dtype(), T => {
+        let wv = w.map(values::<T>).transpose()?;
+        let bv = b.map(values::<T>).transpose()?;
+        let y = kn::channel_affine(&values::<T>(x)?, outer, c, inner, &mean_v, &rstd_v, wv.as_deref(), bv.as_deref());
+        Tensor::from_vec(y, s.clone())?
+    });
+    let (mean_v, rstd_v) = (Arc::new(mean_v), Arc::new(rstd_v));
+    let (m2, r2) = (mean_v.clone(), rstd_v.clone());
+    let fused = Arc::new(
+        move |x: &Tensor, go: &Tensor, w: Option<&Tensor>| -> Result<[Tensor; 3]> {
+            dispatch_float!(x.dtype(), T => {
+                let wv = w.map(values::<T>).transpose()?;
+                let (dx, dw, db) = kn::channel_backward(&values::<T>(x)?, &values::<T>(go)?, outer, c, inner, &m2, &r2, wv.as_deref(), training);
+                let to = |v: Vec<f64>| Tensor::from_vec(v.into_iter().map(|e| <T as crate::storage::Elem>::from_f64(e)).collect::<Vec<T>>(), vec![c]);
+                Ok([Tensor::from_vec(dx, x.shape().to_vec())?, to(dw)?, to(db)?])
+            })
+        },
+    );
+    let mut w_view = vec![1usize; s.len()];
+    w_view[1] = c;
+    let nd = s.len() as i64;
+    let grouping = Grouping {
+        grouped: s.clone(),
+        red: (0..nd).filter(|&d| d != 1).collect(),
+        w_view: w_view.clone(),
+        affine_sum: (0..nd).filter(|&d| d != 1).collect(),
+    };
+    let composite = Arc::new(
+        move |x: &Tensor, go: &Tensor, w: Option<&Tensor>, needs: [bool; 3]| {
+            if training {
+                return composite_backward(x, go, w, &grouping, eps, needs);
+            }
+            // running statistics: constants, the map is affine in x
+            let dtype = x.dtype();
+            let m = reshape(
+                &super::to_dtype(&Tensor::from_vec(mean_v.to_vec(), vec![c])?, dtype)?,
+                &w_view,
+            )?;
+            let r = reshape(
+                &super::to_dtype(&Tensor::from_vec(rstd_v.to_vec(), vec![c])?, dtype)?,
+                &w_view,
+            )?;
+            let xhat = mul(&sub(x, &m)?, &r)?;
+            let scale = match w {
+                Some(w) => mul(&reshape(w, &w_view)?, &r)?,
+                None => r.clone(),
+            };
+            Ok(vec![
+                if needs[0] {
+                    Some(mul(go, &scale)?)
+                } else {
+                    None
+                },
+                if needs[1] {
+                    Some(sum_dims(
+                        &mul(go, &xhat)?,
+                        Some(&grouping.affine_sum),
+                        false,
+                        None,
+                    )?)
+                } else {
+                    None
+                },
+                if needs[2] {
+                    Some(sum_dims(go, Some(&grouping.affine_sum), false, None)?)
+                } else {
+                    None
+                },
+            ])
+        },
+    );
+    record_norm("NativeBatchNormBackward0", x, w, b, &out, fused, composite);
+    Ok(out)
+}
