@@ -30,7 +30,7 @@ pub fn rows_forward<T: Real + Elem>(
     b: Option<&[T]>,
     aff: &(dyn Fn(usize, usize) -> usize + Sync),
 ) -> (Vec<T>, Vec<T>, Vec<T>) {
-    let rows = if n == 0 { 0 } else { x.len() / n };
+    let rows = x.len().checked_div(n).unwrap_or(0);
     let mut y = vec![T::of(0.0); x.len()];
     let mut means = Vec::with_capacity(rows);
     let mut rstds = Vec::with_capacity(rows);
@@ -129,6 +129,7 @@ pub fn channel_stats<T: Elem>(
 }
 
 /// `y = (x - mean[ch]) * rstd[ch] * w[ch] + b[ch]` over an `outer x c x inner` buffer.
+#[allow(clippy::too_many_arguments)]
 pub fn channel_affine<T: Real + Elem>(
     x: &[T],
     outer: usize,

@@ -92,6 +92,16 @@ fn wshape_or(t: &Tensor, wshape: &[usize]) -> Vec<usize> {
     }
 }
 
+/// The fused backward: (x, grad_output, weight) -> (dx, dw, db).
+type FusedBackward =
+    Arc<dyn Fn(&Tensor, &Tensor, Option<&Tensor>) -> Result<[Tensor; 3]> + Send + Sync>;
+/// The differentiable backward: (x, grad_output, weight, needed) -> grads.
+type CompositeBackward = Arc<
+    dyn Fn(&Tensor, &Tensor, Option<&Tensor>, [bool; 3]) -> Result<Vec<Option<Tensor>>>
+        + Send
+        + Sync,
+>;
+
 /// Records a normalization node: inputs x, weight, bias (those given).
 #[allow(clippy::too_many_arguments)]
 fn record_norm(
@@ -100,12 +110,8 @@ fn record_norm(
     w: Option<&Tensor>,
     b: Option<&Tensor>,
     out: &Tensor,
-    fused: Arc<dyn Fn(&Tensor, &Tensor, Option<&Tensor>) -> Result<[Tensor; 3]> + Send + Sync>,
-    composite: Arc<
-        dyn Fn(&Tensor, &Tensor, Option<&Tensor>, [bool; 3]) -> Result<Vec<Option<Tensor>>>
-            + Send
-            + Sync,
-    >,
+    fused: FusedBackward,
+    composite: CompositeBackward,
 ) {
     let mut inputs = vec![x];
     inputs.extend(w);
