@@ -183,7 +183,7 @@ fn rows_norm(
                 let (_, means, rstds) = kn::rows_forward(&xv, n, eps, None, None, &*aff2);
                 let (dx, dw, db) = kn::rows_backward(&xv, &gv, n, &means, &rstds, wv.as_deref(), naff, &*aff2);
                 let to = |v: Vec<f64>| -> Result<Tensor> {
-                    let v: Vec<T> = v.into_iter().map(|e| <T as crate::storage::Elem>::from_f64(e)).collect();
+                    let v: Vec<T> = v.into_iter().map(<T as crate::storage::Elem>::from_f64).collect();
                     let s = w.map(|w| w.shape().to_vec()).unwrap_or_else(|| vec![v.len()]);
                     Tensor::from_vec(v, s)
                 };
@@ -403,7 +403,7 @@ pub fn batch_norm(
             dispatch_float!(x.dtype(), T => {
                 let wv = w.map(values::<T>).transpose()?;
                 let (dx, dw, db) = kn::channel_backward(&values::<T>(x)?, &values::<T>(go)?, outer, c, inner, &m2, &r2, wv.as_deref(), training);
-                let to = |v: Vec<f64>| Tensor::from_vec(v.into_iter().map(|e| <T as crate::storage::Elem>::from_f64(e)).collect::<Vec<T>>(), vec![c]);
+                let to = |v: Vec<f64>| Tensor::from_vec(v.into_iter().map(<T as crate::storage::Elem>::from_f64).collect::<Vec<T>>(), vec![c]);
                 Ok([Tensor::from_vec(dx, x.shape().to_vec())?, to(dw)?, to(db)?])
             })
         },

@@ -93,16 +93,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             if str(input.dtype) == "torch.float32":
                 raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
             raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
-    # composite until the native kernel lands
-    dims = tuple(range(-n, 0))
-    mean = input.mean(dim=dims, keepdim=True)
-    var = input.var(dim=dims, correction=0, keepdim=True)
-    out = (input - mean) * (var + eps).rsqrt()
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
+    return _core.layer_norm(input, list(normalized_shape), weight, bias, float(eps))
 
 
 # ------------------------------------------------------------------- embedding
