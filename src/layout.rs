@@ -272,6 +272,38 @@ impl Layout {
 
     /// Calls `f` with the storage offset of every element, in row-major order.
     #[inline]
+    /// Calls `f(first offset, len, stride)` for each run of the innermost dim, in row-major
+    /// order (one call for a contiguous layout).
+    pub fn for_each_run(&self, mut f: impl FnMut(usize, usize, usize)) {
+        let n = self.numel();
+        if n == 0 {
+            return;
+        }
+        if let Some(r) = self.contiguous_range() {
+            f(r.start, n, 1);
+            return;
+        }
+        let nd = self.ndim();
+        let inner = self.shape[nd - 1];
+        let inner_stride = self.strides[nd - 1];
+        let mut idx = vec![0usize; nd];
+        let mut base = self.offset;
+        for _ in 0..n / inner {
+            f(base, inner, inner_stride);
+            let mut d = nd - 1;
+            while d > 0 {
+                d -= 1;
+                idx[d] += 1;
+                base += self.strides[d];
+                if idx[d] < self.shape[d] {
+                    break;
+                }
+                base -= self.strides[d] * self.shape[d];
+                idx[d] = 0;
+            }
+        }
+    }
+
     pub fn for_each_offset(&self, mut f: impl FnMut(usize)) {
         let n = self.numel();
         if n == 0 {

@@ -104,3 +104,36 @@ def test_saved_memory_of_a_model_counts_each_storage_once():
     assert report.total <= sum(b for _, b, _ in report.nodes)
     loss.backward()
     assert graph.saved_memory(loss).total == 0
+
+
+class MySquare(torch.autograd.Function):
+    # seed 004's custom Function, verbatim
+    @staticmethod
+    def forward(ctx, input_tensor):
+        ctx.save_for_backward(input_tensor)
+        return input_tensor ** 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input_tensor, = ctx.saved_tensors
+        gradient = (2 * input_tensor) * grad_output
+        return gradient
+
+
+def test_inspector_on_seed_004_custom_function():
+    x = torch.tensor([3.0], requires_grad=True)
+    y = MySquare.apply(x)
+    assert describe_text(y) == (
+        "└─ MySquareBackward\n"
+        "  └─ AccumulateGrad (leaf: shape [1], float32)\n"
+    )
+    # the 'ctx locker' holds x (4 bytes) until backward frees it
+    before = graph.saved_memory(y)
+    assert before.nodes == [("MySquareBackward", 4, False)] and before.total == 4
+    assert repr(before) == "saved tensors: 4 B held by 1 node\n  MySquareBackward  4 B"
+    y.backward()
+    assert x.grad.item() == 6.0
+    after = graph.saved_memory(y)
+    assert after.nodes == [("MySquareBackward", 0, True)] and after.total == 0
+    dot = graph.to_dot(y)
+    assert 'label="MySquareBackward"' in dot and "n1 -> n0;" in dot

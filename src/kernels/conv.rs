@@ -58,6 +58,22 @@ impl Geom {
     }
 }
 
+/// The output columns `ox` whose input column `ox*stride + offset - pad` lies in `0..len`.
+#[inline]
+fn valid_range(len: usize, out: usize, stride: usize, offset: usize, pad: usize) -> (usize, usize) {
+    let lo = if pad > offset {
+        (pad - offset).div_ceil(stride)
+    } else {
+        0
+    };
+    let hi = if len + pad > offset {
+        (len + pad - offset).div_ceil(stride)
+    } else {
+        0
+    };
+    (lo.min(out), hi.min(out).max(lo.min(out)))
+}
+
 /// `cols[(ch*kh + i)*kw + j][oy*ow + ox] = img[ch][oy*sh - ph + i*dh][ox*sw - pw + j*dw]`, zero
 /// outside the image (one image of one group: c x h x w).
 pub fn im2col<T: Copy + Default>(img: &[T], g: &Geom, cols: &mut [T]) {
@@ -66,6 +82,7 @@ pub fn im2col<T: Copy + Default>(img: &[T], g: &Geom, cols: &mut [T]) {
         for i in 0..g.kh {
             for j in 0..g.kw {
                 let row = &mut cols[((ch * g.kh + i) * g.kw + j) * l..][..l];
+                let (x0, x1) = valid_range(g.w, ow, g.sw, j * g.dw, g.pw);
                 for oy in 0..g.oh {
                     let dst = &mut row[oy * ow..(oy + 1) * ow];
                     let iy = (oy * g.sh + i * g.dh) as isize - g.ph as isize;
@@ -74,13 +91,15 @@ pub fn im2col<T: Copy + Default>(img: &[T], g: &Geom, cols: &mut [T]) {
                         continue;
                     }
                     let src = &img[(ch * g.h + iy as usize) * g.w..][..g.w];
-                    for (ox, d) in dst.iter_mut().enumerate() {
-                        let ix = (ox * g.sw + j * g.dw) as isize - g.pw as isize;
-                        *d = if ix >= 0 && ix < g.w as isize {
-                            src[ix as usize]
-                        } else {
-                            T::default()
-                        };
+                    dst[..x0].fill(T::default());
+                    dst[x1..].fill(T::default());
+                    let first = x0 * g.sw + j * g.dw - g.pw; // input column of output x0
+                    if g.sw == 1 {
+                        dst[x0..x1].copy_from_slice(&src[first..first + (x1 - x0)]);
+                    } else {
+                        for (k, d) in dst[x0..x1].iter_mut().enumerate() {
+                            *d = src[first + k * g.sw];
+                        }
                     }
                 }
             }
@@ -96,16 +115,26 @@ pub fn col2im<T: Real>(cols: &[T], g: &Geom, img: &mut [T]) {
         for i in 0..g.kh {
             for j in 0..g.kw {
                 let row = &cols[((ch * g.kh + i) * g.kw + j) * l..][..l];
+                let (x0, x1) = valid_range(g.w, ow, g.sw, j * g.dw, g.pw);
+                if x0 >= x1 {
+                    continue;
+                }
+                let first = x0 * g.sw + j * g.dw - g.pw;
                 for oy in 0..g.oh {
                     let iy = (oy * g.sh + i * g.dh) as isize - g.ph as isize;
                     if iy < 0 || iy >= g.h as isize {
                         continue;
                     }
                     let dst = &mut img[(ch * g.h + iy as usize) * g.w..][..g.w];
-                    for (ox, &v) in row[oy * ow..(oy + 1) * ow].iter().enumerate() {
-                        let ix = (ox * g.sw + j * g.dw) as isize - g.pw as isize;
-                        if ix >= 0 && ix < g.w as isize {
-                            dst[ix as usize] = dst[ix as usize] + v;
+                    let src = &row[oy * ow + x0..oy * ow + x1];
+                    if g.sw == 1 {
+                        for (d, &v) in dst[first..first + src.len()].iter_mut().zip(src) {
+                            *d = *d + v;
+                        }
+                    } else {
+                        for (k, &v) in src.iter().enumerate() {
+                            let d = &mut dst[first + k * g.sw];
+                            *d = *d + v;
                         }
                     }
                 }
@@ -180,8 +209,13 @@ fn gemm<T: Elem>(
     }
 }
 
-/// matrix[n, g*og + o, :] = W[g*og + o, :] @ im2col(image[n, g])
-pub fn forward<T: Real + Elem>(image: &[T], w: &[T], g: &Geom) -> Result<Vec<T>> {
+/// matrix[n, g*og + o, :] = W[g*og + o, :] @ im2col(image[n, g]) (+ bias[g*og + o])
+pub fn forward<T: Real + Elem>(
+    image: &[T],
+    w: &[T],
+    bias: Option<&[T]>,
+    g: &Geom,
+) -> Result<Vec<T>> {
     let (rows, l) = (g.rows(), g.cols());
     let mut out = vec![T::default(); g.n * g.matrix_len()];
     if out.is_empty() {
@@ -207,7 +241,12 @@ pub fn forward<T: Real + Elem>(image: &[T], w: &[T], g: &Geom) -> Result<Vec<T>>
                     };
                     let a = mat(w, gi * g.og * rows, rows, 1);
                     let d = &mut dst[gi * g.og * l..(gi + 1) * g.og * l];
-                    gemm(parts > 1, g.og, rows, l, a, b, d, false);
+                    if let Some(bias) = bias {
+                        for (o, row) in d.chunks_mut(l).enumerate() {
+                            row.fill(bias[gi * g.og + o]);
+                        }
+                    }
+                    gemm(parts > 1, g.og, rows, l, a, b, d, bias.is_some());
                 }
             });
         }
@@ -215,8 +254,8 @@ pub fn forward<T: Real + Elem>(image: &[T], w: &[T], g: &Geom) -> Result<Vec<T>>
     Ok(out)
 }
 
-/// image[n, g] = col2im(W[g]^T @ matrix[n, g])
-pub fn data<T: Real + Elem>(matrix: &[T], w: &[T], g: &Geom) -> Result<Vec<T>> {
+/// image[n, g] = col2im(W[g]^T @ matrix[n, g]) (+ bias[channel])
+pub fn data<T: Real + Elem>(matrix: &[T], w: &[T], bias: Option<&[T]>, g: &Geom) -> Result<Vec<T>> {
     let (rows, l) = (g.rows(), g.cols());
     let mut out = vec![T::default(); g.n * g.image_len()];
     if out.is_empty() {
@@ -237,6 +276,13 @@ pub fn data<T: Real + Elem>(matrix: &[T], w: &[T], g: &Geom) -> Result<Vec<T>> {
                     } else {
                         gemm(parts > 1, rows, g.og, l, a, b, &mut cols, false);
                         col2im(&cols, g, img);
+                    }
+                    if let Some(bias) = bias {
+                        let plane = g.h * g.w;
+                        for (ch, p) in img.chunks_mut(plane.max(1)).enumerate() {
+                            let v = bias[gi * g.c + ch];
+                            p.iter_mut().for_each(|x| *x = *x + v);
+                        }
                     }
                 }
             });

@@ -40,8 +40,24 @@ where
     }
     let mut out = alloc::<U>(n)?;
     {
-        layout.for_each_offset(|o| out.push(f(src[o])));
+        let spare = &mut out.spare_capacity_mut()[..n];
+        let mut k = 0;
+        layout.for_each_run(|base, len, stride| {
+            let dst = &mut spare[k..k + len];
+            if stride == 1 {
+                super::simd::map(&src[base..base + len], dst, &f);
+            } else {
+                for (i, d) in dst.iter_mut().enumerate() {
+                    d.write(f(src[base + i * stride]));
+                }
+            }
+            k += len;
+        });
+        assert_eq!(k, n, "runs cover the layout");
     }
+    // SAFETY: the runs of `layout` cover its n elements exactly once (asserted), and each
+    // wrote its `len` elements of `spare[..n]`, so the first n elements are initialised.
+    unsafe { out.set_len(n) };
     Ok(out)
 }
 

@@ -159,11 +159,13 @@ unsafe fn gemm_block<T: Elem>(
     }
 }
 
-/// Float matmul through gemm. Two measured facts shape it (benches/compare_torch.py, workload
-/// (e)):
-/// - gemm is 2-2.5x slower when both operands are read along k (lhs row-major, rhs
-///   column-major, as in `x @ w.t()`) into a row-major output; a column-major output is fast,
-///   so that case computes one and transposes it (m*n copies against m*n*k multiply-adds);
+/// Float matmul through gemm. Two measured facts shape it (benches/compare_torch.py,
+/// workloads (e) and (h)):
+/// - gemm is 2-4x slower when both operands are read along k (lhs row-major, rhs column-major,
+///   as in `x @ w.t()`) into a row-major output. A column-major output is fast, so that case
+///   either computes one and transposes it (m*n copies), or first copies the rhs row-major
+///   (k*n copies), whichever copies less: 64x784 @ 784x256 takes ~120 µs the first way,
+///   512x128 @ 128x512 ~350 µs the second way (1373 µs before);
 /// - gemm's own rayon split gains little on mid-sized products (64x784x256), while one
 ///   single-threaded gemm per thread on a block of output rows (or columns) halves the time.
 #[allow(clippy::too_many_arguments)]
@@ -178,7 +180,7 @@ fn float_matmul<T: Elem>(
     par: bool,
 ) {
     let along_k = lhs.cs == 1 && lhs.rs != 1 && rhs.rs == 1 && rhs.cs != 1;
-    if along_k && m > 1 && n > 1 && k >= 16 {
+    if along_k && m > 1 && n > 1 && k >= 16 && m < k {
         let mut tmp = vec![T::default(); m * n];
         blocks(
             m,
@@ -192,7 +194,17 @@ fn float_matmul<T: Elem>(
             false,
             par,
         );
-        transpose_into(&tmp, n, m, dst, acc);
+        add_transposed(&tmp, n, m, dst, acc);
+    } else if along_k && m > 1 && n > 1 && k >= 16 {
+        let mut packed = vec![T::default(); k * n];
+        transpose_into(&rhs.data[rhs.offset..], rhs.cs, n, k, &mut packed);
+        let rhs = Mat {
+            data: &packed,
+            offset: 0,
+            rs: n,
+            cs: 1,
+        };
+        blocks(m, k, n, lhs, rhs, OutPtr(dst.as_mut_ptr()), n, 1, acc, par);
     } else {
         blocks(m, k, n, lhs, rhs, OutPtr(dst.as_mut_ptr()), n, 1, acc, par);
     }
@@ -249,19 +261,33 @@ fn blocks<T: Elem>(
 
 /// `dst (cols x rows, row-major) = src (rows x cols, row-major)` transposed (`+=` with `acc`),
 /// in cache blocks.
-fn transpose_into<T: Elem>(src: &[T], rows: usize, cols: usize, dst: &mut [T], acc: bool) {
+fn add_transposed<T: Elem>(src: &[T], rows: usize, cols: usize, dst: &mut [T], acc: bool) {
+    if !acc {
+        transpose_into(src, cols, rows, cols, dst);
+        return;
+    }
     const B: usize = 32;
     for r0 in (0..rows).step_by(B) {
         for c0 in (0..cols).step_by(B) {
             for r in r0..(r0 + B).min(rows) {
                 for c in c0..(c0 + B).min(cols) {
-                    let v = src[r * cols + c];
                     let d = &mut dst[c * rows + r];
-                    *d = if acc {
-                        T::from_f64(d.to_f64() + v.to_f64())
-                    } else {
-                        v
-                    };
+                    *d = T::from_f64(d.to_f64() + src[r * cols + c].to_f64());
+                }
+            }
+        }
+    }
+}
+
+/// `dst (cols x rows, row-major) = src (rows x cols, rows `stride` apart)` transposed, in cache
+/// blocks.
+fn transpose_into<T: Copy>(src: &[T], stride: usize, rows: usize, cols: usize, dst: &mut [T]) {
+    const B: usize = 32;
+    for r0 in (0..rows).step_by(B) {
+        for c0 in (0..cols).step_by(B) {
+            for r in r0..(r0 + B).min(rows) {
+                for c in c0..(c0 + B).min(cols) {
+                    dst[c * rows + r] = src[r * stride + c];
                 }
             }
         }

@@ -1,4 +1,5 @@
 //! Kernels: pure functions over slices and layouts. No graph, no Python.
+pub mod attention;
 pub mod conv;
 pub mod elementwise;
 pub mod matmul;

@@ -13,22 +13,64 @@
 use super::optim::Real;
 use crate::storage::Elem;
 
+/// `sum f(x_i)` in f64 over 8 independent lanes (vectorised; a single running sum would wait on
+/// every addition).
+#[inline]
+fn sum8<T: Copy>(x: &[T], f: impl Fn(T) -> f64) -> f64 {
+    let mut acc = [0.0f64; 8];
+    let chunks = x.chunks_exact(8);
+    let rest: f64 = chunks.remainder().iter().map(|&v| f(v)).sum();
+    for c in chunks {
+        for i in 0..8 {
+            acc[i] += f(c[i]);
+        }
+    }
+    acc.iter().sum::<f64>() + rest
+}
+
 /// Mean and rstd of `x` (f64 accumulation, two passes).
-fn stats<T: Elem>(x: impl Iterator<Item = T> + Clone, n: usize, eps: f64) -> (f64, f64) {
-    let mean = x.clone().map(|v| v.to_f64()).sum::<f64>() / n as f64;
-    let var = x.map(|v| (v.to_f64() - mean).powi(2)).sum::<f64>() / n as f64;
+fn stats<T: Elem>(x: &[T], eps: f64) -> (f64, f64) {
+    let n = x.len().max(1) as f64;
+    let mean = sum8(x, |v| v.to_f64()) / n;
+    let var = sum8(x, |v| {
+        let d = v.to_f64() - mean;
+        d * d
+    }) / n;
     (mean, 1.0 / (var + eps).sqrt())
 }
 
-/// Rows of length `n` normalized, each element `j` of a row scaled by `w[aff(j)]` and shifted by
-/// `b[aff(j)]` (`aff(j) = j / inner` for group norm, `j` for layer norm). Returns (y, mean, rstd).
+/// How a row's elements map to weight/bias entries.
+#[derive(Clone, Copy, Debug)]
+pub enum Affine {
+    /// layer norm: element j of every row uses entry j
+    Columns,
+    /// group norm: a row (sample n, group g) is `cg` channels of `hw` elements; channel c of
+    /// the row uses entry `g * cg + c`
+    Channels { groups: usize, cg: usize, hw: usize },
+}
+
+impl Affine {
+    /// The (start, len, entry) segments of row `r` that share one weight entry, or None for
+    /// `Columns` (every element its own entry).
+    fn segments(self, r: usize) -> Option<impl Iterator<Item = (usize, usize, usize)>> {
+        match self {
+            Affine::Columns => None,
+            Affine::Channels { groups, cg, hw } => {
+                Some((0..cg).map(move |c| (c * hw, hw, (r % groups) * cg + c)))
+            }
+        }
+    }
+}
+
+/// Rows of length `n` normalized and scaled by `w`, shifted by `b` as `aff` maps them.
+/// Returns (y, mean, rstd).
 pub fn rows_forward<T: Real + Elem>(
     x: &[T],
     n: usize,
     eps: f64,
     w: Option<&[T]>,
     b: Option<&[T]>,
-    aff: &(dyn Fn(usize, usize) -> usize + Sync),
+    aff: Affine,
 ) -> (Vec<T>, Vec<T>, Vec<T>) {
     let rows = x.len().checked_div(n).unwrap_or(0);
     let mut y = vec![T::of(0.0); x.len()];
@@ -36,17 +78,44 @@ pub fn rows_forward<T: Real + Elem>(
     let mut rstds = Vec::with_capacity(rows);
     for r in 0..rows {
         let xr = &x[r * n..(r + 1) * n];
-        let (mean, rstd) = stats(xr.iter().copied(), n, eps);
+        let yr = &mut y[r * n..(r + 1) * n];
+        let (mean, rstd) = stats(xr, eps);
         let (m, s) = (T::of(mean), T::of(rstd));
-        for (j, (o, &v)) in y[r * n..(r + 1) * n].iter_mut().zip(xr).enumerate() {
-            let mut t = (v - m) * s;
-            if let Some(w) = w {
-                t = t * w[aff(r, j)];
+        match aff.segments(r) {
+            None => match (w, b) {
+                (Some(w), Some(b)) => {
+                    for (((o, &v), &wj), &bj) in yr.iter_mut().zip(xr).zip(w).zip(b) {
+                        *o = (v - m) * s * wj + bj;
+                    }
+                }
+                (Some(w), None) => {
+                    for ((o, &v), &wj) in yr.iter_mut().zip(xr).zip(w) {
+                        *o = (v - m) * s * wj;
+                    }
+                }
+                (None, Some(b)) => {
+                    for ((o, &v), &bj) in yr.iter_mut().zip(xr).zip(b) {
+                        *o = (v - m) * s + bj;
+                    }
+                }
+                (None, None) => {
+                    for (o, &v) in yr.iter_mut().zip(xr) {
+                        *o = (v - m) * s;
+                    }
+                }
+            },
+            Some(segs) => {
+                for (start, len, k) in segs {
+                    let scale = s * w.map_or(T::of(1.0), |w| w[k]);
+                    let shift = b.map_or(T::of(0.0), |b| b[k]) - m * scale;
+                    for (o, &v) in yr[start..start + len]
+                        .iter_mut()
+                        .zip(&xr[start..start + len])
+                    {
+                        *o = v * scale + shift;
+                    }
+                }
             }
-            if let Some(b) = b {
-                t = t + b[aff(r, j)];
-            }
-            *o = t;
         }
         means.push(m);
         rstds.push(s);
@@ -64,33 +133,54 @@ pub fn rows_backward<T: Real + Elem>(
     rstds: &[T],
     w: Option<&[T]>,
     naff: usize,
-    aff: &(dyn Fn(usize, usize) -> usize + Sync),
+    aff: Affine,
 ) -> (Vec<T>, Vec<f64>, Vec<f64>) {
     let rows = means.len();
     let mut dx = vec![T::of(0.0); x.len()];
     let mut dw = vec![0.0f64; naff];
     let mut db = vec![0.0f64; naff];
+    let mut xh = vec![0.0f64; n];
     let mut dxh = vec![0.0f64; n];
+    let entry = |r: usize, j: usize| match aff {
+        Affine::Columns => j,
+        Affine::Channels { groups, cg, hw } => (r % groups) * cg + j / hw.max(1),
+    };
     for r in 0..rows {
         let (m, s) = (means[r].to_f64(), rstds[r].to_f64());
         let xr = &x[r * n..(r + 1) * n];
         let dyr = &dy[r * n..(r + 1) * n];
-        let (mut a, mut c) = (0.0, 0.0);
-        for j in 0..n {
-            let xh = (xr[j].to_f64() - m) * s;
-            let g = dyr[j].to_f64();
-            let k = aff(r, j);
-            dw[k] += g * xh;
-            db[k] += g;
-            let d = g * w.map_or(1.0, |w| w[k].to_f64());
-            dxh[j] = d;
-            a += d;
-            c += d * xh;
+        for ((h, d), (&v, &g)) in xh.iter_mut().zip(dxh.iter_mut()).zip(xr.iter().zip(dyr)) {
+            *h = (v.to_f64() - m) * s;
+            *d = g.to_f64();
         }
-        let (a, c) = (a / n as f64, c / n as f64);
-        for (j, o) in dx[r * n..(r + 1) * n].iter_mut().enumerate() {
-            let xh = (xr[j].to_f64() - m) * s;
-            *o = T::of(s * (dxh[j] - a - xh * c));
+        match aff {
+            Affine::Columns => {
+                for j in 0..n {
+                    dw[j] += dxh[j] * xh[j];
+                    db[j] += dxh[j];
+                }
+                if let Some(w) = w {
+                    for (d, &wj) in dxh.iter_mut().zip(w) {
+                        *d *= wj.to_f64();
+                    }
+                }
+            }
+            Affine::Channels { .. } => {
+                for j in 0..n {
+                    let k = entry(r, j);
+                    dw[k] += dxh[j] * xh[j];
+                    db[k] += dxh[j];
+                    if let Some(w) = w {
+                        dxh[j] *= w[k].to_f64();
+                    }
+                }
+            }
+        }
+        let a = sum8(&dxh, |d| d) / n as f64;
+        let c = (0..n).map(|j| dxh[j] * xh[j]).collect::<Vec<f64>>();
+        let c = sum8(&c, |d| d) / n as f64;
+        for ((o, &d), &h) in dx[r * n..(r + 1) * n].iter_mut().zip(&dxh).zip(&xh) {
+            *o = T::of(s * (d - a - h * c));
         }
     }
     (dx, dw, db)
@@ -218,13 +308,13 @@ mod tests {
         let x: Vec<f64> = (0..12).map(|i| ((i * 7 % 5) as f64 * 0.3).sin()).collect();
         let w: Vec<f64> = (0..4).map(|i| 1.0 + i as f64 * 0.1).collect();
         let dy: Vec<f64> = (0..12).map(|i| (i as f64 * 0.7).cos()).collect();
-        let aff = |_: usize, j: usize| j;
+        let aff = Affine::Columns;
         let loss = |x: &[f64]| -> f64 {
-            let (y, _, _) = rows_forward(x, 4, 1e-5, Some(&w), None, &aff);
+            let (y, _, _) = rows_forward(x, 4, 1e-5, Some(&w), None, aff);
             y.iter().zip(&dy).map(|(a, b)| a * b).sum()
         };
-        let (_, m, s) = rows_forward(&x, 4, 1e-5, Some(&w), None, &aff);
-        let (dx, _, _) = rows_backward(&x, &dy, 4, &m, &s, Some(&w), 4, &aff);
+        let (_, m, s) = rows_forward(&x, 4, 1e-5, Some(&w), None, aff);
+        let (dx, _, _) = rows_backward(&x, &dy, 4, &m, &s, Some(&w), 4, aff);
         for i in 0..x.len() {
             let mut xp = x.clone();
             xp[i] += 1e-6;

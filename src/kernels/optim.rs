@@ -19,29 +19,45 @@ pub trait Real:
     fn of(v: f64) -> Self;
     fn sqrt(self) -> Self;
     fn is_nan(self) -> bool;
+    /// exp; for f32 the vectorisable polynomial of `simd::exp_f32`.
+    fn exp(self) -> Self;
 }
 
 impl Real for f32 {
+    #[inline(always)]
     fn of(v: f64) -> Self {
         v as f32
     }
+    #[inline(always)]
     fn sqrt(self) -> Self {
         f32::sqrt(self)
     }
+    #[inline(always)]
     fn is_nan(self) -> bool {
         f32::is_nan(self)
+    }
+    #[inline(always)]
+    fn exp(self) -> Self {
+        super::simd::exp_f32(self)
     }
 }
 
 impl Real for f64 {
+    #[inline(always)]
     fn of(v: f64) -> Self {
         v
     }
+    #[inline(always)]
     fn sqrt(self) -> Self {
         f64::sqrt(self)
     }
+    #[inline(always)]
     fn is_nan(self) -> bool {
         f64::is_nan(self)
+    }
+    #[inline(always)]
+    fn exp(self) -> Self {
+        f64::exp(self)
     }
 }
 

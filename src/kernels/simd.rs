@@ -15,7 +15,7 @@ fn map_body<T: Copy, U, F: Fn(T) -> U>(src: &[T], dst: &mut [MaybeUninit<U>], f:
 }
 
 #[cfg(target_arch = "x86_64")]
-mod x86 {
+pub(crate) mod x86 {
     use super::*;
 
     #[target_feature(enable = "avx2,fma")]

@@ -15,6 +15,9 @@ use crate::tensor::Tensor;
 
 /// Borrows `t`'s elements as a contiguous slice (copying only when `t` is not contiguous).
 fn with_slice<T: crate::storage::Elem, R>(t: &Tensor, f: impl FnOnce(&[T]) -> R) -> Result<R> {
+    if t.numel() == 0 {
+        return Ok(f(&[]));
+    }
     let t = if t.is_contiguous() {
         t.clone()
     } else {
@@ -55,13 +58,23 @@ struct Shapes {
     weight: Vec<usize>,
 }
 
-/// Computes one map without recording anything.
-fn compute(map: Map, a: &Tensor, b: &Tensor, g: &Geom, s: &Shapes) -> Result<Tensor> {
+/// Computes one map without recording anything (the bias, of the forward or data map, is
+/// added by the kernel).
+fn compute(
+    map: Map,
+    a: &Tensor,
+    b: &Tensor,
+    bias: Option<&Tensor>,
+    g: &Geom,
+    s: &Shapes,
+) -> Result<Tensor> {
     let dtype = a.dtype();
     dispatch_float!(dtype, T => {
+        let bias: Option<Vec<T>> = bias.map(super::cast_vec::<T>).transpose()?;
+        let bias = bias.as_deref();
         let v = with_slice::<T, _>(a, |a| with_slice::<T, _>(b, |b| match map {
-            Map::Forward => kc::forward(a, b, g),
-            Map::Data => kc::data(a, b, g),
+            Map::Forward => kc::forward(a, b, bias, g),
+            Map::Data => kc::data(a, b, bias, g),
             Map::Weight => kc::weight(a, b, g),
         }))???;
         let shape = match map {
@@ -76,7 +89,7 @@ fn compute(map: Map, a: &Tensor, b: &Tensor, g: &Geom, s: &Shapes) -> Result<Ten
 /// One map as a differentiable op (used by backward formulas): its gradients are the other two
 /// maps.
 fn map_op(map: Map, a: &Tensor, b: &Tensor, g: Geom, s: Shapes) -> Result<Tensor> {
-    let out = compute(map, a, b, &g, &s)?;
+    let out = compute(map, a, b, None, &g, &s)?;
     if needs_grad(&[a, b]) {
         let saved = vec![
             crate::autograd::Saved::Input(a.clone()),
@@ -152,20 +165,11 @@ pub fn convolution(x: &Tensor, w: &Tensor, b: Option<&Tensor>, p: &ConvParams) -
     } else {
         (Some(x), None)
     };
-    let mut out = match (image, matrix) {
-        (Some(img), _) => compute(Map::Forward, img, w, &g, &shapes)?,
-        (_, Some(m)) => compute(Map::Data, m, w, &g, &shapes)?,
+    let out = match (image, matrix) {
+        (Some(img), _) => compute(Map::Forward, img, w, b, &g, &shapes)?,
+        (_, Some(m)) => compute(Map::Data, m, w, b, &g, &shapes)?,
         _ => unreachable!(),
     };
-    if let Some(b) = b {
-        let mut bshape = vec![1usize; out.ndim()];
-        bshape[1] = b.numel();
-        out = super::binary::binary_forward(
-            super::BinOp::Add,
-            &super::Operand::T(out),
-            &super::Operand::T(reshape(&b.detach(), &bshape)?),
-        )?;
-    }
     let inputs: Vec<&Tensor> = match b {
         Some(b) => vec![x, w, b],
         None => vec![x, w],

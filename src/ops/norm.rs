@@ -161,7 +161,7 @@ fn rows_norm(
     b: Option<&Tensor>,
     eps: f64,
     naff: usize,
-    aff: Arc<dyn Fn(usize, usize) -> usize + Send + Sync>,
+    aff: kn::Affine,
     grouping: Grouping,
 ) -> Result<Tensor> {
     let shape = x.shape().to_vec();
@@ -169,10 +169,9 @@ fn rows_norm(
         let xv = values::<T>(x)?;
         let wv = w.map(values::<T>).transpose()?;
         let bv = b.map(values::<T>).transpose()?;
-        let (y, _, _) = kn::rows_forward(&xv, n, eps, wv.as_deref(), bv.as_deref(), &*aff);
+        let (y, _, _) = kn::rows_forward(&xv, n, eps, wv.as_deref(), bv.as_deref(), aff);
         Tensor::from_vec(y, shape.clone())?
     });
-    let aff2 = aff.clone();
     let fused = Arc::new(
         move |x: &Tensor, go: &Tensor, w: Option<&Tensor>| -> Result<[Tensor; 3]> {
             dispatch_float!(x.dtype(), T => {
@@ -180,8 +179,8 @@ fn rows_norm(
                 let gv = values::<T>(go)?;
                 let wv = w.map(values::<T>).transpose()?;
                 // the statistics again (cheaper than saving them for small rows)
-                let (_, means, rstds) = kn::rows_forward(&xv, n, eps, None, None, &*aff2);
-                let (dx, dw, db) = kn::rows_backward(&xv, &gv, n, &means, &rstds, wv.as_deref(), naff, &*aff2);
+                let (_, means, rstds) = kn::rows_forward(&xv, n, eps, None, None, aff);
+                let (dx, dw, db) = kn::rows_backward(&xv, &gv, n, &means, &rstds, wv.as_deref(), naff, aff);
                 let to = |v: Vec<f64>| -> Result<Tensor> {
                     let v: Vec<T> = v.into_iter().map(<T as crate::storage::Elem>::from_f64).collect();
                     let s = w.map(|w| w.shape().to_vec()).unwrap_or_else(|| vec![v.len()]);
@@ -250,7 +249,7 @@ pub fn layer_norm(
         b,
         eps,
         n,
-        Arc::new(|_, j| j),
+        kn::Affine::Columns,
         grouping,
     )
 }
@@ -308,7 +307,7 @@ pub fn group_norm(
         b,
         eps,
         c,
-        Arc::new(move |r, j| (r % groups) * cg + j / hw.max(1)),
+        kn::Affine::Channels { groups, cg, hw },
         grouping,
     )
 }

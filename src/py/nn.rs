@@ -291,7 +291,33 @@ fn batch_norm(
     .map(PyTensor::new)
 }
 
+/// Fused attention for 4-D q, k, v (no dropout); `attn_mask` is additive.
+#[pyfunction]
+#[pyo3(signature = (query, key, value, attn_mask, is_causal, scale))]
+fn _sdpa(
+    py: Python<'_>,
+    query: PyRef<'_, PyTensor>,
+    key: PyRef<'_, PyTensor>,
+    value: PyRef<'_, PyTensor>,
+    attn_mask: Option<PyRef<'_, PyTensor>>,
+    is_causal: bool,
+    scale: f64,
+) -> PyResult<PyTensor> {
+    let (q, k, v, m) = (
+        query.t.clone(),
+        key.t.clone(),
+        value.t.clone(),
+        opt(&attn_mask),
+    );
+    let work = q.numel() * k.shape().get(2).copied().unwrap_or(1);
+    run(py, heavy(work), move || {
+        crate::ops::attention::sdpa(&q, &k, &v, m.as_ref(), is_causal, scale)
+    })
+    .map(PyTensor::new)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_sdpa, m)?)?;
     m.add_function(wrap_pyfunction!(layer_norm, m)?)?;
     m.add_function(wrap_pyfunction!(group_norm, m)?)?;
     m.add_function(wrap_pyfunction!(batch_norm, m)?)?;

@@ -339,7 +339,8 @@ class SavedMemory:
 
     def __repr__(self):
         freed = sum(1 for _, _, f in self.nodes if f)
-        lines = [f"saved tensors: {_bytes(self.total)} held by {len(self.nodes) - freed} nodes"
+        held = len(self.nodes) - freed
+        lines = [f"saved tensors: {_bytes(self.total)} held by {held} node{'' if held == 1 else 's'}"
                  + (f" ({freed} freed by backward)" if freed else "")]
         width = max((len(name) for name, _, _ in self.nodes), default=0)
         for name, size, f in self.nodes:

@@ -209,13 +209,20 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if not query.is_floating_point():
         raise RuntimeError(f"expected scalar type Float but found {_scalar_name(query.dtype)}")
 
-    # composite until the native kernel lands
     L, S = query.size(-2), key.size(-2)
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    scale_factor = 1.0 / math.sqrt(query.size(-1)) if scale is None else scale
+    if (dropout_p == 0.0 and query.dim() == 4 and key.dim() == 4 and value.dim() == 4
+            and query.shape[:2] == key.shape[:2] == value.shape[:2]
+            and query.shape[-1] == key.shape[-1] and key.shape[-2] == value.shape[-2]
+            and (attn_mask is None or not attn_mask.requires_grad)):
+        # PyTorch's fused CPU kernel (ScaledDotProductFlashAttentionForCpuBackward0)
+        if attn_mask is not None:
+            _check_mask_broadcasts(tuple(query.shape[:-1]) + (S,), attn_mask)
+        return _core._sdpa(query, key, value, attn_mask, bool(is_causal), float(scale_factor))
     if enable_gqa:
         key, value = _repeat_kv_heads(query, key, value)
-    scale_factor = 1.0 / math.sqrt(query.size(-1)) if scale is None else scale
     attn = (query * scale_factor).matmul(key.transpose(-2, -1))
     if is_causal:
         allowed = arange(L).unsqueeze(-1) >= arange(S)
@@ -238,6 +245,21 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
         attn = dropout(attn, dropout_p, training=True)
     return attn.matmul(value)
+
+
+def _check_mask_broadcasts(scores_shape, attn_mask):
+    """ATen adds the mask to the scores in place: it must broadcast to their shape."""
+    from .. import broadcast_shapes
+
+    try:
+        shape = tuple(broadcast_shapes(scores_shape, tuple(attn_mask.shape)))
+    except RuntimeError:
+        zeros(scores_shape, dtype=attn_mask.dtype) + attn_mask  # raises the add's own error
+        raise
+    if shape != scores_shape:
+        raise RuntimeError(
+            f"output with shape {_fmt(scores_shape)} doesn't match the broadcast shape {_fmt(shape)}"
+        )
 
 
 def _repeat_kv_heads(query, key, value):

@@ -7,7 +7,6 @@ kernels on an unsqueezed input like ATen, and ``pad`` is a composition of tensor
 """
 
 import collections.abc
-import math
 import numbers
 import operator
 import warnings
