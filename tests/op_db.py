@@ -28,6 +28,12 @@ sample is always the *logical* value the op sees.
 forward tests and for the gradient comparison against PyTorch (which pins down
 PyTorch's choice of subgradient), just not for finite differences.
 
+``const=(i, ...)`` marks float inputs that are non-differentiable constants (batch-norm
+running statistics): they are built with ``requires_grad=False`` in every test.
+
+``xfail={"test_gradgradcheck": "reason"}`` marks a known ferrograd bug: that test of that
+sample is a strict xfail (it must fail until the bug is fixed).
+
 Adding an op = adding one ``OpInfo(...)`` to ``OP_DB``.
 
 The module also holds ``PROMOTION_CASES`` (result dtype for int64/bool/mixed
@@ -97,13 +103,15 @@ class Arg:
 
 class Sample:
     def __init__(self, *inputs, views=None, gradcheck=True, only=None, name=None, ref=None,
-                 **kwargs):
+                 const=(), xfail=None, **kwargs):
         self.inputs = inputs
         self.kwargs = kwargs
         self.views = dict(views or {})
         self.gradcheck = gradcheck
         self.only = only  # restrict to variants whose id starts with one of these
         self.ref = ref  # per-sample reference override
+        self.const = frozenset(const)  # float inputs that never require grad (running stats...)
+        self.xfail = dict(xfail or {})  # test function name -> reason (known ferrograd bug)
         self.name = name or self._auto_name()
 
     def _auto_name(self):
@@ -749,6 +757,480 @@ def _getitem_samples(g):
 
 
 # ---------------------------------------------------------------------------
+# nn.functional: NumPy references (naive loops over the small sample sizes)
+# ---------------------------------------------------------------------------
+
+
+def _ntuple(v, n):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+
+
+def _ref_conv(nd):
+    """``F.conv{nd}d``: sum over kernel offsets of strided windows times the weight slice."""
+
+    def ref(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+        unbatched = x.ndim == nd + 1
+        if unbatched:
+            x = x[None]
+        s, d, k = _ntuple(stride, nd), _ntuple(dilation, nd), w.shape[2:]
+        if padding == "valid":
+            pad = [(0, 0)] * nd
+        elif padding == "same":  # PyTorch puts the odd element of padding on the right
+            pad = [(d[i] * (k[i] - 1) // 2, d[i] * (k[i] - 1) - d[i] * (k[i] - 1) // 2)
+                   for i in range(nd)]
+        else:
+            pad = [(p, p) for p in _ntuple(padding, nd)]
+        xp = np.pad(x, [(0, 0), (0, 0)] + pad)
+        n, c = x.shape[:2]
+        cout = w.shape[0]
+        out_sp = [(xp.shape[2 + i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(nd)]
+        xg = xp.reshape(n, groups, c // groups, *xp.shape[2:])
+        wg = w.reshape(groups, cout // groups, c // groups, *k)
+        out = np.zeros((n, groups, cout // groups, *out_sp))
+        for off in np.ndindex(*k):
+            win = xg[(Ellipsis,) + tuple(
+                slice(off[i] * d[i], off[i] * d[i] + s[i] * (out_sp[i] - 1) + 1, s[i])
+                for i in range(nd))]
+            out += np.einsum("ngc...,goc->ngo...", win, wg[(Ellipsis,) + off])
+        out = out.reshape(n, cout, *out_sp)
+        if b is not None:
+            out = out + b.reshape((cout,) + (1,) * nd)
+        return out[0] if unbatched else out
+
+    return ref
+
+
+def _ref_conv_transpose(nd):
+    """``F.conv_transpose{nd}d``: scatter-add of input times kernel, then crop the padding."""
+
+    def ref(x, w, b=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+        unbatched = x.ndim == nd + 1
+        if unbatched:
+            x = x[None]
+        s, p = _ntuple(stride, nd), _ntuple(padding, nd)
+        op, d = _ntuple(output_padding, nd), _ntuple(dilation, nd)
+        n, cin = x.shape[:2]
+        sp, k, cout_g = x.shape[2:], w.shape[2:], w.shape[1]
+        full = [(sp[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1 + op[i] for i in range(nd)]
+        out = np.zeros((n, groups, cout_g, *full))
+        xg = x.reshape(n, groups, cin // groups, *sp)
+        wg = w.reshape(groups, cin // groups, cout_g, *k)
+        for off in np.ndindex(*k):
+            dst = (Ellipsis,) + tuple(
+                slice(off[i] * d[i], off[i] * d[i] + s[i] * (sp[i] - 1) + 1, s[i])
+                for i in range(nd))
+            out[dst] += np.einsum("ngc...,gco->ngo...", xg, wg[(Ellipsis,) + off])
+        out = out[(Ellipsis,) + tuple(slice(p[i], full[i] - p[i]) for i in range(nd))]
+        out = out.reshape(n, groups * cout_g, *out.shape[3:])
+        if b is not None:
+            out = out + b.reshape((-1,) + (1,) * nd)
+        return out[0] if unbatched else out
+
+    return ref
+
+
+def _pool_out(size, k, s, p, d, ceil_mode):
+    """Pooling output length (PyTorch's ``pooling_output_shape``)."""
+    num = size + 2 * p - d * (k - 1) - 1
+    out = (-(-num // s) if ceil_mode else num // s) + 1
+    if ceil_mode and (out - 1) * s >= size + p:  # last window must start inside the input
+        out -= 1
+    return out
+
+
+def _ref_max_pool(nd):
+    def ref(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+            return_indices=False):
+        k = _ntuple(kernel_size, nd)
+        s = _ntuple(kernel_size if stride is None else stride, nd)
+        p, d = _ntuple(padding, nd), _ntuple(dilation, nd)
+        lead, sp = x.shape[:-nd], x.shape[-nd:]
+        outs = [_pool_out(sp[i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(nd)]
+        flat = x.reshape(lead + (-1,))
+        vals = np.empty(lead + tuple(outs))
+        idx = np.empty(lead + tuple(outs), dtype=np.int64)
+        for o in np.ndindex(*outs):
+            axes = [[o[i] * s[i] - p[i] + j * d[i] for j in range(k[i])] for i in range(nd)]
+            axes = [[a for a in ax if 0 <= a < sp[i]] for i, ax in enumerate(axes)]
+            cand = np.ravel_multi_index(np.meshgrid(*axes, indexing="ij"), sp).ravel()
+            win = flat[..., cand]
+            best = np.argmax(win, axis=-1)
+            vals[(Ellipsis,) + o] = np.take_along_axis(win, best[..., None], -1)[..., 0]
+            idx[(Ellipsis,) + o] = cand[best]
+        return (vals, idx) if return_indices else vals
+
+    return ref
+
+
+def _ref_avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False,
+                    count_include_pad=True, divisor_override=None):
+    k = _ntuple(kernel_size, 2)
+    s = _ntuple(kernel_size if stride is None else stride, 2)
+    p = _ntuple(padding, 2)
+    sp = x.shape[-2:]
+    outs = [_pool_out(sp[i], k[i], s[i], p[i], 1, ceil_mode) for i in range(2)]
+    out = np.empty(x.shape[:-2] + tuple(outs))
+    for o in np.ndindex(*outs):
+        lo = [o[i] * s[i] - p[i] for i in range(2)]
+        hi = [min(lo[i] + k[i], sp[i] + p[i]) for i in range(2)]  # window may cover padding
+        pool_size = (hi[0] - lo[0]) * (hi[1] - lo[1])
+        lo = [max(v, 0) for v in lo]
+        hi = [min(hi[i], sp[i]) for i in range(2)]
+        total = x[..., lo[0]:hi[0], lo[1]:hi[1]].sum(axis=(-2, -1))
+        if divisor_override:
+            div = divisor_override
+        elif count_include_pad:
+            div = pool_size
+        else:
+            div = (hi[0] - lo[0]) * (hi[1] - lo[1])
+        out[(Ellipsis,) + o] = total / div
+    return out
+
+
+def _ref_adaptive_avg_pool2d(x, output_size):
+    sp = x.shape[-2:]
+    outs = [sp[i] if o is None else o for i, o in enumerate(_ntuple(output_size, 2))]
+    out = np.empty(x.shape[:-2] + tuple(outs))
+    for o in np.ndindex(*outs):
+        lo = [o[i] * sp[i] // outs[i] for i in range(2)]
+        hi = [-(-(o[i] + 1) * sp[i] // outs[i]) for i in range(2)]
+        out[(Ellipsis,) + o] = x[..., lo[0]:hi[0], lo[1]:hi[1]].mean(axis=(-2, -1))
+    return out
+
+
+def _normalize(x, axes, eps):
+    mu = x.mean(axis=axes, keepdims=True)
+    var = x.var(axis=axes, keepdims=True)  # biased
+    return (x - mu) / np.sqrt(var + eps)
+
+
+def _ref_layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+    n = len(_ntuple(normalized_shape, 1))
+    y = _normalize(x, tuple(range(x.ndim - n, x.ndim)), eps)
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def _channel(v, ndim):
+    """Per-channel vector shaped to broadcast against an (N, C, *) input."""
+    return v.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+def _ref_group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
+    n, c = x.shape[:2]
+    xg = x.reshape(n, num_groups, -1)
+    y = _normalize(xg, (2,), eps).reshape(x.shape)
+    if weight is not None:
+        y = y * _channel(weight, x.ndim)
+    if bias is not None:
+        y = y + _channel(bias, x.ndim)
+    return y
+
+
+def _ref_batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False,
+                    momentum=0.1, eps=1e-5):
+    if training:
+        y = _normalize(x, (0,) + tuple(range(2, x.ndim)), eps)
+    else:
+        y = (x - _channel(running_mean, x.ndim)) / np.sqrt(_channel(running_var, x.ndim) + eps)
+    if weight is not None:
+        y = y * _channel(weight, x.ndim)
+    if bias is not None:
+        y = y + _channel(bias, x.ndim)
+    return y
+
+
+def _ref_embedding(idx, weight, padding_idx=None):
+    return weight[idx]  # padding_idx only changes the gradient
+
+
+def _ref_sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    s = q @ np.swapaxes(k, -1, -2) * scale
+    if is_causal:
+        s = np.where(np.tril(np.ones(s.shape[-2:], dtype=bool)), s, -np.inf)
+    if attn_mask is not None:
+        s = np.where(attn_mask, s, -np.inf) if attn_mask.dtype == bool else s + attn_mask
+    return _ref_softmax(s, -1) @ v
+
+
+def _ref_one_hot(idx, num_classes=-1):
+    n = int(idx.max()) + 1 if num_classes == -1 else num_classes
+    return (idx[..., None] == np.arange(n)).astype(np.int64)
+
+
+def _ref_cumsum(x, dim):
+    return np.cumsum(x, axis=dim) if x.ndim else x.copy()
+
+
+# ---------------------------------------------------------------------------
+# nn.functional: samples
+# ---------------------------------------------------------------------------
+
+
+def _conv2d_samples(g):
+    f = g.f
+    return [
+        Sample(f(2, 2, 4, 4), f(3, 2, 3, 3), f(3)),
+        Sample(f(1, 2, 5, 5), f(2, 2, 3, 3), stride=2),  # no bias
+        Sample(f(1, 2, 4, 4), f(2, 2, 3, 3), f(2), padding=1),
+        Sample(f(1, 2, 3, 3), f(2, 2, 3, 3), f(2), padding=2),  # padding wider than half the kernel
+        Sample(f(1, 2, 5, 6), f(2, 2, 2, 3), f(2), stride=(2, 1), padding=(1, 0), dilation=(1, 2)),
+        Sample(f(1, 4, 4, 4), f(4, 2, 3, 3), f(4), groups=2),
+        Sample(f(1, 3, 4, 4), f(6, 1, 2, 2), groups=3),  # depthwise, channel multiplier 2
+        Sample(f(1, 2, 5, 5), f(2, 2, 2, 3), f(2), padding="same", dilation=(2, 1)),  # odd total pad
+        Sample(f(1, 2, 4, 5), f(3, 2, 3, 3), padding="same"),
+        Sample(f(1, 2, 4, 4), f(2, 2, 3, 2), padding="valid"),
+        Sample(f(1, 3, 5, 5), f(2, 3, 1, 1), f(2), stride=2),  # 1x1 kernel
+        Sample(f(2, 4, 4), f(3, 2, 3, 3), f(3), padding=1),  # unbatched (C, H, W)
+        Sample(f(2, 2, 4, 4), f(3, 2, 3, 3), f(3), views={0: "T", 1: "slice"}),
+    ]
+
+
+def _conv1d_samples(g):
+    f = g.f
+    return [
+        Sample(f(2, 2, 6), f(3, 2, 3), f(3)),
+        Sample(f(1, 2, 7), f(2, 2, 3), stride=2, padding=1),
+        Sample(f(1, 2, 7), f(2, 2, 2), f(2), dilation=3),
+        Sample(f(2, 4, 5), f(2, 2, 3), f(2), groups=2),
+        Sample(f(1, 2, 6), f(3, 2, 4), f(3), padding="same", dilation=1),  # odd total pad
+        Sample(f(1, 2, 6), f(3, 2, 3), padding="same", dilation=2),
+        Sample(f(1, 2, 6), f(2, 2, 4), padding="valid"),
+        Sample(f(2, 5), f(3, 2, 3), f(3), padding=2),  # unbatched (C, L)
+        Sample(f(2, 2, 6), f(3, 2, 3), views={0: "T", 1: "slice"}),
+    ]
+
+
+def _conv_transpose2d_samples(g):
+    f = g.f
+    return [
+        Sample(f(2, 2, 3, 3), f(2, 3, 3, 3), f(3)),
+        Sample(f(1, 2, 3, 3), f(2, 2, 3, 3), stride=2),  # no bias
+        Sample(f(1, 2, 3, 3), f(2, 2, 3, 3), f(2), stride=2, padding=1, output_padding=1),
+        Sample(f(1, 4, 3, 3), f(4, 1, 3, 3), f(2), groups=2),
+        Sample(f(1, 4, 2, 3), f(4, 2, 2, 2), f(4), stride=2, groups=2, output_padding=(1, 0)),
+        Sample(f(1, 2, 3, 2), f(2, 2, 2, 3), f(2), stride=(2, 1), padding=(1, 0),
+               output_padding=(1, 0), dilation=2),
+        Sample(f(1, 2, 2, 2), f(2, 1, 2, 3), stride=3),  # non-overlapping windows, gaps
+        Sample(f(1, 2, 3, 3), f(2, 2, 3, 3), f(2), padding=(1, 2), dilation=(1, 2)),
+        Sample(f(2, 3, 3), f(2, 2, 3, 3), f(2), stride=2),  # unbatched (C, H, W)
+        Sample(f(2, 2, 3, 3), f(2, 3, 3, 3), f(3), views={0: "T", 1: "slice"}),
+    ]
+
+
+def _conv_transpose1d_samples(g):
+    f = g.f
+    return [
+        Sample(f(2, 2, 4), f(2, 3, 3), f(3)),
+        Sample(f(1, 2, 4), f(2, 2, 3), stride=2, padding=1, output_padding=1),
+        Sample(f(1, 4, 3), f(4, 1, 2), f(2), groups=2, dilation=2),
+        Sample(f(2, 4), f(2, 3, 3), f(3), stride=3),  # unbatched (C, L)
+    ]
+
+
+def _max_pool2d_samples(g):
+    d = g.distinct  # pairwise distinct values: no ties, so the max is differentiable
+    return [
+        Sample(d(1, 2, 4, 4), 2),
+        Sample(d(2, 1, 5, 5), 3, stride=2, padding=1),
+        Sample(d(1, 2, 4, 5), (2, 3), stride=(1, 2)),
+        Sample(d(1, 1, 5, 5), 2, stride=1, dilation=2),
+        Sample(d(1, 2, 5, 5), 2, ceil_mode=True),  # last window hangs over the edge
+        Sample(d(1, 1, 5, 5), 2, stride=2, padding=1, ceil_mode=True),  # last window dropped
+        Sample(d(1, 1, 6, 5), (3, 2), stride=(2, 3), padding=(1, 1), dilation=(1, 2),
+               ceil_mode=True),
+        Sample(d(1, 2, 4, 4), 2, return_indices=True),
+        Sample(d(1, 1, 5, 5), 3, stride=2, padding=1, dilation=1, ceil_mode=True,
+               return_indices=True),
+        Sample(d(1, 1, 5, 6), 2, stride=2, dilation=2, return_indices=True),
+        Sample(d(2, 4, 4), 2, stride=1),  # unbatched (C, H, W)
+        Sample(d(2, 4, 4), 2, return_indices=True),
+        Sample(d(2, 2, 4, 4), 2, views={0: "T"}),
+        Sample(d(1, 2, 4, 8), 2, views={0: "slice"}),
+        # ties: the first maximum in the window (row-major) gets the gradient / index
+        Sample(np.array([[[[1.0, 1.0, 0.0], [1.0, 0.5, 2.0], [2.0, 2.0, 2.0]]]]), 2, stride=1,
+               return_indices=True, gradcheck=False),
+    ]
+
+
+def _max_pool1d_samples(g):
+    d = g.distinct
+    return [
+        Sample(d(2, 3, 6), 2),
+        Sample(d(1, 2, 7), 3, stride=2, padding=1),
+        Sample(d(1, 2, 7), 2, stride=1, dilation=3),
+        Sample(d(1, 2, 7), 2, ceil_mode=True),
+        Sample(d(1, 2, 6), 2, stride=2, padding=1, ceil_mode=True),  # last window dropped
+        Sample(d(2, 2, 7), 3, stride=2, padding=1, return_indices=True),
+        Sample(d(2, 7), 3, stride=2, dilation=2, return_indices=True),  # unbatched (C, L)
+        Sample(d(2, 2, 6), 2, views={0: "T"}),
+        Sample(np.array([[[3.0, 3.0, 1.0, 3.0]]]), 2, stride=1, return_indices=True,
+               gradcheck=False),  # ties
+    ]
+
+
+def _avg_pool2d_samples(g):
+    f = g.f
+    return [
+        Sample(f(2, 2, 4, 4), 2),
+        Sample(f(1, 2, 5, 5), 3, stride=2, padding=1),
+        Sample(f(1, 2, 5, 5), 3, stride=2, padding=1, count_include_pad=False),
+        Sample(f(1, 2, 5, 5), 2, ceil_mode=True),
+        Sample(f(1, 1, 5, 5), 2, stride=2, padding=1, ceil_mode=True),
+        Sample(f(1, 1, 5, 5), 2, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+        Sample(f(1, 2, 5, 5), 3, stride=2, padding=1, ceil_mode=True),  # window past the padding
+        Sample(f(1, 2, 5, 6), (2, 3), stride=(1, 2), padding=(1, 1)),
+        Sample(f(1, 2, 5, 5), 3, stride=2, padding=1, divisor_override=4),
+        Sample(f(1, 1, 5, 5), 2, stride=2, padding=1, ceil_mode=True, count_include_pad=False,
+               divisor_override=3),
+        Sample(f(2, 4, 4), 2, stride=1),  # unbatched (C, H, W)
+        Sample(f(2, 2, 4, 4), 2, views={0: "T"}),
+    ]
+
+
+def _adaptive_avg_pool2d_samples(g):
+    f = g.f
+    return [
+        Sample(f(2, 2, 5, 7), (1, 1)),
+        Sample(f(1, 2, 5, 7), (2, 3)),  # non-divisible: overlapping windows
+        Sample(f(1, 2, 5, 7), 3),
+        Sample(f(1, 2, 5, 7), (4, 6)),
+        Sample(f(1, 2, 4, 6), (2, 3)),  # divisible
+        Sample(f(1, 2, 5, 7), (None, 2)),
+        Sample(f(1, 2, 3, 4), (3, 4)),  # identity
+        Sample(f(1, 2, 3, 4), (5, 6)),  # larger than the input
+        Sample(f(2, 5, 7), (2, 3)),  # unbatched (C, H, W)
+        Sample(f(2, 2, 4, 6), (3, 4), views={0: "T"}),
+    ]
+
+
+# weight/bias gradients with create_graph=True are summed over an empty list of batch dims,
+# which reduces over all dims (dim=[] semantics) -> a 0-d grad for a (5,) weight
+_LN_NO_BATCH = {"test_gradgradcheck": (
+    "ferrograd bug: layer_norm weight/bias grad with create_graph=True on an input without "
+    "batch dims is 0-d: RuntimeError \"shape '[5]' is invalid for input of size 1\"")}
+
+
+def _layer_norm_samples(g):
+    f = g.f
+    return [
+        Sample(f(3, 4), (4,), f(4), f(4)),
+        Sample(f(2, 3, 4), (3, 4), f(3, 4), f(3, 4)),
+        Sample(f(2, 3, 4), (4,)),  # no affine
+        Sample(f(2, 3, 4), [4], f(4)),  # weight only
+        Sample(f(3, 4), (4,), None, f(4)),  # bias only
+        # no batch dims: the whole input is one row
+        Sample(f(2, 3, 4), (2, 3, 4), f(2, 3, 4), f(2, 3, 4), eps=1e-3, xfail=_LN_NO_BATCH),
+        Sample(f(5), (5,), f(5), f(5), xfail=_LN_NO_BATCH),
+        Sample(f(5), (5,)),
+        Sample(f(4, 3), (3,), f(3), f(3), views={0: "T"}),
+    ]
+
+
+def _group_norm_samples(g):
+    f = g.f
+    return [
+        Sample(f(2, 4, 3), 2, f(4), f(4)),
+        Sample(f(2, 6, 2, 2), 3, f(6), f(6)),
+        Sample(f(2, 4, 3), 1),  # one group, no affine
+        Sample(f(3, 4), 2, f(4), f(4)),  # (N, C)
+        Sample(f(2, 4, 3), 4, f(4), f(4)),  # one channel per group
+        Sample(f(2, 4, 3), 2, f(4), None, eps=1e-3),
+        Sample(f(2, 4, 3), 2, f(4), f(4), views={0: "T"}),
+    ]
+
+
+def _batch_norm_samples(g):
+    f, pos = g.f, g.pos
+    return [
+        # training mode, batch statistics, no running stats
+        Sample(f(4, 3), None, None, f(3), f(3), training=True),
+        Sample(f(3, 2, 4), None, None, f(2), f(2), training=True),
+        Sample(f(2, 3, 2, 2), None, None, training=True),  # no affine
+        Sample(f(3, 2, 3), None, None, f(2), f(2), training=True, eps=1e-3),
+        # training with running stats: they are updated in place, the output uses batch stats
+        Sample(f(3, 2, 3), f(2), pos(2), f(2), f(2), const=(1, 2), training=True, momentum=0.3),
+        # eval mode: running stats are non-differentiable constants
+        Sample(f(4, 3), f(3), pos(3), f(3), f(3), const=(1, 2)),
+        Sample(f(2, 3, 2, 2), f(3), pos(3), const=(1, 2), training=False),
+        Sample(f(2, 2, 3), f(2), pos(2), f(2), f(2), const=(1, 2), eps=1e-3),
+        Sample(f(4, 3), None, None, f(3), f(3), views={0: "T"}, training=True),
+    ]
+
+
+def _embedding_samples(g):
+    f, idx = g.f, g.idx
+    return [
+        Sample(idx((2, 3), 5), f(5, 3)),
+        Sample(np.array([1, 4, 1, 0, 1], dtype=np.int64), f(6, 2)),  # duplicates accumulate
+        Sample(np.array(2, dtype=np.int64), f(4, 3)),  # 0-d index
+        Sample(idx((2, 2), 4), f(3, 4), views={1: "T"}),
+        # padding_idx: the row gets no gradient (by definition, so not gradcheck-ed)
+        Sample(np.array([[0, 2, 1], [2, 2, 3]], dtype=np.int64), f(4, 3), padding_idx=2,
+               gradcheck=False),
+        Sample(np.array([0, 3, 1, 3], dtype=np.int64), f(4, 2), padding_idx=-1, gradcheck=False),
+        Sample(np.array([0, 1, 0], dtype=np.int64), f(4, 2), padding_idx=3),  # unused padding row
+    ]
+
+
+def _sdpa_samples(g):
+    f = g.f
+    causal = np.array([[True, False, False, False], [True, True, False, False],
+                       [True, True, True, False]])
+    mask = g.mask(3, 5)
+    mask[:, 0] = True  # every query sees at least one key
+    return [
+        Sample(f(1, 2, 3, 4), f(1, 2, 5, 4), f(1, 2, 5, 3)),
+        Sample(f(2, 1, 3, 4), f(2, 1, 3, 4), f(2, 1, 3, 4), is_causal=True),
+        Sample(f(1, 2, 3, 4), f(1, 2, 4, 4), f(1, 2, 4, 2), is_causal=True),  # L < S
+        Sample(f(1, 2, 3, 4), f(1, 2, 5, 4), f(1, 2, 5, 3), f(3, 5)),  # additive mask, broadcast
+        Sample(f(1, 2, 3, 4), f(1, 2, 5, 4), f(1, 2, 5, 3), f(1, 2, 3, 5)),
+        Sample(f(1, 2, 3, 4), f(1, 2, 5, 4), f(1, 2, 5, 3), mask),  # boolean mask
+        Sample(f(1, 2, 3, 4), f(1, 2, 4, 4), f(1, 2, 4, 3), causal),  # boolean causal mask
+        Sample(f(1, 2, 3, 4), f(1, 2, 5, 4), f(1, 2, 5, 3), scale=0.3),
+        Sample(f(2, 3, 4), f(2, 5, 4), f(2, 5, 3)),  # 3-D
+        Sample(f(2, 3, 4), f(2, 3, 4), f(2, 3, 2), is_causal=True, scale=0.7),
+        Sample(f(2, 3, 4), f(2, 5, 4), f(2, 5, 3), f(2, 3, 5)),
+        Sample(f(2, 1, 3, 4), f(2, 1, 5, 4), f(2, 1, 5, 3), views={0: "T", 2: "slice"}),
+    ]
+
+
+def _one_hot_samples(g):
+    return [
+        Sample(np.array([0, 3, 1, 1], dtype=np.int64)),  # num_classes = max + 1
+        Sample(g.idx((2, 3), 4), num_classes=5),
+        Sample(g.idx((2, 3), 3), -1),
+        Sample(np.array(2, dtype=np.int64), 3),  # 0-d
+        Sample(np.zeros((0,), dtype=np.int64), num_classes=3),  # empty
+    ]
+
+
+_CUMSUM_0D = dict.fromkeys(
+    ("test_gradcheck", "test_gradgradcheck", "test_grad_shapes", "test_matches_torch"),
+    "ferrograd bug: cumsum of a 0-d tensor drops requires_grad (no grad_fn)")
+
+
+def _cumsum_samples(g):
+    f = g.f
+    return [
+        Sample(f(3, 4), 0),
+        Sample(f(3, 4), 1),
+        Sample(f(2, 3, 4), -2),
+        Sample(f(2, 3, 4), dim=2),
+        Sample(f(5), 0),
+        Sample(f(), 0, xfail=_CUMSUM_0D),
+        Sample(f(), dim=-1, xfail=_CUMSUM_0D),
+        Sample(f(3, 4), 0, views={0: "T"}),
+        Sample(f(3, 4), -1, views={0: "slice"}),
+        Sample(f(0, 3), 0, gradcheck=False),  # empty (see unary_samples)
+    ]
+
+
+# ---------------------------------------------------------------------------
 # the table
 # ---------------------------------------------------------------------------
 
@@ -1033,6 +1515,34 @@ OP_DB: List[OpInfo] = [
                Sample(g.f(5), 0, np.array([], dtype=np.int64)),
            ]),
     OpInfo("getitem", {"op.getitem": _getitem}, _ref_getitem, _getitem_samples),
+    OpInfo("cumsum", V(fn="cumsum", method="cumsum"), _ref_cumsum, _cumsum_samples),
+    # ---- nn.functional: convolution, pooling, normalization, embedding, attention -------
+    OpInfo("nn.functional.conv1d", V(fn="nn.functional.conv1d"), _ref_conv(1), _conv1d_samples),
+    OpInfo("nn.functional.conv2d", V(fn="nn.functional.conv2d"), _ref_conv(2), _conv2d_samples),
+    OpInfo("nn.functional.conv_transpose1d", V(fn="nn.functional.conv_transpose1d"),
+           _ref_conv_transpose(1), _conv_transpose1d_samples),
+    OpInfo("nn.functional.conv_transpose2d", V(fn="nn.functional.conv_transpose2d"),
+           _ref_conv_transpose(2), _conv_transpose2d_samples),
+    OpInfo("nn.functional.max_pool1d", V(fn="nn.functional.max_pool1d"), _ref_max_pool(1),
+           _max_pool1d_samples),
+    OpInfo("nn.functional.max_pool2d", V(fn="nn.functional.max_pool2d"), _ref_max_pool(2),
+           _max_pool2d_samples),
+    OpInfo("nn.functional.avg_pool2d", V(fn="nn.functional.avg_pool2d"), _ref_avg_pool2d,
+           _avg_pool2d_samples),
+    OpInfo("nn.functional.adaptive_avg_pool2d", V(fn="nn.functional.adaptive_avg_pool2d"),
+           _ref_adaptive_avg_pool2d, _adaptive_avg_pool2d_samples),
+    OpInfo("nn.functional.layer_norm", V(fn="nn.functional.layer_norm"), _ref_layer_norm,
+           _layer_norm_samples),
+    OpInfo("nn.functional.group_norm", V(fn="nn.functional.group_norm"), _ref_group_norm,
+           _group_norm_samples),
+    OpInfo("nn.functional.batch_norm", V(fn="nn.functional.batch_norm"), _ref_batch_norm,
+           _batch_norm_samples),
+    OpInfo("nn.functional.embedding", V(fn="nn.functional.embedding"), _ref_embedding,
+           _embedding_samples),
+    OpInfo("nn.functional.scaled_dot_product_attention",
+           V(fn="nn.functional.scaled_dot_product_attention"), _ref_sdpa, _sdpa_samples),
+    OpInfo("nn.functional.one_hot", V(fn="nn.functional.one_hot"), _ref_one_hot,
+           _one_hot_samples, differentiable=False),
 ]
 
 

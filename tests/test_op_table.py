@@ -43,6 +43,16 @@ GRAD_CASES = _cases(lambda op, s: op.differentiable)
 GRADCHECK_CASES = _cases(lambda op, s: op.differentiable and s.gradcheck)
 
 
+@pytest.fixture(autouse=True)
+def _known_bug(request):
+    """A sample's ``xfail={test_name: reason}`` (known bug) makes that test a strict xfail."""
+    callspec = getattr(request.node, "callspec", None)
+    sample = callspec.params.get("sample") if callspec else None
+    reason = getattr(sample, "xfail", {}).get(request.node.originalname)
+    if reason:
+        request.node.add_marker(pytest.mark.xfail(reason=reason, strict=True))
+
+
 # ---------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------
@@ -73,7 +83,8 @@ def _build(mod, sample, dtype, requires_grad):
             view = sample.views.get(i)
             base = VIEWS[view][0](a) if view else a
             if a.dtype.kind == "f":
-                t = mod.tensor(base, dtype=_dtype(mod, dtype), requires_grad=requires_grad)
+                t = mod.tensor(base, dtype=_dtype(mod, dtype),
+                               requires_grad=requires_grad and i not in sample.const)
             elif a.dtype.kind == "b":
                 t = mod.tensor(base, dtype=mod.bool)
             else:

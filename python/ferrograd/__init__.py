@@ -394,7 +394,8 @@ for _name in [
     "softmax", "log_softmax", "matmul", "mm", "bmm", "mv", "dot", "outer", "flatten",
     "transpose", "swapaxes", "permute", "t", "unsqueeze", "squeeze", "narrow", "select",
     "gather", "scatter_add", "index_select", "index_add", "split", "chunk", "unbind", "clone",
-    "detach", "any", "all", "cumsum",
+    "detach", "any", "all", "cumsum", "tril", "triu", "flip", "roll", "tile", "sort", "argsort",
+    "topk", "scatter",
 ]:
     globals()[_name] = _method_function(_name)
 def reshape(input, shape):

@@ -23,6 +23,8 @@ def _return_type(name):
 
 max_result = _return_type("max")
 min_result = _return_type("min")
+sort_result = _return_type("sort")
+topk_result = _return_type("topk")
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -484,7 +486,88 @@ def __reduce_ex__(self, protocol):
     return (_rebuild_tensor, (self.detach().numpy().copy(), self.requires_grad))
 
 
+def _sizes(args, name):
+    """`f(2, 3)` or `f((2, 3))` -> [2, 3]."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    for a in args:
+        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+            raise TypeError(f"{name}(): argument 'repeats' must be tuple of ints, but found element of type {type(a).__name__}")
+    return [int(a) for a in args]
+
+
+def tril(self, diagonal=0):
+    return self._tri_(int(diagonal), False)
+
+
+def triu(self, diagonal=0):
+    return self._tri_(int(diagonal), True)
+
+
+def flip(self, *dims):
+    return _core._flip(self, _sizes(dims, "flip"))
+
+
+def roll(self, shifts, dims=None):
+    shifts = [int(shifts)] if isinstance(shifts, (int, np.integer)) else [int(s) for s in shifts]
+    if dims is None:
+        dims = []
+    elif isinstance(dims, (int, np.integer)):
+        dims = [int(dims)]
+    else:
+        dims = [int(d) for d in dims]
+    return _core._roll(self, shifts, dims)
+
+
+def repeat(self, *sizes):
+    return _core._repeat(self, _sizes(sizes, "repeat"))
+
+
+def tile(self, *dims):
+    dims = _sizes(dims, "tile")
+    if len(dims) < self.dim():
+        dims = [1] * (self.dim() - len(dims)) + dims
+    return _core._repeat(self, dims)
+
+
+def sort(self, dim=-1, descending=False, stable=False):
+    values, indices = _core._sort(self, int(dim), bool(descending))
+    return sort_result(values, indices)
+
+
+def argsort(self, dim=-1, descending=False, stable=False):
+    return _core._sort(self, int(dim), bool(descending))[1]
+
+
+def topk(self, k, dim=-1, largest=True, sorted=True):
+    values, indices = _core._topk(self, int(k), int(dim), bool(largest))
+    return topk_result(values, indices)
+
+
+def scatter(self, dim, index, src=None, value=None, reduce=None):
+    if reduce is not None:
+        raise NotImplementedError("scatter(reduce=...) is not supported by ferrograd yet")
+    if src is None and value is None:
+        raise TypeError("scatter() missing required argument 'src' or 'value'")
+    if src is not None and not isinstance(src, Tensor):
+        src, value = None, src
+    if src is not None:
+        return _core._scatter(self, int(dim), index, src)
+    return _core._scatter(self, int(dim), index, None, float(value))
+
+
 _METHODS = {
+    "tril": tril,
+    "triu": triu,
+    "_tri_": lambda self, diagonal, upper: _core._tri(self, diagonal, upper),
+    "flip": flip,
+    "roll": roll,
+    "repeat": repeat,
+    "tile": tile,
+    "sort": sort,
+    "argsort": argsort,
+    "topk": topk,
+    "scatter": scatter,
     "grad": property(_grad_get, _grad_set, _grad_del),
     "device": property(lambda self: _CPU),
     "is_cuda": property(lambda self: False),

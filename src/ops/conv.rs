@@ -263,6 +263,12 @@ fn conv_geometry(
             "non-positive groups is not supported".into(),
         ));
     }
+    if ws[0] == 0 {
+        return Err(Error::Runtime(format!(
+            "Given groups={groups}, expected weight to be at least 1 at dimension 0, but got weight of size {} instead",
+            fmt_list(ws)
+        )));
+    }
     if !ws[0].is_multiple_of(groups) {
         return Err(Error::Runtime(format!(
             "Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of size [{}] instead",
@@ -287,7 +293,8 @@ fn conv_geometry(
     if let Some(b) = b {
         if b.ndim() != 1 || b.numel() != out_channels {
             return Err(Error::Runtime(format!(
-                "Given weight of size {}, expected bias to be 1-dimensional with {out_channels} elements, but got bias of size {} instead",
+                "Given {}weight of size {}, expected bias to be 1-dimensional with {out_channels} elements, but got bias of size {} instead",
+                if p.transposed { "transposed=1, " } else { "" },
                 fmt_list(ws),
                 fmt_list(b.shape())
             )));
@@ -314,7 +321,7 @@ fn conv_geometry(
         }
         let len = |i: usize, s: usize, p: usize, d: usize, k: usize, op: usize| -> Result<usize> {
             let v = (i as i64 - 1) * s as i64 - 2 * p as i64 + (d * (k - 1)) as i64 + op as i64 + 1;
-            if v <= 0 {
+            if v < 0 {
                 return Err(Error::Runtime(format!(
                     "Given input size per channel: ({}). Calculated output size per channel: ({v}). Output size is too small",
                     dims_text(&xs[2..])
@@ -407,12 +414,21 @@ fn conv_geometry(
 
 // --- pooling ----------------------------------------------------------------------------------
 
-/// The planes (N*C or C) and spatial size of a pooling input (3-D or 4-D).
+/// The planes (N*C or C) and spatial size of a pooling input (3-D or 4-D), with PyTorch's
+/// checks.
 fn planes_of(x: &Tensor, name: &str) -> Result<(usize, usize, usize)> {
     let s = x.shape();
-    if !(s.len() == 3 || s.len() == 4) || s[s.len() - 2] == 0 || s[s.len() - 1] == 0 {
+    if !(s.len() == 3 || s.len() == 4) {
+        if name == "avg_pool2d" {
+            return Err(crate::error::dim_out_of_range(-3, s.len()));
+        }
+        return Err(Error::Runtime(
+            "non-empty 3D or 4D (batch mode) tensor expected for input".into(),
+        ));
+    }
+    if s[s.len() - 2] == 0 || s[s.len() - 1] == 0 || s.len() == 4 && s[1] == 0 {
         return Err(Error::Runtime(format!(
-            "non-empty 3D or 4D (batch mode) tensor expected for input to {name}, but got: {}",
+            "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:{}",
             fmt_list(s)
         )));
     }
@@ -501,6 +517,9 @@ fn check_pool_args(
     padding: (usize, usize),
     dilation: (usize, usize),
 ) -> Result<()> {
+    if stride.0 == 0 || stride.1 == 0 {
+        return Err(Error::Runtime("stride should not be zero".into()));
+    }
     if kernel.0 == 0 || kernel.1 == 0 {
         return Err(Error::Runtime(
             "kernel size should be greater than zero, but got kH: 0 kW: 0"
@@ -679,13 +698,27 @@ pub fn avg_pool2d(
 
 /// `adaptive_avg_pool2d` (AdaptiveAvgPool2DBackward0).
 pub fn adaptive_avg_pool2d(x: &Tensor, out: (usize, usize)) -> Result<Tensor> {
-    float_only(x, "adaptive_avg_pool2d")?;
+    if !x.dtype().is_float() {
+        return Err(Error::NotImplemented(format!(
+            "\"adaptive_avg_pool2d\" not implemented for '{}'",
+            x.dtype().kernel_name()
+        )));
+    }
     let s = x.shape();
-    if !(s.len() == 3 || s.len() == 4) || s[1..].contains(&0) {
+    if !(s.len() == 3 || s.len() == 4) {
         return Err(Error::Runtime(format!(
             "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {}",
             fmt_list(s)
         )));
+    }
+    if let Some(d) = (s.len() - 2..s.len()).find(|&d| s[d] == 0) {
+        return Err(Error::Runtime(format!(
+            "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, but input has sizes {} with dimension {d} being empty",
+            fmt_list(s)
+        )));
+    }
+    if x.numel() == 0 {
+        return Tensor::zeros(&out_shape(x, out.0, out.1), x.dtype());
     }
     let (planes, h, w) = planes_of(x, "adaptive_avg_pool2d")?;
     if out == (1, 1) {

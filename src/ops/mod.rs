@@ -10,6 +10,7 @@ pub mod loss;
 pub mod matmul;
 pub mod norm;
 pub mod optim;
+pub mod rearrange;
 pub mod reduce;
 pub mod shape;
 pub mod unary;

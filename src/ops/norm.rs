@@ -17,15 +17,22 @@ fn values<T: crate::storage::Elem>(t: &Tensor) -> Result<Vec<T>> {
     super::cast_vec::<T>(t)
 }
 
-fn float_input(x: &Tensor, what: &str) -> Result<()> {
-    if x.dtype().is_float() {
-        Ok(())
-    } else {
-        Err(Error::NotImplemented(format!(
-            "{what} for {} tensors is not supported by ferrograd yet",
+/// PyTorch's dtype checks: a float input (`"kernel" not implemented for 'Long'`) and
+/// parameters of the input's dtype.
+fn check_dtypes(x: &Tensor, kernel: &str, params: &[Option<&Tensor>]) -> Result<()> {
+    if !x.dtype().is_float() {
+        return Err(Error::NotImplemented(format!(
+            "\"{kernel}\" not implemented for '{}'",
             x.dtype().kernel_name()
-        )))
+        )));
     }
+    if params.iter().flatten().any(|p| p.dtype() != x.dtype()) {
+        return Err(Error::Runtime(format!(
+            "mixed dtype (CPU): expect parameter to have scalar type of {}",
+            x.dtype().kernel_name()
+        )));
+    }
+    Ok(())
 }
 
 /// How the differentiable backward groups `x`: reshaped to `grouped`, statistics over `red`;
@@ -207,7 +214,7 @@ pub fn layer_norm(
     b: Option<&Tensor>,
     eps: f64,
 ) -> Result<Tensor> {
-    float_input(x, "layer_norm")?;
+    check_dtypes(x, "LayerNormKernelImpl", &[w, b])?;
     let k = normalized_shape.len();
     let s = x.shape();
     if k == 0 || s.len() < k || s[s.len() - k..] != *normalized_shape {
@@ -262,7 +269,7 @@ pub fn group_norm(
     b: Option<&Tensor>,
     eps: f64,
 ) -> Result<Tensor> {
-    float_input(x, "group_norm")?;
+    check_dtypes(x, "GroupNormKernelImpl", &[w, b])?;
     let s = x.shape().to_vec();
     if s.len() < 2 {
         return Err(Error::Runtime(format!(
@@ -326,7 +333,12 @@ pub fn batch_norm(
     momentum: f64,
     eps: f64,
 ) -> Result<Tensor> {
-    float_input(x, "batch_norm")?;
+    if !x.dtype().is_float() {
+        return Err(Error::NotImplemented(format!(
+            "\"batch_norm\" not implemented for '{}'",
+            x.dtype().kernel_name()
+        )));
+    }
     let s = x.shape().to_vec();
     if s.len() < 2 {
         return Err(Error::Runtime(format!(
@@ -336,11 +348,20 @@ pub fn batch_norm(
     }
     let (outer, c) = (s[0], s[1]);
     let inner: usize = s[2..].iter().product();
+    if !training {
+        for (name, t) in [("running_mean", running_mean), ("running_var", running_var)] {
+            if t.is_none() {
+                return Err(Error::Runtime(format!(
+                    "{name} must be defined in evaluation mode"
+                )));
+            }
+        }
+    }
     for (name, t) in [
-        ("weight", w),
-        ("bias", b),
         ("running_mean", running_mean),
         ("running_var", running_var),
+        ("weight", w),
+        ("bias", b),
     ] {
         if let Some(t) = t {
             if t.numel() != c {
@@ -351,11 +372,7 @@ pub fn batch_norm(
             }
         }
     }
-    if !training && (running_mean.is_none() || running_var.is_none()) {
-        return Err(Error::Runtime(
-            "running_mean and running_var must be defined in evaluation mode".into(),
-        ));
-    }
+    check_dtypes(x, "batch_norm", &[w, b, running_mean, running_var])?;
     let (mean_v, rstd_v): (Vec<f64>, Vec<f64>) = if training {
         let (m, v) =
             dispatch_float!(x.dtype(), T => kn::channel_stats(&values::<T>(x)?, outer, c, inner));

@@ -7,6 +7,7 @@ pub mod nn;
 pub mod node;
 pub mod optim;
 pub mod random;
+pub mod rearrange;
 pub mod tensor;
 
 use crate::autograd::engine::{run_backward, BackwardOptions};
@@ -281,6 +282,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     optim::register(m)?;
     nn::register(m)?;
     hooks::register(m)?;
+    rearrange::register(m)?;
     m.add("float32", PyDType(DType::F32))?;
     m.add("float64", PyDType(DType::F64))?;
     m.add("int64", PyDType(DType::I64))?;

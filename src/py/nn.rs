@@ -94,10 +94,11 @@ fn linear(
 }
 
 fn sizes(v: &[i64], what: &str) -> PyResult<Vec<usize>> {
-    if v.iter().any(|&x| x < 0) {
-        return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
-            "negative {what} is not supported"
-        )));
+    if let Some(&x) = v.iter().find(|&&x| x < 0) {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(match what {
+            "pool padding" => format!("pad must be non-negative, but got pad: {x}"),
+            _ => format!("negative {what} is not supported"),
+        }));
     }
     Ok(v.iter().map(|&x| x as usize).collect())
 }
@@ -173,7 +174,7 @@ fn max_pool2d(
         two(&sizes(&stride, "stride")?),
     );
     let (p, d) = (
-        two(&sizes(&padding, "padding")?),
+        two(&sizes(&padding, "pool padding")?),
         two(&sizes(&dilation, "dilation")?),
     );
     let x = input.t.clone();
@@ -199,7 +200,7 @@ fn avg_pool2d(
         two(&sizes(&kernel_size, "kernel size")?),
         two(&sizes(&stride, "stride")?),
     );
-    let p = two(&sizes(&padding, "padding")?);
+    let p = two(&sizes(&padding, "pool padding")?);
     let x = input.t.clone();
     run(py, heavy(x.numel()), move || {
         crate::ops::conv::avg_pool2d(&x, k, s, p, ceil_mode, count_include_pad, divisor_override)

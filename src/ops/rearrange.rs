@@ -1,0 +1,402 @@
+//! Ops that move elements around: tril/triu, flip, roll, repeat, sort/argsort/topk, scatter.
+//! Each backward is the adjoint movement, written with these same differentiable ops.
+
+use super::index::{gather, scatter_add};
+use super::reduce::sum_dims;
+use super::shape::reshape;
+use crate::autograd::graph::{needs_grad, record};
+use crate::dtype::DType;
+use crate::error::{dim_out_of_range, Error, Result};
+use crate::layout::{fmt_list, wrap_dim};
+use crate::storage::Elem;
+use crate::tensor::Tensor;
+
+/// A new contiguous tensor of `out_shape` whose element at index `o` is `t`'s element at
+/// `src(o, &mut idx)` (which writes the source multi-index into `idx`), or zero when `src`
+/// returns false.
+fn remap(
+    t: &Tensor,
+    out_shape: &[usize],
+    src: impl Fn(&[usize], &mut [usize]) -> bool,
+) -> Result<Tensor> {
+    let n: usize = out_shape.iter().product();
+    let nd = out_shape.len();
+    let l = t.layout();
+    dispatch!(t.dtype(), T => {
+        let data = t.storage().read::<T>();
+        let mut out: Vec<T> = crate::kernels::alloc(n)?;
+        let mut o = vec![0usize; nd];
+        let mut si = vec![0usize; t.ndim()];
+        for _ in 0..n {
+            let v = if src(&o, &mut si) {
+                let off = l.offset + si.iter().zip(&l.strides).map(|(i, s)| i * s).sum::<usize>();
+                data[off]
+            } else {
+                T::default()
+            };
+            out.push(v);
+            for d in (0..nd).rev() {
+                o[d] += 1;
+                if o[d] < out_shape[d] {
+                    break;
+                }
+                o[d] = 0;
+            }
+        }
+        drop(data);
+        Tensor::from_vec(out, out_shape.to_vec())
+    })
+}
+
+/// `tril(x, diagonal)` / `triu(x, diagonal)` over the last two dims (TrilBackward0 /
+/// TriuBackward0; the backward is the same op on the gradient).
+pub fn tri(t: &Tensor, diagonal: i64, upper: bool) -> Result<Tensor> {
+    if t.ndim() < 2 {
+        return Err(Error::Runtime(format!(
+            "{}: input tensor must have at least 2 dimensions",
+            if upper { "triu" } else { "tril" }
+        )));
+    }
+    let nd = t.ndim();
+    let out = remap(t, t.shape(), |o, si| {
+        si.copy_from_slice(o);
+        let (i, j) = (o[nd - 2] as i64, o[nd - 1] as i64);
+        if upper {
+            j - i >= diagonal
+        } else {
+            j - i <= diagonal
+        }
+    })?;
+    if needs_grad(&[t]) {
+        let name = if upper {
+            "TriuBackward0"
+        } else {
+            "TrilBackward0"
+        };
+        record(name, &[t], &[&out], vec![], move |ctx| {
+            Ok(vec![Some(tri(&ctx.grad(0)?, diagonal, upper)?)])
+        });
+    }
+    Ok(out)
+}
+
+fn wrap_dims(dims: &[i64], nd: usize) -> Result<Vec<usize>> {
+    let mut out = Vec::with_capacity(dims.len());
+    for &d in dims {
+        let w = wrap_dim(d, nd)?;
+        if out.contains(&w) {
+            return Err(Error::Runtime(format!(
+                "dims has duplicates, original flip dims size={}, but unique flip dims size={}",
+                dims.len(),
+                dims.len() - 1
+            )));
+        }
+        out.push(w);
+    }
+    Ok(out)
+}
+
+/// `flip(x, dims)` (FlipBackward0).
+pub fn flip(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    let ds = wrap_dims(dims, t.ndim())?;
+    let shape = t.shape().to_vec();
+    let out = remap(t, &shape, |o, si| {
+        si.copy_from_slice(o);
+        for &d in &ds {
+            si[d] = shape[d] - 1 - o[d];
+        }
+        true
+    })?;
+    if needs_grad(&[t]) {
+        let dims = dims.to_vec();
+        record("FlipBackward0", &[t], &[&out], vec![], move |ctx| {
+            Ok(vec![Some(flip(&ctx.grad(0)?, &dims)?)])
+        });
+    }
+    Ok(out)
+}
+
+/// `roll(x, shifts, dims)` (RollBackward0); without dims the flattened tensor is rolled.
+pub fn roll(t: &Tensor, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
+    if dims.is_empty() {
+        if shifts.len() != 1 {
+            return Err(Error::Runtime(format!(
+                "`shifts` required to be of size 1 when `dims` is empty, but got shifts of size {}",
+                shifts.len()
+            )));
+        }
+        // the flattened tensor rolled, in the original shape
+        let shape = t.shape().to_vec();
+        let n = t.numel() as i64;
+        let strides = crate::layout::contiguous_strides(&shape);
+        let shift = shifts[0];
+        let out = remap(t, &shape, |o, si| {
+            let flat: usize = o.iter().zip(&strides).map(|(i, s)| i * s).sum();
+            let mut src = (flat as i64 - shift).rem_euclid(n.max(1)) as usize;
+            for (k, &st) in strides.iter().enumerate() {
+                si[k] = src / st.max(1);
+                src %= st.max(1);
+            }
+            true
+        })?;
+        if needs_grad(&[t]) {
+            record("RollBackward0", &[t], &[&out], vec![], move |ctx| {
+                Ok(vec![Some(roll(&ctx.grad(0)?, &[-shift], &[])?)])
+            });
+        }
+        return Ok(out);
+    }
+    if shifts.len() != dims.len() {
+        return Err(Error::Runtime(format!(
+            "shifts and dimensions must align. shifts: {}, dims:{}",
+            shifts.len(),
+            dims.len()
+        )));
+    }
+    let ds: Vec<usize> = dims
+        .iter()
+        .map(|&d| wrap_dim(d, t.ndim()))
+        .collect::<Result<_>>()?;
+    let shape = t.shape().to_vec();
+    let out = remap(t, &shape, |o, si| {
+        si.copy_from_slice(o);
+        for (&d, &s) in ds.iter().zip(shifts) {
+            let n = shape[d] as i64;
+            si[d] = (o[d] as i64 - s).rem_euclid(n.max(1)) as usize;
+        }
+        true
+    })?;
+    if needs_grad(&[t]) {
+        let back: Vec<i64> = shifts.iter().map(|s| -s).collect();
+        let dims = dims.to_vec();
+        record("RollBackward0", &[t], &[&out], vec![], move |ctx| {
+            Ok(vec![Some(roll(&ctx.grad(0)?, &back, &dims)?)])
+        });
+    }
+    Ok(out)
+}
+
+/// `repeat(x, sizes)` (RepeatBackward0): the backward sums the tiles.
+pub fn repeat(t: &Tensor, sizes: &[i64]) -> Result<Tensor> {
+    if sizes.len() < t.ndim() {
+        return Err(Error::Runtime(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor".into(),
+        ));
+    }
+    if let Some(&bad) = sizes.iter().find(|&&s| s < 0) {
+        return Err(Error::Runtime(format!(
+            "Trying to create tensor with negative dimension {bad}: {}",
+            fmt_list(&sizes.iter().map(|&s| s as usize).collect::<Vec<_>>())
+        )));
+    }
+    let lead = sizes.len() - t.ndim();
+    let xshape: Vec<usize> = std::iter::repeat_n(1, lead)
+        .chain(t.shape().iter().copied())
+        .collect();
+    let reps: Vec<usize> = sizes.iter().map(|&s| s as usize).collect();
+    let out_shape: Vec<usize> = xshape.iter().zip(&reps).map(|(a, b)| a * b).collect();
+    let nd = t.ndim();
+    let out = remap(t, &out_shape, |o, si| {
+        for k in 0..nd {
+            si[k] = o[lead + k] % xshape[lead + k];
+        }
+        true
+    })?;
+    if needs_grad(&[t]) {
+        let ishape = t.shape().to_vec();
+        record("RepeatBackward0", &[t], &[&out], vec![], move |ctx| {
+            // (r0*s0, r1*s1, ...) -> (r0, s0, r1, s1, ...), summed over the r dims
+            let g = ctx.grad(0)?;
+            let split: Vec<usize> = reps
+                .iter()
+                .zip(&xshape)
+                .flat_map(|(&r, &s)| [r, s])
+                .collect();
+            let red: Vec<i64> = (0..reps.len() as i64).map(|i| 2 * i).collect();
+            let summed = sum_dims(&reshape(&g, &split)?, Some(&red), false, None)?;
+            Ok(vec![Some(reshape(&summed, &ishape)?)])
+        });
+    }
+    Ok(out)
+}
+
+/// The sort order of one row: NaN after every number (PyTorch's order), stable.
+fn order<T: Elem>(row: &[T], descending: bool) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..row.len()).collect();
+    let key = |a: &T, b: &T| {
+        #[allow(clippy::eq_op)]
+        let (an, bn) = (a != a, b != b);
+        match (an, bn) {
+            (true, true) => std::cmp::Ordering::Equal,
+            (true, false) => std::cmp::Ordering::Greater,
+            (false, true) => std::cmp::Ordering::Less,
+            _ => a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal),
+        }
+    };
+    if descending {
+        idx.sort_by(|&i, &j| key(&row[j], &row[i]));
+    } else {
+        idx.sort_by(|&i, &j| key(&row[i], &row[j]));
+    }
+    idx
+}
+
+/// Sorted values and indices along `dim`, keeping the first `k` of each row (`k = None`: all).
+fn sort_impl(t: &Tensor, dim: i64, descending: bool, k: Option<usize>) -> Result<(Tensor, Tensor)> {
+    let nd = t.ndim().max(1);
+    let d = if t.ndim() == 0 {
+        if dim != 0 && dim != -1 {
+            return Err(dim_out_of_range(dim, 0));
+        }
+        0
+    } else {
+        wrap_dim(dim, t.ndim())?
+    };
+    let shape: Vec<usize> = if t.ndim() == 0 {
+        vec![1]
+    } else {
+        t.shape().to_vec()
+    };
+    let n = shape[d];
+    let keep = k.unwrap_or(n);
+    let outer: usize = shape[..d].iter().product();
+    let inner: usize = shape[d + 1..].iter().product();
+    let mut oshape = shape.clone();
+    oshape[d] = keep;
+    let x = super::materialize(t)?;
+    let (vals, idx) = dispatch!(t.dtype(), T => {
+        let data = x.to_vec::<T>();
+        let mut vals = vec![T::default(); outer * keep * inner];
+        let mut idx = vec![0i64; outer * keep * inner];
+        let mut row = Vec::with_capacity(n);
+        for o in 0..outer {
+            for j in 0..inner {
+                row.clear();
+                row.extend((0..n).map(|i| data[(o * n + i) * inner + j]));
+                for (r, &i) in order(&row, descending).iter().take(keep).enumerate() {
+                    vals[(o * keep + r) * inner + j] = row[i];
+                    idx[(o * keep + r) * inner + j] = i as i64;
+                }
+            }
+        }
+        let fin = |s: Vec<usize>| if t.ndim() == 0 { vec![] } else { s };
+        (Tensor::from_vec(vals, fin(oshape.clone()))?, Tensor::from_vec(idx, fin(oshape.clone()))?)
+    });
+    let _ = nd;
+    Ok((vals, idx))
+}
+
+/// Records the backward of an op whose values are `t`'s elements at `indices` along `dim`:
+/// the gradient is scattered back (ScatterAdd, differentiable through gather).
+fn record_gathered(name: &'static str, t: &Tensor, vals: &Tensor, indices: &Tensor, dim: i64) {
+    if t.dtype().is_float() && needs_grad(&[t]) {
+        let (shape, dtype) = (t.shape().to_vec(), t.dtype());
+        let indices = indices.clone();
+        record(name, &[t], &[vals], vec![], move |ctx| {
+            let g = ctx.grad(0)?;
+            let zeros = Tensor::zeros(&shape, dtype)?;
+            if shape.is_empty() {
+                return Ok(vec![Some(g)]);
+            }
+            Ok(vec![Some(scatter_add(&zeros, dim, &indices, &g)?)])
+        });
+    }
+}
+
+/// `sort(x, dim, descending)` -> (values, indices) (SortBackward0); stable.
+pub fn sort(t: &Tensor, dim: i64, descending: bool) -> Result<(Tensor, Tensor)> {
+    let (v, i) = sort_impl(t, dim, descending, None)?;
+    record_gathered("SortBackward0", t, &v, &i, dim);
+    Ok((v, i))
+}
+
+/// `topk(x, k, dim, largest)` -> (values, indices) (TopkBackward0), sorted.
+pub fn topk(t: &Tensor, k: i64, dim: i64, largest: bool) -> Result<(Tensor, Tensor)> {
+    let d = if t.ndim() == 0 {
+        0
+    } else {
+        wrap_dim(dim, t.ndim())?
+    };
+    let n = if t.ndim() == 0 { 1 } else { t.shape()[d] };
+    if k < 0 || k as usize > n {
+        return Err(Error::Runtime("selected index k out of range".into()));
+    }
+    let (v, i) = sort_impl(t, dim, largest, Some(k as usize))?;
+    record_gathered("TopkBackward0", t, &v, &i, dim);
+    Ok((v, i))
+}
+
+/// `scatter(x, dim, index, src)` (ScatterBackward0) or with a number (ScatterBackward1):
+/// `out = x` with `out[index[i]][...] = src[i][...]` along `dim`.
+pub fn scatter(
+    t: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: Option<&Tensor>,
+    value: f64,
+) -> Result<Tensor> {
+    let d = wrap_dim(dim, t.ndim())?;
+    if index.dtype() != DType::I64 {
+        return Err(Error::Runtime(
+            "scatter(): Expected dtype int64 for index".into(),
+        ));
+    }
+    if index.ndim() != t.ndim().max(1) && !(t.ndim() == 0 && index.ndim() <= 1) {
+        return Err(Error::Runtime(
+            "Index tensor must have the same number of dimensions as self tensor".into(),
+        ));
+    }
+    let idx = index.to_vec::<i64>();
+    let out = super::materialize(t)?;
+    let ishape = index.shape().to_vec();
+    let ostrides = crate::layout::contiguous_strides(t.shape());
+    let size = if t.ndim() == 0 { 1 } else { t.shape()[d] };
+    dispatch!(t.dtype(), T => {
+        let vals: Option<Vec<T>> = src.map(super::cast_vec::<T>).transpose()?;
+        let sstrides = src.map(|s| crate::layout::contiguous_strides(s.shape()));
+        let mut dst = out.storage().write::<T>();
+        let mut mi = vec![0usize; ishape.len()];
+        for (kk, &ix) in idx.iter().enumerate() {
+            let mut rem = kk;
+            for (p, &s) in ishape.iter().enumerate().rev() {
+                mi[p] = rem % s.max(1);
+                rem /= s.max(1);
+            }
+            let v = match (&vals, &sstrides) {
+                (Some(v), Some(ss)) => v[mi.iter().zip(ss).map(|(i, s)| i * s).sum::<usize>()],
+                _ => T::from_f64(value),
+            };
+            if ix < -(size as i64) || ix >= size as i64 {
+                return Err(Error::Runtime(format!(
+                    "index {ix} is out of bounds for dimension {d} with size {size}"
+                )));
+            }
+            mi[d] = ix.rem_euclid(size as i64) as usize;
+            let off: usize = mi.iter().zip(&ostrides).map(|(i, s)| i * s).sum();
+            dst[off] = v;
+        }
+    });
+    let mut inputs = vec![t];
+    if let Some(s) = src {
+        inputs.push(s);
+    }
+    if needs_grad(&inputs) {
+        let index = index.clone();
+        let has_src = src.is_some();
+        let name = if has_src {
+            "ScatterBackward0"
+        } else {
+            "ScatterBackward1"
+        };
+        record(name, &inputs, &[&out], vec![], move |ctx| {
+            let g = ctx.grad(0)?;
+            let gx = scatter(&g, d as i64, &index, None, 0.0)?;
+            let mut grads = vec![Some(gx)];
+            if has_src {
+                grads.push(Some(gather(&g, d as i64, &index)?));
+            }
+            Ok(grads)
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,97 @@
+//! Bindings of the element-moving ops: tril/triu, flip, roll, repeat, sort/topk, scatter.
+
+use super::errors::{run, HEAVY_NUMEL};
+use super::tensor::PyTensor;
+use crate::ops::rearrange as ra;
+use pyo3::prelude::*;
+
+fn heavy(t: &PyTensor) -> bool {
+    t.t.numel() > HEAVY_NUMEL
+}
+
+#[pyfunction]
+fn _tri(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    diagonal: i64,
+    upper: bool,
+) -> PyResult<PyTensor> {
+    let x = input.t.clone();
+    run(py, heavy(&input), move || ra::tri(&x, diagonal, upper)).map(PyTensor::new)
+}
+
+#[pyfunction]
+fn _flip(py: Python<'_>, input: PyRef<'_, PyTensor>, dims: Vec<i64>) -> PyResult<PyTensor> {
+    let x = input.t.clone();
+    run(py, heavy(&input), move || ra::flip(&x, &dims)).map(PyTensor::new)
+}
+
+#[pyfunction]
+fn _roll(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    shifts: Vec<i64>,
+    dims: Vec<i64>,
+) -> PyResult<PyTensor> {
+    let x = input.t.clone();
+    run(py, heavy(&input), move || ra::roll(&x, &shifts, &dims)).map(PyTensor::new)
+}
+
+#[pyfunction]
+fn _repeat(py: Python<'_>, input: PyRef<'_, PyTensor>, sizes: Vec<i64>) -> PyResult<PyTensor> {
+    let x = input.t.clone();
+    run(py, heavy(&input), move || ra::repeat(&x, &sizes)).map(PyTensor::new)
+}
+
+#[pyfunction]
+fn _sort(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    dim: i64,
+    descending: bool,
+) -> PyResult<(PyTensor, PyTensor)> {
+    let x = input.t.clone();
+    run(py, heavy(&input), move || ra::sort(&x, dim, descending))
+        .map(|(v, i)| (PyTensor::new(v), PyTensor::new(i)))
+}
+
+#[pyfunction]
+fn _topk(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    k: i64,
+    dim: i64,
+    largest: bool,
+) -> PyResult<(PyTensor, PyTensor)> {
+    let x = input.t.clone();
+    run(py, heavy(&input), move || ra::topk(&x, k, dim, largest))
+        .map(|(v, i)| (PyTensor::new(v), PyTensor::new(i)))
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, dim, index, src=None, value=0.0))]
+fn _scatter(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    dim: i64,
+    index: PyRef<'_, PyTensor>,
+    src: Option<PyRef<'_, PyTensor>>,
+    value: f64,
+) -> PyResult<PyTensor> {
+    let (x, i, s) = (input.t.clone(), index.t.clone(), src.map(|s| s.t.clone()));
+    run(py, heavy(&input), move || {
+        ra::scatter(&x, dim, &i, s.as_ref(), value)
+    })
+    .map(PyTensor::new)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_tri, m)?)?;
+    m.add_function(wrap_pyfunction!(_flip, m)?)?;
+    m.add_function(wrap_pyfunction!(_roll, m)?)?;
+    m.add_function(wrap_pyfunction!(_repeat, m)?)?;
+    m.add_function(wrap_pyfunction!(_sort, m)?)?;
+    m.add_function(wrap_pyfunction!(_topk, m)?)?;
+    m.add_function(wrap_pyfunction!(_scatter, m)?)?;
+    Ok(())
+}
