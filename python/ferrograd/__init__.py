@@ -14,7 +14,7 @@ from ._core import Generator, default_generator, set_num_threads, get_num_thread
 from ._core import float32, float64, int64
 from ._core import bool  # noqa: A004  (ferrograd.bool is the dtype, as torch.bool)
 from ._size import Size
-from ._tensor import device, install as _install
+from ._tensor import FUNCTIONS as _tensor_functions, device, install as _install
 from ._tensor_str import set_printoptions
 
 _install()
@@ -394,10 +394,10 @@ for _name in [
     "softmax", "log_softmax", "matmul", "mm", "bmm", "mv", "dot", "outer", "flatten",
     "transpose", "swapaxes", "permute", "t", "unsqueeze", "squeeze", "narrow", "select",
     "gather", "scatter_add", "index_select", "index_add", "split", "chunk", "unbind", "clone",
-    "detach", "any", "all", "cumsum", "tril", "triu", "flip", "roll", "tile", "sort", "argsort",
-    "topk", "scatter",
+    "detach", "any", "all", "cumsum",
 ]:
     globals()[_name] = _method_function(_name)
+globals().update(_tensor_functions)  # tril, triu, flip, roll, tile, sort, argsort, topk, scatter
 def reshape(input, shape):
     return input.reshape(shape)
 

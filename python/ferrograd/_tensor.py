@@ -486,80 +486,341 @@ def __reduce_ex__(self, protocol):
     return (_rebuild_tensor, (self.detach().numpy().copy(), self.requires_grad))
 
 
-def _sizes(args, name):
-    """`f(2, 3)` or `f((2, 3))` -> [2, 3]."""
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        args = tuple(args[0])
-    for a in args:
-        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
-            raise TypeError(f"{name}(): argument 'repeats' must be tuple of ints, but found element of type {type(a).__name__}")
-    return [int(a) for a in args]
+# Argument parsing of tril/triu, flip, roll, repeat, tile, sort, argsort, topk and scatter
+# as PyTorch's parser does it: the same accepted types and the same TypeError texts. Each op
+# has one implementation taking the parsed arguments, shared by the method and the function.
 
 
-def tril(self, diagonal=0):
-    return self._tri_(int(diagonal), False)
+def _index(v):
+    """``v`` as an int where PyTorch takes one (ints, NumPy ints, one-element integer
+    tensors; not bool), else None."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, Tensor) and v.dtype == _core.int64 and v.numel() == 1:
+        return int(v.item())
+    return None
 
 
-def triu(self, diagonal=0):
-    return self._tri_(int(diagonal), True)
+def _at(pos):
+    return "" if pos is None else f" (position {pos})"
 
 
-def flip(self, *dims):
-    return _core._flip(self, _sizes(dims, "flip"))
+def _int(fname, name, v, pos):
+    i = _index(v)
+    if i is None:
+        raise TypeError(f"{fname}(): argument '{name}'{_at(pos)} must be int, not {type(v).__name__}")
+    return i
 
 
-def roll(self, shifts, dims=None):
-    shifts = [int(shifts)] if isinstance(shifts, (int, np.integer)) else [int(s) for s in shifts]
-    if dims is None:
-        dims = []
-    elif isinstance(dims, (int, np.integer)):
-        dims = [int(dims)]
-    else:
-        dims = [int(d) for d in dims]
+def _bool(fname, name, v, pos):
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    raise TypeError(f"{fname}(): argument '{name}'{_at(pos)} must be bool, not {type(v).__name__}")
+
+
+def _int_list(fname, name, v, pos, allow_int):
+    """A tuple-of-ints argument; a lone int only where PyTorch takes one (``allow_int``)."""
+    if isinstance(v, np.ndarray):
+        v = v.tolist()
+    if isinstance(v, (tuple, list)):
+        if v and _index(v[0]) is None:
+            raise TypeError(
+                f"{fname}(): argument '{name}'{_at(pos)} must be tuple of ints, but found element "
+                f"of type {type(v[0]).__name__} at pos 0"
+            )
+        out = []
+        for i, e in enumerate(v):
+            k = int(e) if isinstance(e, bool) else _index(e)
+            if k is None:
+                raise TypeError(
+                    f"{fname}(): argument '{name}' failed to unpack the object at pos {i + 1} "
+                    f'with error "type must be tuple of ints,but got {type(e).__name__}"'
+                )
+            out.append(k)
+        return out
+    i = _index(v)
+    if i is None or not allow_int:
+        raise TypeError(f"{fname}(): argument '{name}'{_at(pos)} must be tuple of ints, not {type(v).__name__}")
+    return [i]
+
+
+def _bind(fname, args, kwargs, params, nreq):
+    """``{name: (value, position)}`` for ``args``/``kwargs`` bound to ``params`` (the first
+    ``nreq`` required); the position is None for keywords."""
+    if len(args) > len(params):
+        n = len(params)
+        if nreq == n:
+            takes = f"{n} positional argument" + ("s" if n != 1 else "")
+        else:
+            takes = f"from {nreq} to {n} positional arguments"
+        raise TypeError(f"{fname}() takes {takes} but {len(args)} were given")
+    out = {p: (a, i + 1) for i, (p, a) in enumerate(zip(params, args))}
+    for k, v in kwargs.items():
+        if k in out:
+            raise TypeError(f"{fname}() got multiple values for argument '{k}'")
+        out[k] = (v, None)
+    for p in params[:nreq]:
+        if p not in out:
+            raise TypeError(f'{fname}() missing 1 required positional arguments: "{p}"')
+    for k in kwargs:
+        if k not in params:
+            raise TypeError(f"{fname}() got an unexpected keyword argument '{k}'")
+    return out
+
+
+def _input(fname, a):
+    v, pos = a.pop("input")
+    if not isinstance(v, Tensor):
+        raise TypeError(f"{fname}(): argument 'input'{_at(pos)} must be Tensor, not {type(v).__name__}")
+    return v
+
+
+def _no_out(fname, kwargs):
+    if kwargs.pop("out", None) is not None:
+        raise NotImplementedError(f"{fname}(out=...) is not supported by ferrograd")
+
+
+def _op(fname, params, nreq, impl, varargs=False, out=False):
+    """The method and the torch function of an op taking ``params`` after its input;
+    ``impl(input, args, method)`` gets the bound ``args``. ``varargs``: the method also takes
+    the int list unpacked (``x.flip(0, 1)``); ``out``: the function takes ``out=None``."""
+
+    def method(self, *args, **kwargs):
+        if varargs and len(args) > 1 and _index(args[0]) is not None:
+            args = (args,)
+        return impl(self, _bind(fname, args, kwargs, params, nreq), True)
+
+    def function(*args, **kwargs):
+        if out:
+            _no_out(fname, kwargs)
+        a = _bind(fname, args, kwargs, ("input",) + params, nreq + 1)
+        return impl(_input(fname, a), a, False)
+
+    method.__name__ = function.__name__ = fname
+    return method, function
+
+
+def _tri(upper):
+    fname = "triu" if upper else "tril"
+
+    def impl(self, a, method):
+        return _core._tri(self, _int(fname, "diagonal", *a.get("diagonal", (0, None))), upper)
+
+    return _op(fname, ("diagonal",), 0, impl)
+
+
+tril, _tril_function = _tri(False)
+triu, _triu_function = _tri(True)
+
+
+def _flip(self, a, method):
+    v, pos = a["dims"]
+    return _core._flip(self, _int_list("flip", "dims", v, pos, method and pos is not None))
+
+
+flip, _flip_function = _op("flip", ("dims",), 1, _flip, varargs=True)
+
+
+def _roll(self, a, method):
+    shifts = _int_list("roll", "shifts", *a["shifts"], True)
+    dims, pos = a.get("dims", ((), None))
+    dims = [] if dims is None else _int_list("roll", "dims", dims, pos, True)
     return _core._roll(self, shifts, dims)
 
 
-def repeat(self, *sizes):
-    return _core._repeat(self, _sizes(sizes, "repeat"))
+roll, _roll_function = _op("roll", ("shifts", "dims"), 1, _roll)
 
 
-def tile(self, *dims):
-    dims = _sizes(dims, "tile")
+def _repeat(self, a, method):
+    v, pos = a["repeats"]
+    return _core._repeat(self, _int_list("repeat", "repeats", v, pos, pos is not None))
+
+
+repeat, _ = _op("repeat", ("repeats",), 1, _repeat, varargs=True)
+
+
+def _tile(self, a, method):
+    v, pos = a["dims"]
+    dims = _int_list("tile", "dims", v, pos, method and pos is not None)
     if len(dims) < self.dim():
         dims = [1] * (self.dim() - len(dims)) + dims
     return _core._repeat(self, dims)
 
 
-def sort(self, dim=-1, descending=False, stable=False):
-    values, indices = _core._sort(self, int(dim), bool(descending))
-    return sort_result(values, indices)
+tile, _tile_function = _op("tile", ("dims",), 1, _tile, varargs=True)
 
 
-def argsort(self, dim=-1, descending=False, stable=False):
-    return _core._sort(self, int(dim), bool(descending))[1]
+def _topk(self, a, method):
+    k = _int("topk", "k", *a["k"])
+    dim = _int("topk", "dim", *a.get("dim", (-1, None)))
+    largest = _bool("topk", "largest", *a.get("largest", (True, None)))
+    _bool("topk", "sorted", *a.get("sorted", (True, None)))  # the result is always sorted
+    return topk_result(*_core._topk(self, k, dim, largest))
 
 
-def topk(self, k, dim=-1, largest=True, sorted=True):
-    values, indices = _core._topk(self, int(k), int(dim), bool(largest))
-    return topk_result(values, indices)
+topk, _topk_function = _op("topk", ("k", "dim", "largest", "sorted"), 1, _topk, out=True)
 
 
-def scatter(self, dim, index, src=None, value=None, reduce=None):
-    if reduce is not None:
-        raise NotImplementedError("scatter(reduce=...) is not supported by ferrograd yet")
-    if src is None and value is None:
-        raise TypeError("scatter() missing required argument 'src' or 'value'")
-    if src is not None and not isinstance(src, Tensor):
+def _invalid_combination(fname, args, kwargs, overloads):
+    """PyTorch's TypeError for arguments matching none of an op's overloads (without its
+    "didn't match because" details)."""
+    got = [type(v).__name__ for v in args]
+    got += [f"{k}={type(v).__name__}" for k, v in reversed(kwargs.items())]
+    got = ", ".join(got) + (", " if kwargs and not args else "")
+    lines = "".join(f" * ({o})\n" for o in overloads)
+    return TypeError(
+        f"{fname}() received an invalid combination of arguments - got ({got}), but expected one of:\n{lines}"
+    )
+
+
+def _sort_args(fname, args, kwargs, method):
+    """(input, dim, descending) of sort/argsort: ``(*, bool stable, int dim = -1, bool
+    descending = False)`` or ``(int dim = -1, bool descending = False)``."""
+    overloads = ["*, bool stable, int dim = -1, bool descending = False", "int dim = -1, bool descending = False"]
+    if not method:
+        out = "tuple of Tensors out = None" if fname == "sort" else "Tensor out = None"
+        overloads = [f"Tensor input, {overloads[0]}, {out}", f"Tensor input, {overloads[1]}"]
+        if fname == "sort":
+            overloads[1] += f", *, {out}"
+    bad = _invalid_combination(fname, args, kwargs, overloads)
+    a = dict(kwargs)
+    if not method:
+        if args:
+            a["input"], args = args[0], args[1:]
+        elif "input" not in a:
+            raise bad
+        if not isinstance(a["input"], Tensor):
+            where = " (position 1)" if "input" not in kwargs else ""
+            raise TypeError(f"{fname}(): argument 'input'{where} must be Tensor, not {type(a['input']).__name__}")
+        if "out" in a and (method or fname == "argsort" and "stable" not in a):
+            raise bad
+        _no_out(fname, a)
+    if len(args) > 2 or args and "stable" in a:
+        if not method and fname == "sort" and "stable" not in a:
+            raise bad
+        lo, hi = (1, 0) if method else (2, 1)
+        given = len(args) + (0 if method else 1)
+        raise TypeError(f"{fname}() takes from {lo} to {hi} positional arguments but {given} were given")
+    for name, v in zip(("dim", "descending"), args):
+        if name in a:
+            raise bad
+        a[name] = v
+    input = a.pop("input", None)
+    dim, descending = _index(a.pop("dim", -1)), a.pop("descending", False)
+    stable = a.pop("stable", None)
+    if a or dim is None or not isinstance(descending, (bool, np.bool_)):
+        raise bad
+    if not isinstance(stable, (bool, np.bool_)) and (stable is not None or "stable" in kwargs and fname == "argsort"):
+        raise bad
+    return input, dim, bool(descending)
+
+
+def sort(self, *args, **kwargs):
+    _, dim, descending = _sort_args("sort", args, kwargs, True)
+    return sort_result(*_core._sort(self, dim, descending))
+
+
+def argsort(self, *args, **kwargs):
+    _, dim, descending = _sort_args("argsort", args, kwargs, True)
+    return _core._sort(self, dim, descending)[1]
+
+
+def _sort_function(*args, **kwargs):
+    input, dim, descending = _sort_args("sort", args, kwargs, False)
+    return sort_result(*_core._sort(input, dim, descending))
+
+
+def _argsort_function(*args, **kwargs):
+    input, dim, descending = _sort_args("argsort", args, kwargs, False)
+    return _core._sort(input, dim, descending)[1]
+
+
+_sort_function.__name__, _argsort_function.__name__ = "sort", "argsort"
+
+
+def _scatter_args(args, kwargs, method):
+    """(input, dim, index, src, value) of ``scatter(dim, index, src)`` or
+    ``scatter(dim, index, value)`` (``reduce=`` is not supported)."""
+    overloads = ["int dim, Tensor index, Tensor src", "int dim, Tensor index, Tensor src, *, str reduce",
+                 "int dim, Tensor index, Number value", "int dim, Tensor index, Number value, *, str reduce"]
+    if not method:
+        overloads = [f"Tensor input, {o}" + (", " if "*" in o else ", *, ") + "Tensor out = None"
+                     for o in overloads]
+    bad = _invalid_combination("scatter", args, kwargs, overloads)
+    names = ("dim", "index", "src") if method else ("input", "dim", "index", "src")
+    if len(args) > len(names):
+        raise bad
+    a = dict(zip(names, args))
+    for k, v in kwargs.items():
+        if k in a or k not in names + ("value", "reduce") + (() if method else ("out",)):
+            raise bad
+        a[k] = v
+    if not method:
+        if not isinstance(a.get("input"), Tensor):
+            if "input" not in a:
+                raise bad
+            where = " (position 1)" if "input" not in kwargs else ""
+            raise TypeError(f"scatter(): argument 'input'{where} must be Tensor, not {type(a['input']).__name__}")
+        _no_out("scatter", a)
+    dim, index = _index(a.get("dim")), a.get("index")
+    src = a.get("src", a.get("value"))
+    if dim is None or not isinstance(index, Tensor) or "src" in a and "value" in a:
+        raise bad
+    if isinstance(src, Tensor):
+        if "value" in a:
+            raise bad
+        src, value = src, None
+    elif isinstance(src, (int, float, np.integer, np.floating, np.bool_)):
+        if "src" in kwargs:
+            raise bad
         src, value = None, src
+    else:
+        raise bad
+    if "reduce" in a:
+        if not isinstance(a["reduce"], str):
+            raise bad
+        if a["reduce"] not in ("add", "multiply"):
+            raise RuntimeError("reduce argument must be either add or multiply.")
+        raise NotImplementedError("scatter(reduce=...) is not supported by ferrograd")
+    return a.get("input"), dim, index, src, value
+
+
+def _scatter(input, dim, index, src, value):
     if src is not None:
-        return _core._scatter(self, int(dim), index, src)
-    return _core._scatter(self, int(dim), index, None, float(value))
+        return _core._scatter(input, dim, index, src)
+    return _core._scatter(input, dim, index, None, float(value))
+
+
+def scatter(self, *args, **kwargs):
+    _, dim, index, src, value = _scatter_args(args, kwargs, True)
+    return _scatter(self, dim, index, src, value)
+
+
+def _scatter_function(*args, **kwargs):
+    return _scatter(*_scatter_args(args, kwargs, False))
+
+
+_scatter_function.__name__ = "scatter"
+
+# the torch-namespace functions, exported by ferrograd/__init__.py
+FUNCTIONS = {
+    "tril": _tril_function,
+    "triu": _triu_function,
+    "flip": _flip_function,
+    "roll": _roll_function,
+    "tile": _tile_function,
+    "sort": _sort_function,
+    "argsort": _argsort_function,
+    "topk": _topk_function,
+    "scatter": _scatter_function,
+}
 
 
 _METHODS = {
     "tril": tril,
     "triu": triu,
-    "_tri_": lambda self, diagonal, upper: _core._tri(self, diagonal, upper),
     "flip": flip,
     "roll": roll,
     "repeat": repeat,

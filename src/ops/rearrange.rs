@@ -400,3 +400,74 @@ pub fn scatter(
     }
     Ok(out)
 }
+
+/// `embedding(weight, indices)` (EmbeddingBackward0): rows of `weight` at `indices`, output
+/// `indices.shape + [dim]`. The gradient of a row at `padding_idx` is zero; with
+/// `scale_grad_by_freq` each row's gradient is divided by how often its index occurs.
+pub fn embedding(
+    weight: &Tensor,
+    indices: &Tensor,
+    padding_idx: Option<i64>,
+    scale_grad_by_freq: bool,
+) -> Result<Tensor> {
+    if weight.ndim() != 2 {
+        return Err(Error::Runtime("'weight' must be 2-D".into()));
+    }
+    if indices.dtype() != DType::I64 {
+        return Err(Error::Runtime(format!(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got torch.{}Tensor instead (while checking arguments for embedding)",
+            indices.dtype().kernel_name()
+        )));
+    }
+    let (num, dim) = (weight.shape()[0], weight.shape()[1]);
+    let idx = indices.to_vec::<i64>();
+    if idx.iter().any(|&i| i < 0 || i as usize >= num) {
+        return Err(Error::Index("index out of range in self".into()));
+    }
+    let flat = Tensor::from_vec(idx.clone(), vec![idx.len()])?;
+    let rows = super::index::index_select(&weight.detach(), 0, &flat)?;
+    let mut shape = indices.shape().to_vec();
+    shape.push(dim);
+    let out = reshape(&rows, &shape)?.detach();
+    if needs_grad(&[weight]) {
+        let dtype = weight.dtype();
+        record(
+            "EmbeddingBackward0",
+            &[weight],
+            &[&out],
+            vec![],
+            move |ctx| {
+                let g = reshape(&ctx.grad(0)?, &[idx.len(), dim])?;
+                let mut scale = vec![1.0f64; idx.len()];
+                if let Some(p) = padding_idx {
+                    for (s, &i) in scale.iter_mut().zip(&idx) {
+                        if i == p {
+                            *s = 0.0;
+                        }
+                    }
+                }
+                if scale_grad_by_freq {
+                    let mut counts = std::collections::HashMap::new();
+                    for &i in &idx {
+                        *counts.entry(i).or_insert(0usize) += 1;
+                    }
+                    for (s, i) in scale.iter_mut().zip(&idx) {
+                        *s /= counts[i] as f64;
+                    }
+                }
+                let g = if scale.iter().any(|&s| s != 1.0) {
+                    let s = super::to_dtype(
+                        &Tensor::from_vec(scale.clone(), vec![idx.len(), 1])?,
+                        dtype,
+                    )?;
+                    super::mul(&g, &s)?
+                } else {
+                    g
+                };
+                let zeros = Tensor::zeros(&[num, dim], dtype)?;
+                Ok(vec![Some(super::index::index_add(&zeros, 0, &flat, &g)?)])
+            },
+        );
+    }
+    Ok(out)
+}

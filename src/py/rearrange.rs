@@ -85,7 +85,25 @@ fn _scatter(
     .map(PyTensor::new)
 }
 
+#[pyfunction]
+#[pyo3(signature = (weight, indices, padding_idx=None, scale_grad_by_freq=false))]
+fn _embedding(
+    py: Python<'_>,
+    weight: PyRef<'_, PyTensor>,
+    indices: PyRef<'_, PyTensor>,
+    padding_idx: Option<i64>,
+    scale_grad_by_freq: bool,
+) -> PyResult<PyTensor> {
+    let (w, i) = (weight.t.clone(), indices.t.clone());
+    let heavy = i.numel() * w.shape().get(1).copied().unwrap_or(1) > HEAVY_NUMEL;
+    run(py, heavy, move || {
+        ra::embedding(&w, &i, padding_idx, scale_grad_by_freq)
+    })
+    .map(PyTensor::new)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_embedding, m)?)?;
     m.add_function(wrap_pyfunction!(_tri, m)?)?;
     m.add_function(wrap_pyfunction!(_flip, m)?)?;
     m.add_function(wrap_pyfunction!(_roll, m)?)?;

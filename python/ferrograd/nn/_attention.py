@@ -131,23 +131,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if weight.dim() != 2:
         raise RuntimeError("'weight' must be 2-D")
     _check_indices(input, "embedding")
-    # composite until the native kernel lands
-    flat = input.reshape(-1)
-    if flat.numel() > 0 and bool((flat < 0).any()):
-        # index_select would wrap negative indices; torch.embedding rejects them
-        raise IndexError("index out of range in self")
-    out = weight.index_select(0, flat)
-    if scale_grad_by_freq and weight.requires_grad:
-        # the value is unchanged; the gradient of each looked-up row is divided by
-        # the number of times its index occurs in the batch
-        counts = zeros(weight.size(0), dtype=weight.dtype).index_add(0, flat, ones(flat.shape, dtype=weight.dtype))
-        scale = counts.index_select(0, flat).reciprocal().unsqueeze(-1)
-        frozen = out.detach()
-        out = frozen + (out - frozen) * scale
-    if padding_idx >= 0 and weight.requires_grad:
-        # same values, no gradient flowing into the padding row
-        out = out.detach().where((flat == padding_idx).unsqueeze(-1), out)
-    return out.reshape(tuple(input.shape) + (weight.size(1),))
+    return _core._embedding(weight, input, padding_idx if padding_idx >= 0 else None,
+                            bool(scale_grad_by_freq))
 
 
 def one_hot(tensor, num_classes=-1):
