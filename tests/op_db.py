@@ -1113,13 +1113,6 @@ def _adaptive_avg_pool2d_samples(g):
     ]
 
 
-# weight/bias gradients with create_graph=True are summed over an empty list of batch dims,
-# which reduces over all dims (dim=[] semantics) -> a 0-d grad for a (5,) weight
-_LN_NO_BATCH = {"test_gradgradcheck": (
-    "ferrograd bug: layer_norm weight/bias grad with create_graph=True on an input without "
-    "batch dims is 0-d: RuntimeError \"shape '[5]' is invalid for input of size 1\"")}
-
-
 def _layer_norm_samples(g):
     f = g.f
     return [
@@ -1129,8 +1122,8 @@ def _layer_norm_samples(g):
         Sample(f(2, 3, 4), [4], f(4)),  # weight only
         Sample(f(3, 4), (4,), None, f(4)),  # bias only
         # no batch dims: the whole input is one row
-        Sample(f(2, 3, 4), (2, 3, 4), f(2, 3, 4), f(2, 3, 4), eps=1e-3, xfail=_LN_NO_BATCH),
-        Sample(f(5), (5,), f(5), f(5), xfail=_LN_NO_BATCH),
+        Sample(f(2, 3, 4), (2, 3, 4), f(2, 3, 4), f(2, 3, 4), eps=1e-3),
+        Sample(f(5), (5,), f(5), f(5)),
         Sample(f(5), (5,)),
         Sample(f(4, 3), (3,), f(3), f(3), views={0: "T"}),
     ]
@@ -1216,11 +1209,6 @@ def _one_hot_samples(g):
     ]
 
 
-_CUMSUM_0D = dict.fromkeys(
-    ("test_gradcheck", "test_gradgradcheck", "test_grad_shapes", "test_matches_torch"),
-    "ferrograd bug: cumsum of a 0-d tensor drops requires_grad (no grad_fn)")
-
-
 def _cumsum_samples(g):
     f = g.f
     return [
@@ -1229,8 +1217,8 @@ def _cumsum_samples(g):
         Sample(f(2, 3, 4), -2),
         Sample(f(2, 3, 4), dim=2),
         Sample(f(5), 0),
-        Sample(f(), 0, xfail=_CUMSUM_0D),
-        Sample(f(), dim=-1, xfail=_CUMSUM_0D),
+        Sample(f(), 0),
+        Sample(f(), dim=-1),
         Sample(f(3, 4), 0, views={0: "T"}),
         Sample(f(3, 4), -1, views={0: "slice"}),
         Sample(f(0, 3), 0, gradcheck=False),  # empty (see unary_samples)

@@ -399,19 +399,33 @@ pub fn max_pool<T: Real + Elem>(x: &[T], g: &PoolGeom) -> Result<(Vec<T>, Vec<i6
                 }
                 let mut best = T::of(f64::NEG_INFINITY);
                 let mut at = (y0 * g.w as isize + x0) as i64;
-                let mut y = y0;
-                while y < y1 {
-                    let mut xx = x0;
-                    while xx < x1 {
-                        let i = y as usize * g.w + xx as usize;
-                        let v = src[i];
-                        if v > best || v.is_nan() {
-                            best = v;
-                            at = i as i64;
+                if g.dh == 1 && g.dw == 1 {
+                    // contiguous window rows
+                    let (xa, xb) = (x0.max(0) as usize, x1.max(x0).max(0) as usize);
+                    for y in y0.max(0) as usize..y1.max(0) as usize {
+                        let row = &src[y * g.w + xa..y * g.w + xb];
+                        for (k, &v) in row.iter().enumerate() {
+                            if v > best || v.is_nan() {
+                                best = v;
+                                at = (y * g.w + xa + k) as i64;
+                            }
                         }
-                        xx += g.dw as isize;
                     }
-                    y += g.dh as isize;
+                } else {
+                    let mut y = y0;
+                    while y < y1 {
+                        let mut xx = x0;
+                        while xx < x1 {
+                            let i = y as usize * g.w + xx as usize;
+                            let v = src[i];
+                            if v > best || v.is_nan() {
+                                best = v;
+                                at = i as i64;
+                            }
+                            xx += g.dw as isize;
+                        }
+                        y += g.dh as isize;
+                    }
                 }
                 vals[oy * g.ow + ox] = best;
                 idx[oy * g.ow + ox] = at;
@@ -435,6 +449,28 @@ pub fn max_pool<T: Real + Elem>(x: &[T], g: &PoolGeom) -> Result<(Vec<T>, Vec<i6
         per_plane(0, &mut vals, &mut idx);
     }
     Ok((vals, idx))
+}
+
+/// The adjoint of max pooling's selection: `out[p, idx[p, o]] += g[p, o]` over `planes` planes
+/// of `hw` elements (gradients of `ohw` windows each).
+pub fn max_pool_scatter<T: Real + Elem>(
+    g: &[T],
+    idx: &[i64],
+    planes: usize,
+    hw: usize,
+    ohw: usize,
+) -> Vec<T> {
+    let mut out = vec![T::of(0.0); planes * hw];
+    for p in 0..planes {
+        let dst = &mut out[p * hw..(p + 1) * hw];
+        for (&v, &i) in g[p * ohw..(p + 1) * ohw]
+            .iter()
+            .zip(&idx[p * ohw..(p + 1) * ohw])
+        {
+            dst[i as usize] = dst[i as usize] + v;
+        }
+    }
+    out
 }
 
 /// An averaging window: rows [y0, y1), columns [x0, x1), and what the sum is divided by.

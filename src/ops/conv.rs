@@ -494,21 +494,45 @@ pub fn max_pool2d(
             &[&vals],
             vec![],
             move |ctx| {
-                // scatter each gradient to its window's maximum (ScatterAdd: differentiable)
-                let go = ctx.grad(0)?;
-                let flat = [planes, oh * ow];
-                let zeros = Tensor::zeros(&[planes, h * w], go.dtype())?;
-                let gx = super::index::scatter_add(
-                    &zeros,
-                    1,
-                    &reshape(&indices, &flat)?,
-                    &reshape(&go, &flat)?,
-                )?;
-                Ok(vec![Some(reshape(&gx, &ishape)?)])
+                let gx = max_pool_backward(&ctx.grad(0)?, &indices, planes, h * w, &ishape)?;
+                Ok(vec![Some(gx)])
             },
         );
     }
     Ok((vals, idx))
+}
+
+/// Max pooling's backward as an op: each window's gradient added at its maximum. Its own
+/// gradient gathers the incoming one at the same positions (MaxPool2DWithIndicesBackwardBackward0).
+fn max_pool_backward(
+    g: &Tensor,
+    indices: &Tensor,
+    planes: usize,
+    hw: usize,
+    ishape: &[usize],
+) -> Result<Tensor> {
+    let ohw = indices.numel() / planes.max(1);
+    let idx = indices.to_vec::<i64>();
+    let out = dispatch_float!(g.dtype(), T => {
+        let v = with_slice::<T, _>(g, |gs| kc::max_pool_scatter(gs, &idx, planes, hw, ohw))?;
+        Tensor::from_vec(v, ishape.to_vec())?
+    });
+    if needs_grad(&[g]) {
+        let (indices, oshape) = (indices.clone(), g.shape().to_vec());
+        record(
+            "MaxPool2DWithIndicesBackwardBackward0",
+            &[g],
+            &[&out],
+            vec![],
+            move |ctx| {
+                let flat = [planes, hw];
+                let gg = reshape(&ctx.grad(0)?, &flat)?;
+                let picked = super::index::gather(&gg, 1, &reshape(&indices, &[planes, ohw])?)?;
+                Ok(vec![Some(reshape(&picked, &oshape)?)])
+            },
+        );
+    }
+    Ok(out)
 }
 
 fn check_pool_args(

@@ -77,18 +77,27 @@ fn composite_backward(
     let xhat_x = reshape(&xhat, x.shape())?;
     let wshape: Vec<usize> = w.map(|w| w.shape().to_vec()).unwrap_or_default();
     out.push(if needs[1] && w.is_some() {
-        let dw = sum_dims(&mul(go, &xhat_x)?, Some(&g.affine_sum), false, None)?;
+        let dw = sum_over(&mul(go, &xhat_x)?, &g.affine_sum)?;
         Some(reshape(&dw, &wshape)?)
     } else {
         None
     });
     out.push(if needs[2] {
-        let db = sum_dims(go, Some(&g.affine_sum), false, None)?;
+        let db = sum_over(go, &g.affine_sum)?;
         Some(reshape(&db, &wshape_or(&db, &wshape))?)
     } else {
         None
     });
     Ok(out)
+}
+
+/// `sum_dims` over `dims`; nothing to sum (not all dims) when `dims` is empty.
+fn sum_over(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    if dims.is_empty() {
+        Ok(t.clone())
+    } else {
+        sum_dims(t, Some(dims), false, None)
+    }
 }
 
 fn wshape_or(t: &Tensor, wshape: &[usize]) -> Vec<usize> {

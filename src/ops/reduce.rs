@@ -769,10 +769,18 @@ pub fn cumsum(t: &Tensor, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         DType::Bool | DType::I64 => DType::I64,
         d => d,
     });
-    let x = to_dtype(&t.detach(), dtype)?;
     if t.ndim() == 0 {
-        return super::clone(&x);
+        // the value itself (CumsumBackward0 passes the gradient through)
+        wrap_dim(dim, 0)?;
+        let out = super::clone(&to_dtype(&t.detach(), dtype)?)?;
+        if dtype.is_float() && needs_grad(&[t]) {
+            record("CumsumBackward0", &[t], &[&out], vec![], |ctx| {
+                Ok(vec![Some(ctx.grad(0)?)])
+            });
+        }
+        return Ok(out);
     }
+    let x = to_dtype(&t.detach(), dtype)?;
     let d = wrap_dim(dim, t.ndim())?;
     let out = {
         let p = plan(&x, &[d], true)?;

@@ -275,6 +275,7 @@ fn get_num_threads() -> usize {
 #[pymodule]
 #[pyo3(name = "_core")]
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    crate::tune_allocator();
     m.add_class::<PyTensor>()?;
     m.add_class::<PyDType>()?;
     m.add_class::<node::PyNodeHandle>()?;
