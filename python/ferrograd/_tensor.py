@@ -507,17 +507,25 @@ def _at(pos):
     return "" if pos is None else f" (position {pos})"
 
 
+def _type_name(v):
+    """The type name PyTorch's messages show: ``float``, ``Tensor``, ``numpy.bool``."""
+    t = type(v)
+    if t.__module__ == "builtins" or isinstance(v, Tensor):
+        return t.__name__
+    return f"{t.__module__}.{t.__name__}"
+
+
 def _int(fname, name, v, pos):
     i = _index(v)
     if i is None:
-        raise TypeError(f"{fname}(): argument '{name}'{_at(pos)} must be int, not {type(v).__name__}")
+        raise TypeError(f"{fname}(): argument '{name}'{_at(pos)} must be int, not {_type_name(v)}")
     return i
 
 
 def _bool(fname, name, v, pos):
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    raise TypeError(f"{fname}(): argument '{name}'{_at(pos)} must be bool, not {type(v).__name__}")
+    if isinstance(v, bool):
+        return v
+    raise TypeError(f"{fname}(): argument '{name}'{_at(pos)} must be bool, not {_type_name(v)}")
 
 
 def _int_list(fname, name, v, pos, allow_int):
@@ -528,7 +536,7 @@ def _int_list(fname, name, v, pos, allow_int):
         if v and _index(v[0]) is None:
             raise TypeError(
                 f"{fname}(): argument '{name}'{_at(pos)} must be tuple of ints, but found element "
-                f"of type {type(v[0]).__name__} at pos 0"
+                f"of type {_type_name(v[0])} at pos 0"
             )
         out = []
         for i, e in enumerate(v):
@@ -536,13 +544,13 @@ def _int_list(fname, name, v, pos, allow_int):
             if k is None:
                 raise TypeError(
                     f"{fname}(): argument '{name}' failed to unpack the object at pos {i + 1} "
-                    f'with error "type must be tuple of ints,but got {type(e).__name__}"'
+                    f'with error "type must be tuple of ints,but got {_type_name(e)}"'
                 )
             out.append(k)
         return out
     i = _index(v)
     if i is None or not allow_int:
-        raise TypeError(f"{fname}(): argument '{name}'{_at(pos)} must be tuple of ints, not {type(v).__name__}")
+        raise TypeError(f"{fname}(): argument '{name}'{_at(pos)} must be tuple of ints, not {_type_name(v)}")
     return [i]
 
 
@@ -573,7 +581,7 @@ def _bind(fname, args, kwargs, params, nreq):
 def _input(fname, a):
     v, pos = a.pop("input")
     if not isinstance(v, Tensor):
-        raise TypeError(f"{fname}(): argument 'input'{_at(pos)} must be Tensor, not {type(v).__name__}")
+        raise TypeError(f"{fname}(): argument 'input'{_at(pos)} must be Tensor, not {_type_name(v)}")
     return v
 
 
@@ -638,7 +646,7 @@ def _repeat(self, a, method):
     return _core._repeat(self, _int_list("repeat", "repeats", v, pos, pos is not None))
 
 
-repeat, _ = _op("repeat", ("repeats",), 1, _repeat, varargs=True)
+repeat = _op("repeat", ("repeats",), 1, _repeat, varargs=True)[0]  # no torch.repeat
 
 
 def _tile(self, a, method):
@@ -666,8 +674,8 @@ topk, _topk_function = _op("topk", ("k", "dim", "largest", "sorted"), 1, _topk, 
 def _invalid_combination(fname, args, kwargs, overloads):
     """PyTorch's TypeError for arguments matching none of an op's overloads (without its
     "didn't match because" details)."""
-    got = [type(v).__name__ for v in args]
-    got += [f"{k}={type(v).__name__}" for k, v in reversed(kwargs.items())]
+    got = [_type_name(v) for v in args]
+    got += [f"{k}={_type_name(v)}" for k, v in reversed(kwargs.items())]
     got = ", ".join(got) + (", " if kwargs and not args else "")
     lines = "".join(f" * ({o})\n" for o in overloads)
     return TypeError(
@@ -693,12 +701,13 @@ def _sort_args(fname, args, kwargs, method):
             raise bad
         if not isinstance(a["input"], Tensor):
             where = " (position 1)" if "input" not in kwargs else ""
-            raise TypeError(f"{fname}(): argument 'input'{where} must be Tensor, not {type(a['input']).__name__}")
-        if "out" in a and (method or fname == "argsort" and "stable" not in a):
-            raise bad
+            raise TypeError(f"{fname}(): argument 'input'{where} must be Tensor, not {_type_name(a['input'])}")
+        if "out" in a and fname == "argsort" and "stable" not in a:
+            raise bad  # only argsort's stable overload has out=
         _no_out(fname, a)
-    if len(args) > 2 or args and "stable" in a:
-        if not method and fname == "sort" and "stable" not in a:
+    # PyTorch's parser picks the keyword-only overload (and refuses positionals) for these
+    if len(args) > 2 or "stable" in a and (len(args) == 2 or args and method and "descending" in a):
+        if not method and fname == "sort":
             raise bad
         lo, hi = (1, 0) if method else (2, 1)
         given = len(args) + (0 if method else 1)
@@ -710,11 +719,11 @@ def _sort_args(fname, args, kwargs, method):
     input = a.pop("input", None)
     dim, descending = _index(a.pop("dim", -1)), a.pop("descending", False)
     stable = a.pop("stable", None)
-    if a or dim is None or not isinstance(descending, (bool, np.bool_)):
+    if a or dim is None or not isinstance(descending, bool) or "stable" in kwargs and args:
         raise bad
-    if not isinstance(stable, (bool, np.bool_)) and (stable is not None or "stable" in kwargs and fname == "argsort"):
+    if not isinstance(stable, bool) and (stable is not None or "stable" in kwargs and fname == "argsort"):
         raise bad
-    return input, dim, bool(descending)
+    return input, dim, descending
 
 
 def sort(self, *args, **kwargs):
@@ -762,7 +771,7 @@ def _scatter_args(args, kwargs, method):
             if "input" not in a:
                 raise bad
             where = " (position 1)" if "input" not in kwargs else ""
-            raise TypeError(f"scatter(): argument 'input'{where} must be Tensor, not {type(a['input']).__name__}")
+            raise TypeError(f"scatter(): argument 'input'{where} must be Tensor, not {_type_name(a['input'])}")
         _no_out("scatter", a)
     dim, index = _index(a.get("dim")), a.get("index")
     src = a.get("src", a.get("value"))
@@ -771,7 +780,7 @@ def _scatter_args(args, kwargs, method):
     if isinstance(src, Tensor):
         if "value" in a:
             raise bad
-        src, value = src, None
+        value = None
     elif isinstance(src, (int, float, np.integer, np.floating, np.bool_)):
         if "src" in kwargs:
             raise bad

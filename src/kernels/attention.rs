@@ -4,32 +4,21 @@
 use super::optim::Real;
 use crate::storage::Elem;
 
-/// Calls `$f` compiled for the best instruction set the CPU has (`wide::$f_avx512` / `_avx2`).
+/// Calls the slice kernel `$base` compiled for the best instruction set the CPU has
+/// (`$avx512` / `$avx2`, its `#[target_feature]` copies in `wide`).
 macro_rules! best {
-    (fwd_slice, $($arg:expr),*) => {{
+    ($base:ident, $avx512:ident, $avx2:ident; $($arg:expr),*) => {{
         #[cfg(target_arch = "x86_64")]
         match super::simd::x86::level() {
             // SAFETY: level() returned Avx512 only after is_x86_feature_detected! confirmed
             // avx512f, avx512dq, avx2 and fma, the features the function enables.
-            super::simd::x86::Level::Avx512 => unsafe { wide::fwd_slice_avx512($($arg),*) },
+            super::simd::x86::Level::Avx512 => unsafe { wide::$avx512($($arg),*) },
             // SAFETY: level() returned Avx2 only after detecting avx2 and fma.
-            super::simd::x86::Level::Avx2 => unsafe { wide::fwd_slice_avx2($($arg),*) },
-            super::simd::x86::Level::Base => fwd_slice($($arg),*),
+            super::simd::x86::Level::Avx2 => unsafe { wide::$avx2($($arg),*) },
+            super::simd::x86::Level::Base => $base($($arg),*),
         }
         #[cfg(not(target_arch = "x86_64"))]
-        fwd_slice($($arg),*)
-    }};
-    (bwd_slice, $($arg:expr),*) => {{
-        #[cfg(target_arch = "x86_64")]
-        match super::simd::x86::level() {
-            // SAFETY: as above, the features were detected at run time.
-            super::simd::x86::Level::Avx512 => unsafe { wide::bwd_slice_avx512($($arg),*) },
-            // SAFETY: as above.
-            super::simd::x86::Level::Avx2 => unsafe { wide::bwd_slice_avx2($($arg),*) },
-            super::simd::x86::Level::Base => bwd_slice($($arg),*),
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        bwd_slice($($arg),*)
+        $base($($arg),*)
     }};
 }
 
@@ -140,7 +129,7 @@ pub fn forward<T: Real + Elem>(
                 scale,
                 causal,
             };
-            best!(fwd_slice, args, oi, pi);
+            best!(fwd_slice, fwd_slice_avx512, fwd_slice_avx2; args, oi, pi);
         }
     });
     (o, p)
@@ -186,7 +175,7 @@ pub fn backward<T: Real + Elem>(
                 d,
                 scale,
             };
-            best!(bwd_slice, args, dqi, dki, dvi, &mut ds);
+            best!(bwd_slice, bwd_slice_avx512, bwd_slice_avx2; args, dqi, dki, dvi, &mut ds);
         }
     });
     (dq, dk, dv)

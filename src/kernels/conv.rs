@@ -383,7 +383,43 @@ pub fn max_pool<T: Real + Elem>(x: &[T], g: &PoolGeom) -> Result<(Vec<T>, Vec<i6
     let n = g.planes * ohw;
     let mut vals = vec![T::default(); n];
     let mut idx = vec![0i64; n];
+    // every window inside the plane, no dilation: per output row, each window element is
+    // compared across all output columns at once (a loop that vectorises), in PyTorch's
+    // window order, so the first maximum still wins
+    let inside = g.ph == 0
+        && g.pw == 0
+        && g.dh == 1
+        && g.dw == 1
+        && (g.oh.max(1) - 1) * g.sh + g.kh <= g.h
+        && (g.ow.max(1) - 1) * g.sw + g.kw <= g.w;
+    let run_inside = |p: usize, vals: &mut [T], idx: &mut [i64]| {
+        let src = &x[p * hw..(p + 1) * hw];
+        for oy in 0..g.oh {
+            let best = &mut vals[oy * g.ow..(oy + 1) * g.ow];
+            let at = &mut idx[oy * g.ow..(oy + 1) * g.ow];
+            best.fill(T::of(f64::NEG_INFINITY));
+            for (ox, a) in at.iter_mut().enumerate() {
+                *a = ((oy * g.sh) * g.w + ox * g.sw) as i64;
+            }
+            for ky in 0..g.kh {
+                let y = oy * g.sh + ky;
+                let row = &src[y * g.w..(y + 1) * g.w];
+                for kx in 0..g.kw {
+                    for ox in 0..g.ow {
+                        let col = ox * g.sw + kx;
+                        let v = row[col];
+                        let take = v > best[ox] || v.is_nan();
+                        best[ox] = if take { v } else { best[ox] };
+                        at[ox] = if take { (y * g.w + col) as i64 } else { at[ox] };
+                    }
+                }
+            }
+        }
+    };
     let run_plane = |p: usize, vals: &mut [T], idx: &mut [i64]| {
+        if inside {
+            return run_inside(p, vals, idx);
+        }
         let src = &x[p * hw..(p + 1) * hw];
         for oy in 0..g.oh {
             let mut y0 = oy as isize * g.sh as isize - g.ph as isize;

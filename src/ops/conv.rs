@@ -312,6 +312,25 @@ fn conv_geometry(
             .collect::<Vec<_>>()
             .join(" x ")
     };
+    // the geometry from an image of (h, w) to a matrix of (oh, ow) positions
+    let geom = |(h, w): (usize, usize), (oh, ow): (usize, usize)| Geom {
+        n,
+        groups,
+        c: ws[1],
+        h,
+        w,
+        og: ws[0] / groups,
+        kh,
+        kw,
+        sh,
+        sw,
+        ph,
+        pw,
+        dh,
+        dw,
+        oh,
+        ow,
+    };
     if p.transposed {
         let (oph, opw) = pair(&p.output_padding, 0);
         if oph >= sh.max(dh) || opw >= sw.max(dw) {
@@ -331,24 +350,8 @@ fn conv_geometry(
         };
         let oh = len(ih, sh, ph, dh, kh, oph)?;
         let ow = len(iw, sw, pw, dw, kw, opw)?;
-        let g = Geom {
-            n,
-            groups,
-            c: ws[1],
-            h: oh,
-            w: ow,
-            og: ws[0] / groups,
-            kh,
-            kw,
-            sh,
-            sw,
-            ph,
-            pw,
-            dh,
-            dw,
-            oh: ih,
-            ow: iw,
-        };
+        // the image is the output, the matrix the input
+        let g = geom((oh, ow), (ih, iw));
         let image = if nd == 1 {
             vec![n, out_channels, ow]
         } else {
@@ -379,24 +382,7 @@ fn conv_geometry(
     }
     let oh = (padded[0] - kext[0]) / sh + 1;
     let ow = (padded[1] - kext[1]) / sw + 1;
-    let g = Geom {
-        n,
-        groups,
-        c: ws[1],
-        h: ih,
-        w: iw,
-        og: ws[0] / groups,
-        kh,
-        kw,
-        sh,
-        sw,
-        ph,
-        pw,
-        dh,
-        dw,
-        oh,
-        ow,
-    };
+    let g = geom((ih, iw), (oh, ow));
     let matrix = if nd == 1 {
         vec![n, out_channels, ow]
     } else {
