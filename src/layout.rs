@@ -106,6 +106,10 @@ impl Layout {
         numel(&self.shape)
     }
     pub fn is_contiguous(&self) -> bool {
+        // PyTorch: a tensor without elements is contiguous whatever its strides
+        if self.shape.contains(&0) {
+            return true;
+        }
         let mut expected = 1usize;
         for i in (0..self.shape.len()).rev() {
             if self.shape[i] != 1 {

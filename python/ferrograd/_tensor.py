@@ -723,27 +723,30 @@ def _sort_args(fname, args, kwargs, method):
         raise bad
     if not isinstance(stable, bool) and (stable is not None or "stable" in kwargs and fname == "argsort"):
         raise bad
-    return input, dim, descending
+    # PyTorch records SortBackward1 when `stable=` is passed at all (the sort is always stable
+    # here); the core takes any bool for "given"
+    given = bool(stable) if stable is not None else ("stable" in kwargs or None)
+    return input, dim, descending, given
 
 
 def sort(self, *args, **kwargs):
-    _, dim, descending = _sort_args("sort", args, kwargs, True)
-    return sort_result(*_core._sort(self, dim, descending))
+    _, dim, descending, stable = _sort_args("sort", args, kwargs, True)
+    return sort_result(*_core._sort(self, dim, descending, stable))
 
 
 def argsort(self, *args, **kwargs):
-    _, dim, descending = _sort_args("argsort", args, kwargs, True)
-    return _core._sort(self, dim, descending)[1]
+    _, dim, descending, stable = _sort_args("argsort", args, kwargs, True)
+    return _core._sort(self, dim, descending, stable)[1]
 
 
 def _sort_function(*args, **kwargs):
-    input, dim, descending = _sort_args("sort", args, kwargs, False)
-    return sort_result(*_core._sort(input, dim, descending))
+    input, dim, descending, stable = _sort_args("sort", args, kwargs, False)
+    return sort_result(*_core._sort(input, dim, descending, stable))
 
 
 def _argsort_function(*args, **kwargs):
-    input, dim, descending = _sort_args("argsort", args, kwargs, False)
-    return _core._sort(input, dim, descending)[1]
+    input, dim, descending, stable = _sort_args("argsort", args, kwargs, False)
+    return _core._sort(input, dim, descending, stable)[1]
 
 
 _sort_function.__name__, _argsort_function.__name__ = "sort", "argsort"
@@ -799,7 +802,7 @@ def _scatter_args(args, kwargs, method):
 def _scatter(input, dim, index, src, value):
     if src is not None:
         return _core._scatter(input, dim, index, src)
-    return _core._scatter(input, dim, index, None, float(value))
+    return _core._scatter(input, dim, index, None, value)
 
 
 def scatter(self, *args, **kwargs):

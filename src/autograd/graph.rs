@@ -358,12 +358,21 @@ impl Drop for NodeRef {
 /// Where a gradient for `t` enters the graph: its grad_fn, or its AccumulateGrad node for a leaf
 /// that requires grad (created on first use), or nowhere. Returns a new reference to the node.
 pub fn gradient_edge(t: &Tensor) -> Option<(NodeRef, u32)> {
+    {
+        let m = t.meta();
+        if let Some(f) = &m.grad_fn {
+            return Some((f.clone(), m.output_nr));
+        }
+        if !m.requires_grad {
+            return None;
+        }
+    }
+    // anomaly mode: the forward traceback, taken before any lock is held (it runs Python code,
+    // whose garbage collection may drop tensors and so take the arena lock)
+    let trace = super::hooks::capture_trace();
     let mut m = t.meta();
     if let Some(f) = &m.grad_fn {
         return Some((f.clone(), m.output_nr));
-    }
-    if !m.requires_grad {
-        return None;
     }
     let mut a = arena();
     if let Some(id) = m.grad_accumulator {
@@ -384,7 +393,7 @@ pub fn gradient_edge(t: &Tensor) -> Option<(NodeRef, u32)> {
         output_meta: vec![(t.shape().to_vec(), t.dtype())],
         retained: Vec::new(),
         hooks: Vec::new(),
-        trace: super::hooks::capture_trace(),
+        trace,
     });
     m.grad_accumulator = Some(id);
     Some((NodeRef(id), 0))

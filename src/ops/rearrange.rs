@@ -86,12 +86,14 @@ fn wrap_dims(dims: &[i64], nd: usize) -> Result<Vec<usize>> {
         let w = wrap_dim(d, nd)?;
         if out.contains(&w) {
             return Err(Error::Runtime(format!(
-                "dims has duplicates, original flip dims size={}, but unique flip dims size={}",
-                dims.len(),
-                dims.len() - 1
+                "dim {w} appears multiple times in the list of dims"
             )));
         }
         out.push(w);
+    }
+    // a 0-d tensor has nothing to flip
+    if nd == 0 {
+        out.clear();
     }
     Ok(out)
 }
@@ -118,19 +120,29 @@ pub fn flip(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
 
 /// `roll(x, shifts, dims)` (RollBackward0); without dims the flattened tensor is rolled.
 pub fn roll(t: &Tensor, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
-    if dims.is_empty() {
-        if shifts.len() != 1 {
-            return Err(Error::Runtime(format!(
-                "`shifts` required to be of size 1 when `dims` is empty, but got shifts of size {}",
-                shifts.len()
-            )));
-        }
+    if shifts.is_empty() {
+        return Err(Error::Runtime("`shifts` required".into()));
+    }
+    if dims.is_empty() && shifts.len() != 1 || !dims.is_empty() && shifts.len() != dims.len() {
+        return Err(Error::Runtime(format!(
+            "shifts and dimensions must align. shifts: {}, dims:{}",
+            shifts.len(),
+            dims.len()
+        )));
+    }
+    if t.ndim() == 0 {
+        return Err(Error::Index(format!(
+            "Dimension specified as {} but tensor has no dimensions",
+            dims.first().copied().unwrap_or(0)
+        )));
+    }
+    let shape = t.shape().to_vec();
+    let out = if dims.is_empty() {
         // the flattened tensor rolled, in the original shape
-        let shape = t.shape().to_vec();
         let n = t.numel() as i64;
         let strides = crate::layout::contiguous_strides(&shape);
         let shift = shifts[0];
-        let out = remap(t, &shape, |o, si| {
+        remap(t, &shape, |o, si| {
             let flat: usize = o.iter().zip(&strides).map(|(i, s)| i * s).sum();
             let mut src = (flat as i64 - shift).rem_euclid(n.max(1)) as usize;
             for (k, &st) in strides.iter().enumerate() {
@@ -138,34 +150,21 @@ pub fn roll(t: &Tensor, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
                 src %= st.max(1);
             }
             true
-        })?;
-        if needs_grad(&[t]) {
-            record("RollBackward0", &[t], &[&out], vec![], move |ctx| {
-                Ok(vec![Some(roll(&ctx.grad(0)?, &[-shift], &[])?)])
-            });
+        })?
+    } else {
+        // shifts of a dim named twice add up
+        let mut total = vec![0i64; t.ndim()];
+        for (&d, &s) in dims.iter().zip(shifts) {
+            total[wrap_dim(d, t.ndim())?] += s;
         }
-        return Ok(out);
-    }
-    if shifts.len() != dims.len() {
-        return Err(Error::Runtime(format!(
-            "shifts and dimensions must align. shifts: {}, dims:{}",
-            shifts.len(),
-            dims.len()
-        )));
-    }
-    let ds: Vec<usize> = dims
-        .iter()
-        .map(|&d| wrap_dim(d, t.ndim()))
-        .collect::<Result<_>>()?;
-    let shape = t.shape().to_vec();
-    let out = remap(t, &shape, |o, si| {
-        si.copy_from_slice(o);
-        for (&d, &s) in ds.iter().zip(shifts) {
-            let n = shape[d] as i64;
-            si[d] = (o[d] as i64 - s).rem_euclid(n.max(1)) as usize;
-        }
-        true
-    })?;
+        remap(t, &shape, |o, si| {
+            for (k, &s) in total.iter().enumerate() {
+                let n = shape[k] as i64;
+                si[k] = (o[k] as i64 - s).rem_euclid(n.max(1)) as usize;
+            }
+            true
+        })?
+    };
     if needs_grad(&[t]) {
         let back: Vec<i64> = shifts.iter().map(|s| -s).collect();
         let dims = dims.to_vec();
@@ -183,13 +182,27 @@ pub fn repeat(t: &Tensor, sizes: &[i64]) -> Result<Tensor> {
             "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor".into(),
         ));
     }
-    if let Some(&bad) = sizes.iter().find(|&&s| s < 0) {
+    let lead = sizes.len() - t.ndim();
+    if sizes.iter().any(|&s| s < 0) {
+        // PyTorch names the first negative size of the output
+        let out: Vec<i64> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| {
+                s * if i < lead {
+                    1
+                } else {
+                    t.shape()[i - lead] as i64
+                }
+            })
+            .collect();
+        let bad = out.iter().find(|&&d| d < 0).copied().unwrap_or(-1);
+        let shown: Vec<String> = out.iter().map(|d| d.to_string()).collect();
         return Err(Error::Runtime(format!(
-            "Trying to create tensor with negative dimension {bad}: {}",
-            fmt_list(&sizes.iter().map(|&s| s as usize).collect::<Vec<_>>())
+            "Trying to create tensor with negative dimension {bad}: [{}]",
+            shown.join(", ")
         )));
     }
-    let lead = sizes.len() - t.ndim();
     let xshape: Vec<usize> = std::iter::repeat_n(1, lead)
         .chain(t.shape().iter().copied())
         .collect();
@@ -303,21 +316,44 @@ fn record_gathered(name: &'static str, t: &Tensor, vals: &Tensor, indices: &Tens
     }
 }
 
-/// `sort(x, dim, descending)` -> (values, indices) (SortBackward0); stable.
-pub fn sort(t: &Tensor, dim: i64, descending: bool) -> Result<(Tensor, Tensor)> {
+/// `sort(x, dim, descending)` -> (values, indices), always stable; PyTorch's node is
+/// SortBackward1 when `stable=` was passed, SortBackward0 otherwise.
+pub fn sort(
+    t: &Tensor,
+    dim: i64,
+    descending: bool,
+    stable_given: bool,
+) -> Result<(Tensor, Tensor)> {
     let (v, i) = sort_impl(t, dim, descending, None)?;
-    record_gathered("SortBackward0", t, &v, &i, dim);
+    let name = if stable_given {
+        "SortBackward1"
+    } else {
+        "SortBackward0"
+    };
+    record_gathered(name, t, &v, &i, dim);
     Ok((v, i))
 }
 
 /// `topk(x, k, dim, largest)` -> (values, indices) (TopkBackward0), sorted.
 pub fn topk(t: &Tensor, k: i64, dim: i64, largest: bool) -> Result<(Tensor, Tensor)> {
-    let d = if t.ndim() == 0 {
-        0
-    } else {
-        wrap_dim(dim, t.ndim())?
-    };
-    let n = if t.ndim() == 0 { 1 } else { t.shape()[d] };
+    if t.dtype() == DType::Bool {
+        return Err(Error::Runtime(
+            "topk does not support bool dtypes on CPU".into(),
+        ));
+    }
+    if t.ndim() == 0 {
+        // PyTorch gives the value itself for k = 0 or 1
+        wrap_dim(dim, 0)?;
+        if !(0..=1).contains(&k) {
+            return Err(Error::Runtime("selected index k out of range".into()));
+        }
+        let v = super::clone(&t.detach())?;
+        let i = Tensor::scalar(crate::dtype::Scalar::Int(0), DType::I64);
+        record_gathered("TopkBackward0", t, &v, &i, dim);
+        return Ok((v, i));
+    }
+    let d = wrap_dim(dim, t.ndim())?;
+    let n = t.shape()[d];
     if k < 0 || k as usize > n {
         return Err(Error::Runtime("selected index k out of range".into()));
     }
@@ -326,56 +362,41 @@ pub fn topk(t: &Tensor, k: i64, dim: i64, largest: bool) -> Result<(Tensor, Tens
     Ok((v, i))
 }
 
+/// A shape as PyTorch's scatter/gather checks see it: a 0-d tensor counts as one element.
+fn nonempty(shape: &[usize]) -> Vec<usize> {
+    if shape.is_empty() {
+        vec![1]
+    } else {
+        shape.to_vec()
+    }
+}
+
 /// `scatter(x, dim, index, src)` (ScatterBackward0) or with a number (ScatterBackward1):
-/// `out = x` with `out[index[i]][...] = src[i][...]` along `dim`.
+/// `out = x` with `out[index[i]][...] = src[i][...]` along `dim`, with PyTorch's checks.
 pub fn scatter(
     t: &Tensor,
     dim: i64,
     index: &Tensor,
     src: Option<&Tensor>,
-    value: f64,
+    value: crate::dtype::Scalar,
 ) -> Result<Tensor> {
     let d = wrap_dim(dim, t.ndim())?;
     if index.dtype() != DType::I64 {
         return Err(Error::Runtime(
-            "scatter(): Expected dtype int64 for index".into(),
+            "scatter(): Expected dtype int32/int64 for index".into(),
         ));
     }
-    if index.ndim() != t.ndim().max(1) && !(t.ndim() == 0 && index.ndim() <= 1) {
-        return Err(Error::Runtime(
-            "Index tensor must have the same number of dimensions as self tensor".into(),
-        ));
-    }
-    let idx = index.to_vec::<i64>();
-    let out = super::materialize(t)?;
-    let ishape = index.shape().to_vec();
-    let ostrides = crate::layout::contiguous_strides(t.shape());
-    let size = if t.ndim() == 0 { 1 } else { t.shape()[d] };
-    dispatch!(t.dtype(), T => {
-        let vals: Option<Vec<T>> = src.map(super::cast_vec::<T>).transpose()?;
-        let sstrides = src.map(|s| crate::layout::contiguous_strides(s.shape()));
-        let mut dst = out.storage().write::<T>();
-        let mut mi = vec![0usize; ishape.len()];
-        for (kk, &ix) in idx.iter().enumerate() {
-            let mut rem = kk;
-            for (p, &s) in ishape.iter().enumerate().rev() {
-                mi[p] = rem % s.max(1);
-                rem /= s.max(1);
-            }
-            let v = match (&vals, &sstrides) {
-                (Some(v), Some(ss)) => v[mi.iter().zip(ss).map(|(i, s)| i * s).sum::<usize>()],
-                _ => T::from_f64(value),
-            };
-            if ix < -(size as i64) || ix >= size as i64 {
-                return Err(Error::Runtime(format!(
-                    "index {ix} is out of bounds for dimension {d} with size {size}"
-                )));
-            }
-            mi[d] = ix.rem_euclid(size as i64) as usize;
-            let off: usize = mi.iter().zip(&ostrides).map(|(i, s)| i * s).sum();
-            dst[off] = v;
+    if let Some(s) = src {
+        if s.dtype() != t.dtype() {
+            return Err(Error::Runtime(
+                "scatter(): Expected self.dtype to be equal to src.dtype".into(),
+            ));
         }
-    });
+    }
+    let out = super::materialize(t)?;
+    if index.numel() > 0 {
+        scatter_values(&out, d, index, src, value)?;
+    }
     let mut inputs = vec![t];
     if let Some(s) = src {
         inputs.push(s);
@@ -390,7 +411,8 @@ pub fn scatter(
         };
         record(name, &inputs, &[&out], vec![], move |ctx| {
             let g = ctx.grad(0)?;
-            let gx = scatter(&g, d as i64, &index, None, 0.0)?;
+            let zero = crate::dtype::Scalar::Float(0.0);
+            let gx = scatter(&g, d as i64, &index, None, zero)?;
             let mut grads = vec![Some(gx)];
             if has_src {
                 grads.push(Some(gather(&g, d as i64, &index)?));
@@ -399,6 +421,93 @@ pub fn scatter(
         });
     }
     Ok(out)
+}
+
+/// Writes the scattered values into `out` (a fresh contiguous copy of self).
+fn scatter_values(
+    out: &Tensor,
+    d: usize,
+    index: &Tensor,
+    src: Option<&Tensor>,
+    value: crate::dtype::Scalar,
+) -> Result<()> {
+    let (sshape, ishape) = (nonempty(out.shape()), nonempty(index.shape()));
+    if ishape.len() != sshape.len() {
+        return Err(Error::Runtime(
+            "Index tensor must have the same number of dimensions as self tensor".into(),
+        ));
+    }
+    let src_shape = src.map(|s| nonempty(s.shape()));
+    if let Some(ss) = &src_shape {
+        if ss.len() != ishape.len() {
+            return Err(Error::Runtime(
+                "Index tensor must have the same number of dimensions as src tensor".into(),
+            ));
+        }
+    }
+    let too_big = (0..ishape.len()).any(|k| k != d && ishape[k] > sshape[k])
+        || src_shape
+            .as_ref()
+            .is_some_and(|ss| (0..ishape.len()).any(|k| ishape[k] > ss[k]));
+    if too_big {
+        let mut msg = format!(
+            "Expected index {} to be no larger than self {} apart from dimension {d}",
+            fmt_list(index.shape()),
+            fmt_list(out.shape())
+        );
+        if let Some(s) = src {
+            msg.push_str(&format!(
+                " and to be no larger size than src {}",
+                fmt_list(s.shape())
+            ));
+        }
+        return Err(Error::Runtime(msg));
+    }
+    let idx = index.to_vec::<i64>();
+    let ostrides = crate::layout::contiguous_strides(&sshape);
+    let size = sshape[d];
+    dispatch!(out.dtype(), T => {
+        let number = scalar_value::<T>(value, out.dtype())?;
+        let vals: Option<Vec<T>> = src.map(super::cast_vec::<T>).transpose()?;
+        let sstrides = src_shape.as_ref().map(|s| crate::layout::contiguous_strides(s));
+        let mut dst = out.storage().write::<T>();
+        let mut mi = vec![0usize; ishape.len()];
+        for (kk, &ix) in idx.iter().enumerate() {
+            let mut rem = kk;
+            for (p, &s) in ishape.iter().enumerate().rev() {
+                mi[p] = rem % s;
+                rem /= s;
+            }
+            let v = match (&vals, &sstrides) {
+                (Some(v), Some(ss)) => v[mi.iter().zip(ss).map(|(i, s)| i * s).sum::<usize>()],
+                _ => number,
+            };
+            if ix < 0 || ix >= size as i64 {
+                return Err(Error::Runtime(format!(
+                    "index {ix} is out of bounds for dimension {d} with size {size}"
+                )));
+            }
+            mi[d] = ix as usize;
+            let off: usize = mi.iter().zip(&ostrides).map(|(i, s)| i * s).sum();
+            dst[off] = v;
+        }
+    });
+    Ok(())
+}
+
+/// A Python number converted to the element type, with PyTorch's overflow error for int64.
+fn scalar_value<T: Elem>(v: crate::dtype::Scalar, dtype: DType) -> Result<T> {
+    use crate::dtype::Scalar;
+    if dtype == DType::I64 {
+        if let Scalar::Float(f) = v {
+            if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&f) {
+                return Err(Error::Runtime(
+                    "value cannot be converted to type int64_t without overflow".into(),
+                ));
+            }
+        }
+    }
+    Ok(crate::tensor::scalar_as::<T>(v))
 }
 
 /// `embedding(weight, indices)` (EmbeddingBackward0): rows of `weight` at `indices`, output

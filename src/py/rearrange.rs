@@ -44,15 +44,20 @@ fn _repeat(py: Python<'_>, input: PyRef<'_, PyTensor>, sizes: Vec<i64>) -> PyRes
 }
 
 #[pyfunction]
+#[pyo3(signature = (input, dim, descending, stable=None))]
 fn _sort(
     py: Python<'_>,
     input: PyRef<'_, PyTensor>,
     dim: i64,
     descending: bool,
+    stable: Option<bool>,
 ) -> PyResult<(PyTensor, PyTensor)> {
     let x = input.t.clone();
-    run(py, heavy(&input), move || ra::sort(&x, dim, descending))
-        .map(|(v, i)| (PyTensor::new(v), PyTensor::new(i)))
+    let given = stable.is_some();
+    run(py, heavy(&input), move || {
+        ra::sort(&x, dim, descending, given)
+    })
+    .map(|(v, i)| (PyTensor::new(v), PyTensor::new(i)))
 }
 
 #[pyfunction]
@@ -69,15 +74,23 @@ fn _topk(
 }
 
 #[pyfunction]
-#[pyo3(signature = (input, dim, index, src=None, value=0.0))]
+#[pyo3(signature = (input, dim, index, src=None, value=None))]
 fn _scatter(
     py: Python<'_>,
     input: PyRef<'_, PyTensor>,
     dim: i64,
     index: PyRef<'_, PyTensor>,
     src: Option<PyRef<'_, PyTensor>>,
-    value: f64,
+    value: Option<Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
+    let value = match &value {
+        None => crate::dtype::Scalar::Float(0.0),
+        Some(v) => super::convert::scalar_of(v).ok_or_else(|| {
+            pyo3::exceptions::PyRuntimeError::new_err(
+                "value cannot be converted to type int64_t without overflow",
+            )
+        })?,
+    };
     let (x, i, s) = (input.t.clone(), index.t.clone(), src.map(|s| s.t.clone()));
     run(py, heavy(&input), move || {
         ra::scatter(&x, dim, &i, s.as_ref(), value)
