@@ -15,7 +15,7 @@ use crate::storage::Elem;
 
 /// `sum f(x_i)` in f64 over 8 independent lanes (vectorised; a single running sum would wait on
 /// every addition).
-#[inline]
+#[inline(always)]
 fn sum8<T: Copy>(x: &[T], f: impl Fn(T) -> f64) -> f64 {
     let mut acc = [0.0f64; 8];
     let chunks = x.chunks_exact(8);
@@ -26,6 +26,36 @@ fn sum8<T: Copy>(x: &[T], f: impl Fn(T) -> f64) -> f64 {
         }
     }
     acc.iter().sum::<f64>() + rest
+}
+
+/// `sum a_i * b_i` in f64 over 8 lanes.
+#[inline(always)]
+fn dot8(a: &[f64], b: &[f64]) -> f64 {
+    let mut acc = [0.0f64; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let rest: f64 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    acc.iter().sum::<f64>() + rest
+}
+
+/// Mean and rstd of each row of `n` elements (no output written).
+pub fn row_stats<T: Real + Elem>(x: &[T], n: usize, eps: f64) -> (Vec<T>, Vec<T>) {
+    let rows = x.len().checked_div(n).unwrap_or(0);
+    (0..rows)
+        .map(|r| {
+            let (m, s) = stats(&x[r * n..(r + 1) * n], eps);
+            (T::of(m), T::of(s))
+        })
+        .unzip()
 }
 
 /// Mean and rstd of `x` (f64 accumulation, two passes).
@@ -123,9 +153,73 @@ pub fn rows_forward<T: Real + Elem>(
     (y, means, rstds)
 }
 
-/// The backward of `rows_forward`: (dx, dw, db), dw/db of length `naff` (accumulated over rows).
+/// The backward of `rows_forward`: (dx, dw, db), dw/db of length `naff` (accumulated over rows),
+/// compiled for the best instruction set the CPU has.
 #[allow(clippy::too_many_arguments)]
 pub fn rows_backward<T: Real + Elem>(
+    x: &[T],
+    dy: &[T],
+    n: usize,
+    means: &[T],
+    rstds: &[T],
+    w: Option<&[T]>,
+    naff: usize,
+    aff: Affine,
+) -> (Vec<T>, Vec<f64>, Vec<f64>) {
+    #[cfg(target_arch = "x86_64")]
+    match super::simd::x86::level() {
+        // SAFETY: level() returned Avx512 only after is_x86_feature_detected! confirmed
+        // avx512f, avx512dq, avx2 and fma, the features the function enables.
+        super::simd::x86::Level::Avx512 => {
+            return unsafe { wide::rows_backward_avx512(x, dy, n, means, rstds, w, naff, aff) }
+        }
+        // SAFETY: level() returned Avx2 only after detecting avx2 and fma.
+        super::simd::x86::Level::Avx2 => {
+            return unsafe { wide::rows_backward_avx2(x, dy, n, means, rstds, w, naff, aff) }
+        }
+        super::simd::x86::Level::Base => {}
+    }
+    rows_backward_body(x, dy, n, means, rstds, w, naff, aff)
+}
+
+#[cfg(target_arch = "x86_64")]
+mod wide {
+    use super::*;
+
+    #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
+    pub fn rows_backward_avx2<T: Real + Elem>(
+        x: &[T],
+        dy: &[T],
+        n: usize,
+        means: &[T],
+        rstds: &[T],
+        w: Option<&[T]>,
+        naff: usize,
+        aff: Affine,
+    ) -> (Vec<T>, Vec<f64>, Vec<f64>) {
+        rows_backward_body(x, dy, n, means, rstds, w, naff, aff)
+    }
+
+    #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
+    pub fn rows_backward_avx512<T: Real + Elem>(
+        x: &[T],
+        dy: &[T],
+        n: usize,
+        means: &[T],
+        rstds: &[T],
+        w: Option<&[T]>,
+        naff: usize,
+        aff: Affine,
+    ) -> (Vec<T>, Vec<f64>, Vec<f64>) {
+        rows_backward_body(x, dy, n, means, rstds, w, naff, aff)
+    }
+}
+
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn rows_backward_body<T: Real + Elem>(
     x: &[T],
     dy: &[T],
     n: usize,
@@ -177,8 +271,7 @@ pub fn rows_backward<T: Real + Elem>(
             }
         }
         let a = sum8(&dxh, |d| d) / n as f64;
-        let c = (0..n).map(|j| dxh[j] * xh[j]).collect::<Vec<f64>>();
-        let c = sum8(&c, |d| d) / n as f64;
+        let c = dot8(&dxh, &xh) / n as f64;
         for ((o, &d), &h) in dx[r * n..(r + 1) * n].iter_mut().zip(&dxh).zip(&xh) {
             *o = T::of(s * (d - a - h * c));
         }

@@ -195,7 +195,7 @@ fn rows_norm(
                 let gv = values::<T>(go)?;
                 let wv = w.map(values::<T>).transpose()?;
                 // the statistics again (cheaper than saving them for small rows)
-                let (_, means, rstds) = kn::rows_forward(&xv, n, eps, None, None, aff);
+                let (means, rstds) = kn::row_stats(&xv, n, eps);
                 let (dx, dw, db) = kn::rows_backward(&xv, &gv, n, &means, &rstds, wv.as_deref(), naff, aff);
                 let to = |v: Vec<f64>| -> Result<Tensor> {
                     let v: Vec<T> = v.into_iter().map(<T as crate::storage::Elem>::from_f64).collect();
