@@ -746,3 +746,146 @@ pub fn adaptive_avg_pool2d(x: &Tensor, out: (usize, usize)) -> Result<Tensor> {
     };
     window_op(x, false, "AdaptiveAvgPool2DBackward0", plan)
 }
+
+/// The sliding-block geometry of `unfold`/`fold` over an image of c x h x w, with PyTorch's
+/// check that there is at least one block.
+#[allow(clippy::too_many_arguments)]
+fn blocks_geom(
+    n: usize,
+    c: usize,
+    (h, w): (usize, usize),
+    k: (usize, usize),
+    d: (usize, usize),
+    p: (usize, usize),
+    s: (usize, usize),
+) -> Result<Geom> {
+    let blocks = |len: usize, k: usize, d: usize, p: usize, s: usize| {
+        (len as i64 + 2 * p as i64 - (d * (k.max(1) - 1)) as i64 - 1) / s.max(1) as i64 + 1
+    };
+    let (oh, ow) = (blocks(h, k.0, d.0, p.0, s.0), blocks(w, k.1, d.1, p.1, s.1));
+    if oh < 1 || ow < 1 {
+        return Err(Error::Runtime(format!(
+            "Given input with spatial size ({h}, {w}), kernel_size=({}, {}), dilation=({}, {}), padding=({}, {}), calculated shape of the array of sliding blocks as ({oh}, {ow}), but its components must be at least one.",
+            k.0, k.1, d.0, d.1, p.0, p.1
+        )));
+    }
+    Ok(Geom {
+        n,
+        groups: 1,
+        c,
+        h,
+        w,
+        og: 1,
+        kh: k.0,
+        kw: k.1,
+        sh: s.0,
+        sw: s.1,
+        ph: p.0,
+        pw: p.1,
+        dh: d.0,
+        dw: d.1,
+        oh: oh as usize,
+        ow: ow as usize,
+    })
+}
+
+/// `F.unfold` (Im2ColBackward0): (N, C, H, W) -> (N, C*kh*kw, L), or unbatched (C, H, W) ->
+/// (C*kh*kw, L). Its gradient is `fold`, and `fold`'s is `unfold`.
+pub fn unfold(
+    x: &Tensor,
+    k: (usize, usize),
+    d: (usize, usize),
+    p: (usize, usize),
+    s: (usize, usize),
+) -> Result<Tensor> {
+    float_only(x, "unfold")?;
+    let xs = x.shape();
+    if !(xs.len() == 3 || xs.len() == 4) {
+        return Err(Error::Runtime(format!(
+            "Input Error: Only 3D or 4D input Tensors are supported (got {}D)",
+            xs.len()
+        )));
+    }
+    let batched = xs.len() == 4;
+    let (n, c) = if batched { (xs[0], xs[1]) } else { (1, xs[0]) };
+    let (h, w) = (xs[xs.len() - 2], xs[xs.len() - 1]);
+    let g = blocks_geom(n, c, (h, w), k, d, p, s)?;
+    let (rows, l) = (g.rows(), g.cols());
+    let out = dispatch_float!(x.dtype(), T => {
+        let v = with_slice::<T, _>(x, |src| {
+            let mut out = vec![T::default(); n * rows * l];
+            for (i, cols) in out.chunks_mut((rows * l).max(1)).enumerate().take(n) {
+                kc::im2col(&src[i * c * h * w..(i + 1) * c * h * w], &g, cols);
+            }
+            out
+        })?;
+        let shape = if batched { vec![n, rows, l] } else { vec![rows, l] };
+        Tensor::from_vec(v, shape)?
+    });
+    if needs_grad(&[x]) {
+        record("Im2ColBackward0", &[x], &[&out], vec![], move |ctx| {
+            Ok(vec![Some(fold(&ctx.grad(0)?, (h, w), k, d, p, s)?)])
+        });
+    }
+    Ok(out)
+}
+
+/// `F.fold` (Col2ImBackward0): (N, C*kh*kw, L) -> (N, C, H, W), overlapping blocks summed.
+pub fn fold(
+    x: &Tensor,
+    out_size: (usize, usize),
+    k: (usize, usize),
+    d: (usize, usize),
+    p: (usize, usize),
+    s: (usize, usize),
+) -> Result<Tensor> {
+    float_only(x, "fold")?;
+    let xs = x.shape();
+    if !(xs.len() == 2 || xs.len() == 3) {
+        return Err(Error::Runtime(format!(
+            "Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported (got {}D)",
+            xs.len()
+        )));
+    }
+    let batched = xs.len() == 3;
+    let (n, ckk, l) = if batched {
+        (xs[0], xs[1], xs[2])
+    } else {
+        (1, xs[0], xs[1])
+    };
+    let kk = k.0 * k.1;
+    let dim = if batched { 1 } else { 0 };
+    if kk == 0 || ckk % kk != 0 {
+        return Err(Error::Runtime(format!(
+            "Expected size of input's dimension {dim} to be divisible by the product of kernel_size, but got input.size({dim})={ckk} and kernel_size=({}, {}).",
+            k.0, k.1
+        )));
+    }
+    let c = ckk / kk;
+    let g = blocks_geom(n, c, out_size, k, d, p, s)?;
+    if g.cols() != l {
+        return Err(Error::Runtime(format!(
+            "Given output_size=({}, {}), kernel_size=({}, {}), dilation=({}, {}), padding=({}, {}), stride=({}, {}), expected size of input's dimension {} to match the calculated number of sliding blocks {} * {} = {}, but got input.size({})={l}.",
+            out_size.0, out_size.1, k.0, k.1, d.0, d.1, p.0, p.1, s.0, s.1,
+            dim + 1, g.oh, g.ow, g.cols(), dim + 1
+        )));
+    }
+    let (h, w) = out_size;
+    let out = dispatch_float!(x.dtype(), T => {
+        let v = with_slice::<T, _>(x, |src| {
+            let mut out = vec![T::default(); n * c * h * w];
+            for (i, img) in out.chunks_mut((c * h * w).max(1)).enumerate().take(n) {
+                kc::col2im(&src[i * ckk * l..(i + 1) * ckk * l], &g, img);
+            }
+            out
+        })?;
+        let shape = if batched { vec![n, c, h, w] } else { vec![c, h, w] };
+        Tensor::from_vec(v, shape)?
+    });
+    if needs_grad(&[x]) {
+        record("Col2ImBackward0", &[x], &[&out], vec![], move |ctx| {
+            Ok(vec![Some(unfold(&ctx.grad(0)?, k, d, p, s)?)])
+        });
+    }
+    Ok(out)
+}

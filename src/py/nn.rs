@@ -317,7 +317,61 @@ fn _sdpa(
     .map(PyTensor::new)
 }
 
+/// `F.unfold`.
+#[pyfunction]
+fn im2col(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    kernel_size: Vec<i64>,
+    dilation: Vec<i64>,
+    padding: Vec<i64>,
+    stride: Vec<i64>,
+) -> PyResult<PyTensor> {
+    let (k, d) = (
+        two(&sizes(&kernel_size, "kernel size")?),
+        two(&sizes(&dilation, "dilation")?),
+    );
+    let (p, s) = (
+        two(&sizes(&padding, "padding")?),
+        two(&sizes(&stride, "stride")?),
+    );
+    let x = input.t.clone();
+    run(py, heavy(x.numel() * k.0 * k.1), move || {
+        crate::ops::conv::unfold(&x, k, d, p, s)
+    })
+    .map(PyTensor::new)
+}
+
+/// `F.fold`.
+#[pyfunction]
+fn col2im(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    output_size: Vec<i64>,
+    kernel_size: Vec<i64>,
+    dilation: Vec<i64>,
+    padding: Vec<i64>,
+    stride: Vec<i64>,
+) -> PyResult<PyTensor> {
+    let o = two(&sizes(&output_size, "output size")?);
+    let (k, d) = (
+        two(&sizes(&kernel_size, "kernel size")?),
+        two(&sizes(&dilation, "dilation")?),
+    );
+    let (p, s) = (
+        two(&sizes(&padding, "padding")?),
+        two(&sizes(&stride, "stride")?),
+    );
+    let x = input.t.clone();
+    run(py, heavy(x.numel()), move || {
+        crate::ops::conv::fold(&x, o, k, d, p, s)
+    })
+    .map(PyTensor::new)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(im2col, m)?)?;
+    m.add_function(wrap_pyfunction!(col2im, m)?)?;
     m.add_function(wrap_pyfunction!(_sdpa, m)?)?;
     m.add_function(wrap_pyfunction!(layer_norm, m)?)?;
     m.add_function(wrap_pyfunction!(group_norm, m)?)?;

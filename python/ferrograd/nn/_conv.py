@@ -321,16 +321,12 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     r"""Extract sliding local blocks (im2col): ``(N, C, H, W) -> (N, C * prod(kernel_size), L)``."""
-    if not hasattr(_core, "im2col"):
-        raise NotImplementedError("unfold (im2col) is not supported yet: the native im2col kernel is missing")
     return _core.im2col(input, list(_pair(kernel_size)), list(_pair(dilation)), list(_pair(padding)),
                         list(_pair(stride)))
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     r"""Combine sliding local blocks into a tensor, summing overlaps (col2im); inverse layout of ``unfold``."""
-    if not hasattr(_core, "col2im"):
-        raise NotImplementedError("fold (col2im) is not supported yet: the native col2im kernel is missing")
     return _core.col2im(input, list(_pair(output_size)), list(_pair(kernel_size)), list(_pair(dilation)),
                         list(_pair(padding)), list(_pair(stride)))
 
