@@ -394,27 +394,20 @@ pub fn max_pool<T: Real + Elem>(x: &[T], g: &PoolGeom) -> Result<(Vec<T>, Vec<i6
         && (g.ow.max(1) - 1) * g.sw + g.kw <= g.w;
     let run_inside = |p: usize, vals: &mut [T], idx: &mut [i64]| {
         let src = &x[p * hw..(p + 1) * hw];
-        for oy in 0..g.oh {
-            let best = &mut vals[oy * g.ow..(oy + 1) * g.ow];
-            let at = &mut idx[oy * g.ow..(oy + 1) * g.ow];
-            best.fill(T::of(f64::NEG_INFINITY));
-            for (ox, a) in at.iter_mut().enumerate() {
-                *a = ((oy * g.sh) * g.w + ox * g.sw) as i64;
+        #[cfg(target_arch = "x86_64")]
+        match super::simd::x86::level() {
+            // SAFETY: level() returned Avx512 only after is_x86_feature_detected! confirmed
+            // avx512f, avx512dq, avx2 and fma, the features the function enables.
+            super::simd::x86::Level::Avx512 => {
+                return unsafe { wide::pool_inside_avx512(src, g, vals, idx) }
             }
-            for ky in 0..g.kh {
-                let y = oy * g.sh + ky;
-                let row = &src[y * g.w..(y + 1) * g.w];
-                for kx in 0..g.kw {
-                    for ox in 0..g.ow {
-                        let col = ox * g.sw + kx;
-                        let v = row[col];
-                        let take = v > best[ox] || v.is_nan();
-                        best[ox] = if take { v } else { best[ox] };
-                        at[ox] = if take { (y * g.w + col) as i64 } else { at[ox] };
-                    }
-                }
+            // SAFETY: level() returned Avx2 only after detecting avx2 and fma.
+            super::simd::x86::Level::Avx2 => {
+                return unsafe { wide::pool_inside_avx2(src, g, vals, idx) }
             }
+            super::simd::x86::Level::Base => {}
         }
+        pool_inside(src, g, vals, idx)
     };
     let run_plane = |p: usize, vals: &mut [T], idx: &mut [i64]| {
         if inside {
@@ -485,6 +478,58 @@ pub fn max_pool<T: Real + Elem>(x: &[T], g: &PoolGeom) -> Result<(Vec<T>, Vec<i6
         per_plane(0, &mut vals, &mut idx);
     }
     Ok((vals, idx))
+}
+
+/// Max pooling of one plane whose windows all lie inside it (no padding, no dilation): for
+/// each window element in PyTorch's order, compared across a whole output row at once.
+#[inline(always)]
+fn pool_inside<T: Real + Elem>(src: &[T], g: &PoolGeom, vals: &mut [T], idx: &mut [i64]) {
+    for oy in 0..g.oh {
+        let best = &mut vals[oy * g.ow..(oy + 1) * g.ow];
+        let at = &mut idx[oy * g.ow..(oy + 1) * g.ow];
+        best.fill(T::of(f64::NEG_INFINITY));
+        for (ox, a) in at.iter_mut().enumerate() {
+            *a = ((oy * g.sh) * g.w + ox * g.sw) as i64;
+        }
+        for ky in 0..g.kh {
+            let y = oy * g.sh + ky;
+            let row = &src[y * g.w..(y + 1) * g.w];
+            for kx in 0..g.kw {
+                for ox in 0..g.ow {
+                    let col = ox * g.sw + kx;
+                    let v = row[col];
+                    let take = v > best[ox] || v.is_nan();
+                    best[ox] = if take { v } else { best[ox] };
+                    at[ox] = if take { (y * g.w + col) as i64 } else { at[ox] };
+                }
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod wide {
+    use super::*;
+
+    #[target_feature(enable = "avx2,fma")]
+    pub fn pool_inside_avx2<T: Real + Elem>(
+        src: &[T],
+        g: &PoolGeom,
+        vals: &mut [T],
+        idx: &mut [i64],
+    ) {
+        pool_inside(src, g, vals, idx)
+    }
+
+    #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+    pub fn pool_inside_avx512<T: Real + Elem>(
+        src: &[T],
+        g: &PoolGeom,
+        vals: &mut [T],
+        idx: &mut [i64],
+    ) {
+        pool_inside(src, g, vals, idx)
+    }
 }
 
 /// The adjoint of max pooling's selection: `out[p, idx[p, o]] += g[p, o]` over `planes` planes
