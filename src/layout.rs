@@ -309,41 +309,13 @@ impl Layout {
     }
 
     pub fn for_each_offset(&self, mut f: impl FnMut(usize)) {
-        let n = self.numel();
-        if n == 0 {
-            return;
-        }
-        if let Some(r) = self.contiguous_range() {
-            for o in r {
-                f(o);
-            }
-            return;
-        }
-        let nd = self.ndim();
-        let inner = self.shape[nd - 1];
-        let inner_stride = self.strides[nd - 1];
-        let mut idx = vec![0usize; nd];
-        let mut base = self.offset;
-        let outer = n / inner;
-        for _ in 0..outer {
+        self.for_each_run(|base, len, stride| {
             let mut o = base;
-            for _ in 0..inner {
+            for _ in 0..len {
                 f(o);
-                o += inner_stride;
+                o += stride;
             }
-            // advance the outer index (dims 0..nd-1)
-            let mut d = nd - 1;
-            while d > 0 {
-                d -= 1;
-                idx[d] += 1;
-                base += self.strides[d];
-                if idx[d] < self.shape[d] {
-                    break;
-                }
-                base -= self.strides[d] * self.shape[d];
-                idx[d] = 0;
-            }
-        }
+        });
     }
 
     /// Calls `f(offset_in_self, offset_in_other)` for every element of two layouts of the same
