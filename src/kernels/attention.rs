@@ -93,7 +93,7 @@ fn axpy<T: Real>(y: &mut [T], a: T, x: &[T]) {
 }
 
 /// `P = softmax(q k^T * scale + mask)` (rows where every score is -inf give zeros) and
-/// `O = P v`. `mask(i)` is the additive mask of slice i (l x s) or None; with `causal` the
+/// `O = P v`. `mask` is the additive mask of every slice (bh x l x s) or None; with `causal` the
 /// scores above the diagonal are -inf. Returns (O, P). The products are dot products and
 /// axpys over the head dim: on attention-sized slices (64 x 32) they beat gemm calls, whose
 /// per-call cost dominates there.
@@ -103,7 +103,7 @@ pub fn forward<T: Real + Elem>(
     v: &[T],
     d: Dims,
     scale: f64,
-    mask: &(dyn Fn(usize) -> Option<Vec<T>> + Sync),
+    mask: Option<&[T]>,
     causal: bool,
 ) -> (Vec<T>, Vec<T>) {
     let mut o = vec![T::of(0.0); d.bh * d.l * d.ev];
@@ -119,12 +119,12 @@ pub fn forward<T: Real + Elem>(
                     pp.slice(i * d.l * d.s, d.l * d.s),
                 )
             };
-            let mk = mask(i);
+            let mk = mask.map(|m| &m[i * d.l * d.s..(i + 1) * d.l * d.s]);
             let args = FwdSlice {
                 q: &q[i * d.l * d.e..(i + 1) * d.l * d.e],
                 k: &k[i * d.s * d.e..(i + 1) * d.s * d.e],
                 v: &v[i * d.s * d.ev..(i + 1) * d.s * d.ev],
-                mask: mk.as_deref(),
+                mask: mk,
                 d,
                 scale,
                 causal,

@@ -13,10 +13,6 @@ use crate::kernels::attention::{self as ka, Dims};
 use crate::layout::fmt_list;
 use crate::tensor::Tensor;
 
-fn values<T: crate::storage::Elem>(t: &Tensor) -> Result<Vec<T>> {
-    super::cast_vec::<T>(t)
-}
-
 /// The causal mask (True above the diagonal: not attended), l x s.
 fn causal_blocked(l: usize, s: usize) -> Result<Tensor> {
     let v: Vec<u8> = (0..l)
@@ -71,10 +67,9 @@ pub fn sdpa(
         None => None,
     };
     let (out, p) = dispatch_float!(q.dtype(), T => {
-        let mv: Option<Vec<T>> = mask_full.as_ref().map(values::<T>).transpose()?;
-        let per = d.l * d.s;
-        let mask_of = |i: usize| mv.as_ref().map(|m| m[i * per..(i + 1) * per].to_vec());
-        let (o, p) = ka::forward(&values::<T>(q)?, &values::<T>(k)?, &values::<T>(v)?, d, scale, &mask_of, causal);
+        let (o, p) = super::with_slices::<T, _>(&[Some(q), Some(k), Some(v), mask_full.as_ref()], |s| {
+            ka::forward(s[0].expect("given"), s[1].expect("given"), s[2].expect("given"), d, scale, s[3], causal)
+        })?;
         (Tensor::from_vec(o, vec![qs[0], qs[1], d.l, d.ev])?, Tensor::from_vec(p, full.to_vec())?)
     });
     if needs_grad(&[q, k, v]) {
@@ -96,7 +91,10 @@ pub fn sdpa(
                     composite_backward(q, k, v, mask_full.as_ref(), causal, scale, &go)?
                 } else {
                     dispatch_float!(q.dtype(), T => {
-                        let (dq, dk, dv) = ka::backward(&values::<T>(q)?, &values::<T>(k)?, &values::<T>(v)?, &values::<T>(p)?, &values::<T>(&go)?, d, scale);
+                        let (dq, dk, dv) = super::with_slices::<T, _>(&[Some(q), Some(k), Some(v), Some(p), Some(&go)], |s| {
+                            let g = |i: usize| s[i].expect("given");
+                            ka::backward(g(0), g(1), g(2), g(3), g(4), d, scale)
+                        })?;
                         (
                             Tensor::from_vec(dq, q.shape().to_vec())?,
                             Tensor::from_vec(dk, k.shape().to_vec())?,

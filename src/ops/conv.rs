@@ -6,27 +6,12 @@
 //! order of derivative works. Pooling ops pair a forward with its adjoint in the same way.
 
 use super::shape::reshape;
-use super::{materialize, sum_dims};
+use super::{sum_dims, with_slice};
 use crate::autograd::graph::{needs_grad, record};
 use crate::error::{Error, Result};
 use crate::kernels::conv::{self as kc, Geom, PoolGeom, Window};
 use crate::layout::fmt_list;
 use crate::tensor::Tensor;
-
-/// Borrows `t`'s elements as a contiguous slice (copying only when `t` is not contiguous).
-fn with_slice<T: crate::storage::Elem, R>(t: &Tensor, f: impl FnOnce(&[T]) -> R) -> Result<R> {
-    if t.numel() == 0 {
-        return Ok(f(&[]));
-    }
-    let t = if t.is_contiguous() {
-        t.clone()
-    } else {
-        materialize(t)?
-    };
-    let d = t.storage().read::<T>();
-    let r = t.layout().contiguous_range().expect("contiguous");
-    Ok(f(&d[r]))
-}
 
 fn float_only(t: &Tensor, what: &str) -> Result<()> {
     if t.dtype().is_float() {

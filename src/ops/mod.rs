@@ -40,6 +40,52 @@ pub fn materialize(t: &Tensor) -> Result<Tensor> {
     })
 }
 
+/// Runs `f` on the elements of each given tensor as a contiguous slice: borrowed from the
+/// storage when the tensor is contiguous, copied (without a graph) only when it is not. For
+/// kernels over slices, which then never copy contiguous inputs.
+pub fn with_slices<T: Elem, R>(
+    ts: &[Option<&Tensor>],
+    f: impl FnOnce(&[Option<&[T]>]) -> R,
+) -> Result<R> {
+    let owned: Vec<Option<Tensor>> = ts
+        .iter()
+        .map(|t| {
+            t.map(|t| {
+                if t.is_contiguous() {
+                    Ok(t.clone())
+                } else {
+                    materialize(t)
+                }
+            })
+            .transpose()
+        })
+        .collect::<Result<_>>()?;
+    let guards: Vec<Option<crate::storage::ReadGuard<'_, T>>> = owned
+        .iter()
+        .map(|t| t.as_ref().map(|t| t.storage().read::<T>()))
+        .collect();
+    let slices: Vec<Option<&[T]>> = owned
+        .iter()
+        .zip(&guards)
+        .map(|(t, g)| match (t, g) {
+            (Some(t), Some(g)) => {
+                let r = t
+                    .layout()
+                    .contiguous_range()
+                    .expect("contiguous by construction");
+                Some(&g[r])
+            }
+            _ => None,
+        })
+        .collect();
+    Ok(f(&slices))
+}
+
+/// `with_slices` for one tensor.
+pub fn with_slice<T: Elem, R>(t: &Tensor, f: impl FnOnce(&[T]) -> R) -> Result<R> {
+    with_slices(&[Some(t)], |s| f(s[0].expect("given")))
+}
+
 /// Elements converted to `U` (row-major), for kernels computing in another dtype.
 pub fn cast_vec<U: Elem>(t: &Tensor) -> Result<Vec<U>> {
     dispatch!(t.dtype(), T => {

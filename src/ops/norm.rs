@@ -4,7 +4,7 @@
 
 use super::reduce::{mean, sum_dims};
 use super::shape::reshape;
-use super::{add_scalar, mul, rsqrt, sub};
+use super::{add_scalar, mul, rsqrt, sub, with_slice, with_slices};
 use crate::autograd::graph::{needs_grad, record, Saved};
 use crate::autograd::is_grad_enabled;
 use crate::error::{Error, Result};
@@ -12,10 +12,6 @@ use crate::kernels::norm as kn;
 use crate::layout::fmt_list;
 use crate::tensor::Tensor;
 use std::sync::Arc;
-
-fn values<T: crate::storage::Elem>(t: &Tensor) -> Result<Vec<T>> {
-    super::cast_vec::<T>(t)
-}
 
 /// PyTorch's dtype checks: a float input (`"kernel" not implemented for 'Long'`) and
 /// parameters of the input's dtype.
@@ -182,21 +178,20 @@ fn rows_norm(
 ) -> Result<Tensor> {
     let shape = x.shape().to_vec();
     let out = dispatch_float!(x.dtype(), T => {
-        let xv = values::<T>(x)?;
-        let wv = w.map(values::<T>).transpose()?;
-        let bv = b.map(values::<T>).transpose()?;
-        let (y, _, _) = kn::rows_forward(&xv, n, eps, wv.as_deref(), bv.as_deref(), aff);
+        let (y, _, _) = with_slices::<T, _>(&[Some(x), w, b], |s| {
+            kn::rows_forward(s[0].expect("given"), n, eps, s[1], s[2], aff)
+        })?;
         Tensor::from_vec(y, shape.clone())?
     });
     let fused = Arc::new(
         move |x: &Tensor, go: &Tensor, w: Option<&Tensor>| -> Result<[Tensor; 3]> {
             dispatch_float!(x.dtype(), T => {
-                let xv = values::<T>(x)?;
-                let gv = values::<T>(go)?;
-                let wv = w.map(values::<T>).transpose()?;
-                // the statistics again (cheaper than saving them for small rows)
-                let (means, rstds) = kn::row_stats(&xv, n, eps);
-                let (dx, dw, db) = kn::rows_backward(&xv, &gv, n, &means, &rstds, wv.as_deref(), naff, aff);
+                let (dx, dw, db) = with_slices::<T, _>(&[Some(x), Some(go), w], |s| {
+                    let (xv, gv) = (s[0].expect("given"), s[1].expect("given"));
+                    // the statistics again (cheaper than saving them for small rows)
+                    let (means, rstds) = kn::row_stats(xv, n, eps);
+                    kn::rows_backward(xv, gv, n, &means, &rstds, s[2], naff, aff)
+                })?;
                 let to = |v: Vec<f64>| -> Result<Tensor> {
                     let v: Vec<T> = v.into_iter().map(<T as crate::storage::Elem>::from_f64).collect();
                     let s = w.map(|w| w.shape().to_vec()).unwrap_or_else(|| vec![v.len()]);
@@ -383,8 +378,7 @@ pub fn batch_norm(
     }
     check_dtypes(x, "batch_norm", &[w, b, running_mean, running_var])?;
     let (mean_v, rstd_v): (Vec<f64>, Vec<f64>) = if training {
-        let (m, v) =
-            dispatch_float!(x.dtype(), T => kn::channel_stats(&values::<T>(x)?, outer, c, inner));
+        let (m, v) = dispatch_float!(x.dtype(), T => with_slice::<T, _>(x, |xs| kn::channel_stats(xs, outer, c, inner))?);
         let count = (outer * inner) as f64;
         if let (Some(rm), Some(rv)) = (running_mean, running_var) {
             let unbiased = count / (count - 1.0).max(1.0);
@@ -416,9 +410,9 @@ pub fn batch_norm(
         (m, rstd)
     };
     let out = dispatch_float!(x.dtype(), T => {
-        let wv = w.map(values::<T>).transpose()?;
-        let bv = b.map(values::<T>).transpose()?;
-        let y = kn::channel_affine(&values::<T>(x)?, outer, c, inner, &mean_v, &rstd_v, wv.as_deref(), bv.as_deref());
+        let y = with_slices::<T, _>(&[Some(x), w, b], |s| {
+            kn::channel_affine(s[0].expect("given"), outer, c, inner, &mean_v, &rstd_v, s[1], s[2])
+        })?;
         Tensor::from_vec(y, s.clone())?
     });
     let (mean_v, rstd_v) = (Arc::new(mean_v), Arc::new(rstd_v));
@@ -426,8 +420,10 @@ pub fn batch_norm(
     let fused = Arc::new(
         move |x: &Tensor, go: &Tensor, w: Option<&Tensor>| -> Result<[Tensor; 3]> {
             dispatch_float!(x.dtype(), T => {
-                let wv = w.map(values::<T>).transpose()?;
-                let (dx, dw, db) = kn::channel_backward(&values::<T>(x)?, &values::<T>(go)?, outer, c, inner, &m2, &r2, wv.as_deref(), training);
+                let (dx, dw, db) = with_slices::<T, _>(&[Some(x), Some(go), w], |s| {
+                    let (xv, gv) = (s[0].expect("given"), s[1].expect("given"));
+                    kn::channel_backward(xv, gv, outer, c, inner, &m2, &r2, s[2], training)
+                })?;
                 let to = |v: Vec<f64>| Tensor::from_vec(v.into_iter().map(<T as crate::storage::Elem>::from_f64).collect::<Vec<T>>(), vec![c]);
                 Ok([Tensor::from_vec(dx, x.shape().to_vec())?, to(dw)?, to(db)?])
             })
