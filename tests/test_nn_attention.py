@@ -123,6 +123,36 @@ def test_sdpa_closed_form():
     )
 
 
+def _attention_grads_np(q, k, v, g, bias, scale):
+    """(dq, dk, dv) of sum(softmax(q k^T * scale + bias) v * g) in NumPy."""
+    p = _softmax(q @ np.swapaxes(k, -1, -2) * scale + bias)
+    dv = np.swapaxes(p, -1, -2) @ g
+    dp = g @ np.swapaxes(v, -1, -2)
+    ds = p * (dp - (dp * p).sum(-1, keepdims=True)) * scale
+    return ds @ k, np.swapaxes(ds, -1, -2) @ q, dv
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("s", [53, 21, 64])
+def test_sdpa_fused_kernel_tiles(dtype, causal, s):
+    # sizes that fill the kernel's 4 x 16 register tiles and leave remainders in every product
+    l, e, ev = (37, 20, 35) if s != 64 else (64, 32, 32)
+    q, k, v, g = _randn(2, 3, l, e), _randn(2, 3, s, e), _randn(2, 3, s, ev), _randn(2, 3, l, ev)
+    mask = _randn(l, s) if not causal else None
+    bias = mask if mask is not None else np.where(np.arange(l)[:, None] >= np.arange(s), 0.0, -np.inf)
+    scale = 1 / math.sqrt(e)
+    fq, fk, fv = (ferrograd.tensor(a.astype(dtype), requires_grad=True) for a in (q, k, v))
+    fmask = None if mask is None else ferrograd.tensor(mask.astype(dtype))
+    out = F.scaled_dot_product_attention(fq, fk, fv, attn_mask=fmask, is_causal=causal)
+    assert out.grad_fn.name() == "ScaledDotProductFlashAttentionForCpuBackward0"
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(_np(out), _attention_np(q, k, v, bias), **tol)
+    out.backward(ferrograd.tensor(g.astype(dtype)))
+    for t, expected in zip((fq, fk, fv), _attention_grads_np(q, k, v, g, bias, scale)):
+        np.testing.assert_allclose(t.grad.numpy(), expected, **tol)
+
+
 def test_sdpa_fully_masked_rows_are_zero():
     q = ferrograd.tensor(_randn(2, 3, 4), requires_grad=True)
     k = ferrograd.tensor(_randn(2, 5, 4), requires_grad=True)

@@ -63,40 +63,230 @@ impl<T> Out<T> {
     }
 }
 
-/// `sum a_i * b_i` over 8 independent lanes (vectorises).
+/// Rows of the register tile of `small_gemm`.
+const MR: usize = 4;
+/// Lanes of the folds (`lanes_fold`, `dot`).
+const LANES: usize = 16;
+
+/// The left operand of `small_gemm`: element (i, p) at `a[i * rs + p * cs]`, so a matrix or
+/// its transpose.
+#[derive(Clone, Copy)]
+struct Lhs<'a, T> {
+    a: &'a [T],
+    rs: usize,
+    cs: usize,
+}
+
+/// How `small_gemm` multiplies and adds: `Fused` (one rounding, one instruction) in the copies
+/// compiled with FMA, `Split` elsewhere, where `mul_add` would be a library call.
+trait Madd: Copy {
+    fn madd<T: Real>(self, acc: T, a: T, b: T) -> T;
+}
+
+#[derive(Clone, Copy)]
+struct Split;
+
+impl Madd for Split {
+    #[inline(always)]
+    fn madd<T: Real>(self, acc: T, a: T, b: T) -> T {
+        acc + a * b
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct Fused;
+
+#[cfg(target_arch = "x86_64")]
+impl Madd for Fused {
+    #[inline(always)]
+    fn madd<T: Real>(self, acc: T, a: T, b: T) -> T {
+        a.mul_add(b, acc)
+    }
+}
+
+/// `C = A B` for A (m x k, see `Lhs`), B (k x n, row stride `ldb`) and C (m x n, row stride
+/// `ldc`), in MR x NR register tiles (NR: two vector registers of T): each B row chunk loaded once serves MR rows, and the
+/// tile's sums stay in registers over the whole k loop. For rows `i0..i1`, `cols(i0, i1)` bounds
+/// the columns computed (capped at n; the rest of those rows of C is left as is) and
+/// `ks(i0, i1)` the range of p where A's rows can be non-zero (causal attention's triangle).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn small_gemm<T: Real, const NR: usize>(
+    madd: impl Madd,
+    m: usize,
+    n: usize,
+    a: Lhs<'_, T>,
+    b: &[T],
+    ldb: usize,
+    c: &mut [T],
+    ldc: usize,
+    cols: impl Fn(usize, usize) -> usize,
+    ks: impl Fn(usize, usize) -> (usize, usize),
+) {
+    let zero = T::of(0.0);
+    for i0 in (0..m).step_by(MR) {
+        let rows = MR.min(m - i0);
+        let ncols = cols(i0, i0 + rows).min(n);
+        let (k0, k1) = ks(i0, i0 + rows);
+        let out = &mut c[i0 * ldc..];
+        if k0 >= k1 {
+            for row in out.chunks_mut(ldc).take(rows) {
+                row[..ncols].fill(zero);
+            }
+            continue;
+        }
+        let b = &b[k0 * ldb..];
+        // A's MR values of each p, read without per-element bounds checks where A's rows
+        // (a matrix) or columns (a transpose) are contiguous
+        if rows == MR && a.cs == 1 {
+            let row = |i: usize| &a.a[(i0 + i) * a.rs + k0..(i0 + i) * a.rs + k1];
+            let (a0, a1, a2, a3) = (row(0), row(1), row(2), row(3));
+            let avs = a0
+                .iter()
+                .zip(a1)
+                .zip(a2)
+                .zip(a3)
+                .map(|(((&x0, &x1), &x2), &x3)| [x0, x1, x2, x3]);
+            tile_row::<T, NR>(madd, avs, b, ldb, out, ldc, rows, ncols);
+        } else if rows == MR && a.rs == 1 {
+            let avs = a.a[k0 * a.cs + i0..]
+                .chunks(a.cs)
+                .take(k1 - k0)
+                .map(|ch| [ch[0], ch[1], ch[2], ch[3]]);
+            tile_row::<T, NR>(madd, avs, b, ldb, out, ldc, rows, ncols);
+        } else {
+            let avs = (k0..k1).map(|p| {
+                let mut col = [zero; MR];
+                for (i, x) in col[..rows].iter_mut().enumerate() {
+                    *x = a.a[(i0 + i) * a.rs + p * a.cs];
+                }
+                col
+            });
+            tile_row::<T, NR>(madd, avs, b, ldb, out, ldc, rows, ncols);
+        }
+    }
+}
+
+/// `c[i][j] += av[i] * bp[j]`: one k step of a register tile (a plain function, not a closure,
+/// so that it inlines into the caller compiled with FMA).
+#[inline(always)]
+fn madd_tile<T: Real, const NR: usize>(
+    madd: impl Madd,
+    c: &mut [&mut [T; NR]; MR],
+    av: [T; MR],
+    bp: &[T; NR],
+) {
+    let [c0, c1, c2, c3] = c;
+    for j in 0..NR {
+        c0[j] = madd.madd(c0[j], av[0], bp[j]);
+        c1[j] = madd.madd(c1[j], av[1], bp[j]);
+        c2[j] = madd.madd(c2[j], av[2], bp[j]);
+        c3[j] = madd.madd(c3[j], av[3], bp[j]);
+    }
+}
+
+/// One block of MR rows of `small_gemm`: `avs` gives A's MR values for each p of the block's
+/// range and `b` starts at that range's first row; writes the first `rows` rows of `out`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn tile_row<T: Real, const NR: usize>(
+    madd: impl Madd,
+    avs: impl Iterator<Item = [T; MR]> + Clone,
+    b: &[T],
+    ldb: usize,
+    out: &mut [T],
+    ldc: usize,
+    rows: usize,
+    ncols: usize,
+) {
+    let zero = T::of(0.0);
+    for j0 in (0..ncols).step_by(NR) {
+        let width = NR.min(ncols - j0);
+        // Four named accumulators and one loop over the columns: LLVM keeps each in registers
+        // and vectorises the column loop.
+        let (mut c0, mut c1, mut c2, mut c3) = ([zero; NR], [zero; NR], [zero; NR], [zero; NR]);
+        let mut c = [&mut c0, &mut c1, &mut c2, &mut c3];
+        let mut step = |av: [T; MR], bp: &[T; NR]| madd_tile(madd, &mut c, av, bp);
+        if width == NR {
+            for (av, row) in avs.clone().zip(b.chunks(ldb)) {
+                step(av, row[j0..j0 + NR].try_into().expect("NR columns"));
+            }
+        } else {
+            // the last, partial column tile: B's columns zero-padded
+            let mut padded = [zero; NR];
+            for (av, row) in avs.clone().zip(b.chunks(ldb)) {
+                padded[..width].copy_from_slice(&row[j0..j0 + width]);
+                step(av, &padded);
+            }
+        }
+        for (i, row) in [c0, c1, c2, c3][..rows].iter().enumerate() {
+            let start = i * ldc + j0;
+            out[start..start + width].copy_from_slice(&row[..width]);
+        }
+    }
+}
+
+/// `fold(acc, x)` over `xs` in LANES independent lanes, then over the lanes: a serial fold's
+/// dependency chain (3-4 cycles an element) would cost more than the products.
+#[inline(always)]
+fn lanes_fold<T: Real>(xs: &[T], init: T, fold: impl Fn(T, T) -> T) -> T {
+    let mut acc = [init; LANES];
+    let chunks = xs.chunks_exact(LANES);
+    let rest = chunks.remainder().iter().fold(init, |a, &x| fold(a, x));
+    for chunk in chunks {
+        for (a, &x) in acc.iter_mut().zip(chunk) {
+            *a = fold(*a, x);
+        }
+    }
+    acc.into_iter().fold(rest, fold)
+}
+
+/// `sum a_i * b_i` in LANES lanes.
 #[inline(always)]
 fn dot<T: Real>(a: &[T], b: &[T]) -> T {
-    let mut acc = [T::of(0.0); 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let mut rest = T::of(0.0);
-    for (&x, &y) in ca.remainder().iter().zip(cb.remainder()) {
-        rest = rest + x * y;
-    }
+    let mut acc = [T::of(0.0); LANES];
+    let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let rest = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .fold(T::of(0.0), |s, (&x, &y)| s + x * y);
     for (x, y) in ca.zip(cb) {
-        for i in 0..8 {
+        for i in 0..LANES {
             acc[i] = acc[i] + x[i] * y[i];
         }
     }
-    let mut s = rest;
-    for v in acc {
-        s = s + v;
-    }
-    s
+    acc.into_iter().fold(rest, |s, x| s + x)
 }
 
-/// `y += a * x`
+/// `dst` (cols x rows) = `src` (rows x cols) transposed.
 #[inline(always)]
-fn axpy<T: Real>(y: &mut [T], a: T, x: &[T]) {
-    for (d, &v) in y.iter_mut().zip(x) {
-        *d = *d + a * v;
+fn transpose_into<T: Copy>(src: &[T], rows: usize, cols: usize, dst: &mut [T]) {
+    if rows == 0 || cols == 0 {
+        return;
     }
+    // contiguous writes, strided reads: cheaper than the other way round
+    for (c, out) in dst.chunks_exact_mut(rows).take(cols).enumerate() {
+        for (x, row) in out.iter_mut().zip(src.chunks_exact(cols)) {
+            *x = row[c];
+        }
+    }
+}
+
+/// Scratch buffers of one task, reused over its (batch, head) slices.
+struct Scratch<T> {
+    /// K or V transposed (e x s / ev x s)
+    t: Vec<T>,
+    /// dP (l x s)
+    dp: Vec<T>,
 }
 
 /// `P = softmax(q k^T * scale + mask)` (rows where every score is -inf give zeros) and
 /// `O = P v`. `mask` is the additive mask of every slice (bh x l x s) or None; with `causal` the
-/// scores above the diagonal are -inf. Returns (O, P). The products are dot products and
-/// axpys over the head dim: on attention-sized slices (64 x 32) they beat gemm calls, whose
-/// per-call cost dominates there.
+/// scores above the diagonal are -inf and never computed. Returns (O, P). The products are
+/// register-tiled small gemms (`small_gemm`): on attention-sized slices (64 x 32) they beat gemm
+/// calls, whose per-call cost dominates there.
 pub fn forward<T: Real + Elem>(
     q: &[T],
     k: &[T],
@@ -111,6 +301,10 @@ pub fn forward<T: Real + Elem>(
     let (po, pp) = (Out(o.as_mut_ptr()), Out(p.as_mut_ptr()));
     let work = d.bh * d.l * d.s * (d.e + d.ev);
     over(d.bh, work, &|i0, i1| {
+        let mut scratch = Scratch {
+            t: vec![T::of(0.0); d.e * d.s],
+            dp: Vec::new(),
+        };
         for i in i0..i1 {
             // SAFETY: slice i of o and p belongs to this task alone (disjoint ranges).
             let (oi, pi) = unsafe {
@@ -129,7 +323,7 @@ pub fn forward<T: Real + Elem>(
                 scale,
                 causal,
             };
-            best!(fwd_slice, fwd_slice_avx512, fwd_slice_avx2; args, oi, pi);
+            best!(fwd_slice_base, fwd_slice_avx512, fwd_slice_avx2; args, oi, pi, &mut scratch);
         }
     });
     (o, p)
@@ -145,6 +339,7 @@ pub fn backward<T: Real + Elem>(
     go: &[T],
     d: Dims,
     scale: f64,
+    causal: bool,
 ) -> (Vec<T>, Vec<T>, Vec<T>) {
     let mut dq = vec![T::of(0.0); d.bh * d.l * d.e];
     let mut dk = vec![T::of(0.0); d.bh * d.s * d.e];
@@ -156,7 +351,10 @@ pub fn backward<T: Real + Elem>(
     );
     let work = 2 * d.bh * d.l * d.s * (d.e + d.ev);
     over(d.bh, work, &|i0, i1| {
-        let mut ds = vec![T::of(0.0); d.s];
+        let mut scratch = Scratch {
+            t: vec![T::of(0.0); d.ev * d.s],
+            dp: vec![T::of(0.0); d.l * d.s],
+        };
         for i in i0..i1 {
             // SAFETY: slice i of dq, dk and dv belongs to this task alone (disjoint ranges).
             let (dqi, dki, dvi) = unsafe {
@@ -174,8 +372,9 @@ pub fn backward<T: Real + Elem>(
                 go: &go[i * d.l * d.ev..(i + 1) * d.l * d.ev],
                 d,
                 scale,
+                causal,
             };
-            best!(bwd_slice, bwd_slice_avx512, bwd_slice_avx2; args, dqi, dki, dvi, &mut ds);
+            best!(bwd_slice_base, bwd_slice_avx512, bwd_slice_avx2; args, dqi, dki, dvi, &mut scratch);
         }
     });
     (dq, dk, dv)
@@ -192,28 +391,60 @@ struct FwdSlice<'a, T> {
     causal: bool,
 }
 
+/// The columns a row may attend to: all, or with `causal` those up to the diagonal.
 #[inline(always)]
-fn fwd_slice<T: Real>(a: FwdSlice<'_, T>, oi: &mut [T], pi: &mut [T]) {
+fn live(r: usize, s: usize, causal: bool) -> usize {
+    if causal {
+        (r + 1).min(s)
+    } else {
+        s
+    }
+}
+
+#[inline(always)]
+fn fwd_slice<T: Real, const NR: usize>(
+    madd: impl Madd,
+    a: FwdSlice<'_, T>,
+    oi: &mut [T],
+    pi: &mut [T],
+    scratch: &mut Scratch<T>,
+) {
     let d = a.d;
     let sc = T::of(a.scale);
     let ninf = T::of(f64::NEG_INFINITY);
+    let causal = a.causal;
+    // scores S = q k^T into P (with `causal`, for rows i0..i1 only the column tiles up to the
+    // last row's diagonal; the masked columns are zeroed below)
+    let kt = &mut scratch.t[..d.e * d.s];
+    transpose_into(a.k, d.s, d.e, kt);
+    let q = Lhs {
+        a: a.q,
+        rs: d.e,
+        cs: 1,
+    };
+    small_gemm::<T, NR>(
+        madd,
+        d.l,
+        d.s,
+        q,
+        kt,
+        d.s,
+        pi,
+        d.s,
+        |_, i1| live(i1 - 1, d.s, causal).next_multiple_of(NR),
+        |_, _| (0, d.e),
+    );
     for r in 0..d.l {
         let row = &mut pi[r * d.s..(r + 1) * d.s];
-        let qr = &a.q[r * d.e..(r + 1) * d.e];
-        // causal: columns past the diagonal are masked
-        let live = if a.causal { (r + 1).min(d.s) } else { d.s };
-        for (c, x) in row[..live].iter_mut().enumerate() {
-            *x = dot(qr, &a.k[c * d.e..(c + 1) * d.e]) * sc;
-        }
+        let live = live(r, d.s, causal);
+        row[..live].iter_mut().for_each(|x| *x = *x * sc);
         if let Some(mk) = a.mask {
             for (x, &b) in row[..live].iter_mut().zip(&mk[r * d.s..(r + 1) * d.s]) {
                 *x = *x + b;
             }
         }
         row[live..].iter_mut().for_each(|x| *x = T::of(0.0));
-        let mx = row[..live]
-            .iter()
-            .fold(ninf, |m, &b| if b > m { b } else { m });
+        let mx = lanes_fold(&row[..live], ninf, |m, b| if b > m { b } else { m });
         if mx == ninf {
             row.iter_mut().for_each(|x| *x = T::of(0.0));
             continue;
@@ -221,19 +452,27 @@ fn fwd_slice<T: Real>(a: FwdSlice<'_, T>, oi: &mut [T], pi: &mut [T]) {
         for x in row[..live].iter_mut() {
             *x = (*x - mx).exp();
         }
-        let mut sum = T::of(0.0);
-        for &x in row[..live].iter() {
-            sum = sum + x;
-        }
-        let inv = T::of(1.0) / sum;
+        let inv = T::of(1.0) / lanes_fold(&row[..live], T::of(0.0), |a, x| a + x);
         row[..live].iter_mut().for_each(|x| *x = *x * inv);
-        let or = &mut oi[r * d.ev..(r + 1) * d.ev];
-        for (c, &pc) in row[..live].iter().enumerate() {
-            if pc != T::of(0.0) {
-                axpy(or, pc, &a.v[c * d.ev..(c + 1) * d.ev]);
-            }
-        }
     }
+    // O = P v (P is zero past each row's diagonal)
+    let p = Lhs {
+        a: &*pi,
+        rs: d.s,
+        cs: 1,
+    };
+    small_gemm::<T, NR>(
+        madd,
+        d.l,
+        d.ev,
+        p,
+        a.v,
+        d.ev,
+        oi,
+        d.ev,
+        |_, _| d.ev,
+        |_, i1| (0, live(i1 - 1, d.s, causal)),
+    );
 }
 
 /// One (batch, head) slice of the backward.
@@ -245,60 +484,165 @@ struct BwdSlice<'a, T> {
     go: &'a [T],
     d: Dims,
     scale: f64,
+    causal: bool,
 }
 
 #[inline(always)]
-fn bwd_slice<T: Real>(
+fn bwd_slice<T: Real, const NR: usize>(
+    madd: impl Madd,
     a: BwdSlice<'_, T>,
     dqi: &mut [T],
     dki: &mut [T],
     dvi: &mut [T],
-    ds: &mut [T],
+    scratch: &mut Scratch<T>,
 ) {
     let d = a.d;
     let sc = T::of(a.scale);
+    let causal = a.causal;
+    // dP = dO v^T (with `causal`, only the column tiles up to the diagonal)
+    let vt = &mut scratch.t[..d.ev * d.s];
+    transpose_into(a.v, d.s, d.ev, vt);
+    let dp = &mut scratch.dp[..d.l * d.s];
+    let go = Lhs {
+        a: a.go,
+        rs: d.ev,
+        cs: 1,
+    };
+    small_gemm::<T, NR>(
+        madd,
+        d.l,
+        d.s,
+        go,
+        vt,
+        d.s,
+        dp,
+        d.s,
+        |_, i1| live(i1 - 1, d.s, causal).next_multiple_of(NR),
+        |_, _| (0, d.ev),
+    );
+    // dS = P * (dP - rowsum(dP * P)) * scale, in place of dP; zero past the diagonal
     for r in 0..d.l {
-        let pr = &a.p[r * d.s..(r + 1) * d.s];
-        let gr = &a.go[r * d.ev..(r + 1) * d.ev];
-        // dv += P^T dO, dP = dO v^T (only where P is non-zero)
-        let mut dotp = T::of(0.0);
-        for c in 0..d.s {
-            let pc = pr[c];
-            if pc == T::of(0.0) {
-                ds[c] = T::of(0.0);
-                continue;
-            }
-            axpy(&mut dvi[c * d.ev..(c + 1) * d.ev], pc, gr);
-            let dp = dot(gr, &a.v[c * d.ev..(c + 1) * d.ev]);
-            ds[c] = dp;
-            dotp = dotp + dp * pc;
+        let live = live(r, d.s, causal);
+        let pr = &a.p[r * d.s..r * d.s + live];
+        let row = &mut dp[r * d.s..(r + 1) * d.s];
+        let dotp = dot(&row[..live], pr);
+        for (x, &pc) in row.iter_mut().zip(pr) {
+            *x = pc * (*x - dotp) * sc;
         }
-        // dS = P * (dP - rowsum(dP * P)) * scale; dq = dS k, dk += dS^T q
-        let qr = &a.q[r * d.e..(r + 1) * d.e];
-        let dqr = &mut dqi[r * d.e..(r + 1) * d.e];
-        for c in 0..d.s {
-            let pc = pr[c];
-            if pc == T::of(0.0) {
-                continue;
-            }
-            let s = pc * (ds[c] - dotp) * sc;
-            axpy(dqr, s, &a.k[c * d.e..(c + 1) * d.e]);
-            axpy(&mut dki[c * d.e..(c + 1) * d.e], s, qr);
-        }
+        row[live..].iter_mut().for_each(|x| *x = T::of(0.0));
     }
+    let ds = &*dp;
+    // dq = dS k
+    small_gemm::<T, NR>(
+        madd,
+        d.l,
+        d.e,
+        Lhs {
+            a: ds,
+            rs: d.s,
+            cs: 1,
+        },
+        a.k,
+        d.e,
+        dqi,
+        d.e,
+        |_, _| d.e,
+        |_, i1| (0, live(i1 - 1, d.s, causal)),
+    );
+    // key c is attended by the queries from c on (causal): the rows of dS^T and P^T are zero
+    // before that
+    let queries = |c0: usize, _| (if causal { c0.min(d.l) } else { 0 }, d.l);
+    // dk = dS^T q
+    small_gemm::<T, NR>(
+        madd,
+        d.s,
+        d.e,
+        Lhs {
+            a: ds,
+            rs: 1,
+            cs: d.s,
+        },
+        a.q,
+        d.e,
+        dki,
+        d.e,
+        |_, _| d.e,
+        queries,
+    );
+    // dv = P^T dO
+    small_gemm::<T, NR>(
+        madd,
+        d.s,
+        d.ev,
+        Lhs {
+            a: a.p,
+            rs: 1,
+            cs: d.s,
+        },
+        a.go,
+        d.ev,
+        dvi,
+        d.ev,
+        |_, _| d.ev,
+        queries,
+    );
+}
+
+/// `fwd_slice` for CPUs without AVX2/FMA.
+fn fwd_slice_base<T: Real>(
+    a: FwdSlice<'_, T>,
+    oi: &mut [T],
+    pi: &mut [T],
+    scratch: &mut Scratch<T>,
+) {
+    fwd_slice::<T, 16>(Split, a, oi, pi, scratch)
+}
+
+/// `bwd_slice` for CPUs without AVX2/FMA.
+fn bwd_slice_base<T: Real>(
+    a: BwdSlice<'_, T>,
+    dq: &mut [T],
+    dk: &mut [T],
+    dv: &mut [T],
+    scratch: &mut Scratch<T>,
+) {
+    bwd_slice::<T, 16>(Split, a, dq, dk, dv, scratch)
 }
 
 #[cfg(target_arch = "x86_64")]
 mod wide {
     use super::*;
 
+    // The tile rows of `small_gemm` are two vector registers wide: 2 x 32 bytes with AVX2,
+    // 2 x 64 with AVX-512.
+
     #[target_feature(enable = "avx2,fma")]
-    pub fn fwd_slice_avx2<T: Real>(a: FwdSlice<'_, T>, oi: &mut [T], pi: &mut [T]) {
-        fwd_slice(a, oi, pi)
+    pub fn fwd_slice_avx2<T: Real>(
+        a: FwdSlice<'_, T>,
+        oi: &mut [T],
+        pi: &mut [T],
+        scratch: &mut Scratch<T>,
+    ) {
+        let madd = Fused;
+        if size_of::<T>() == 4 {
+            fwd_slice::<T, 16>(madd, a, oi, pi, scratch)
+        } else {
+            fwd_slice::<T, 8>(madd, a, oi, pi, scratch)
+        }
     }
     #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
-    pub fn fwd_slice_avx512<T: Real>(a: FwdSlice<'_, T>, oi: &mut [T], pi: &mut [T]) {
-        fwd_slice(a, oi, pi)
+    pub fn fwd_slice_avx512<T: Real>(
+        a: FwdSlice<'_, T>,
+        oi: &mut [T],
+        pi: &mut [T],
+        scratch: &mut Scratch<T>,
+    ) {
+        let madd = Fused;
+        if size_of::<T>() == 4 {
+            fwd_slice::<T, 32>(madd, a, oi, pi, scratch)
+        } else {
+            fwd_slice::<T, 16>(madd, a, oi, pi, scratch)
+        }
     }
     #[target_feature(enable = "avx2,fma")]
     pub fn bwd_slice_avx2<T: Real>(
@@ -306,9 +650,14 @@ mod wide {
         dq: &mut [T],
         dk: &mut [T],
         dv: &mut [T],
-        ds: &mut [T],
+        scratch: &mut Scratch<T>,
     ) {
-        bwd_slice(a, dq, dk, dv, ds)
+        let madd = Fused;
+        if size_of::<T>() == 4 {
+            bwd_slice::<T, 16>(madd, a, dq, dk, dv, scratch)
+        } else {
+            bwd_slice::<T, 8>(madd, a, dq, dk, dv, scratch)
+        }
     }
     #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
     pub fn bwd_slice_avx512<T: Real>(
@@ -316,8 +665,13 @@ mod wide {
         dq: &mut [T],
         dk: &mut [T],
         dv: &mut [T],
-        ds: &mut [T],
+        scratch: &mut Scratch<T>,
     ) {
-        bwd_slice(a, dq, dk, dv, ds)
+        let madd = Fused;
+        if size_of::<T>() == 4 {
+            bwd_slice::<T, 32>(madd, a, dq, dk, dv, scratch)
+        } else {
+            bwd_slice::<T, 16>(madd, a, dq, dk, dv, scratch)
+        }
     }
 }

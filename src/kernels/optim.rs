@@ -21,6 +21,9 @@ pub trait Real:
     fn is_nan(self) -> bool;
     /// exp; for f32 the vectorisable polynomial of `simd::exp_f32`.
     fn exp(self) -> Self;
+    /// `self * a + b` with one rounding: one instruction where compiled with FMA, a library
+    /// call elsewhere.
+    fn mul_add(self, a: Self, b: Self) -> Self;
 }
 
 impl Real for f32 {
@@ -40,6 +43,10 @@ impl Real for f32 {
     fn exp(self) -> Self {
         super::simd::exp_f32(self)
     }
+    #[inline(always)]
+    fn mul_add(self, a: Self, b: Self) -> Self {
+        f32::mul_add(self, a, b)
+    }
 }
 
 impl Real for f64 {
@@ -58,6 +65,10 @@ impl Real for f64 {
     #[inline(always)]
     fn exp(self) -> Self {
         f64::exp(self)
+    }
+    #[inline(always)]
+    fn mul_add(self, a: Self, b: Self) -> Self {
+        f64::mul_add(self, a, b)
     }
 }
 

@@ -93,7 +93,7 @@ pub fn sdpa(
                     dispatch_float!(q.dtype(), T => {
                         let (dq, dk, dv) = super::with_slices::<T, _>(&[Some(q), Some(k), Some(v), Some(p), Some(&go)], |s| {
                             let g = |i: usize| s[i].expect("given");
-                            ka::backward(g(0), g(1), g(2), g(3), g(4), d, scale)
+                            ka::backward(g(0), g(1), g(2), g(3), g(4), d, scale, causal)
                         })?;
                         (
                             Tensor::from_vec(dq, q.shape().to_vec())?,
