@@ -76,6 +76,32 @@ def test_layer_norm_gradcheck():
     assert gradcheck(lambda x: F.layer_norm(x, (4,), eps=0.1), (x,))
 
 
+def _layer_norm_grads_np(x, w, g, eps):
+    """(dx, dw, db) of sum(layer_norm(x, w, b) * g) over the last dim, in NumPy."""
+    xh = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + eps)
+    dxh = g * w
+    dx = (dxh - dxh.mean(-1, keepdims=True) - xh * (dxh * xh).mean(-1, keepdims=True)) / np.sqrt(
+        x.var(-1, keepdims=True) + eps
+    )
+    return dx, (g * xh).reshape(-1, x.shape[-1]).sum(0), g.reshape(-1, x.shape[-1]).sum(0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_layer_norm_large_closed_form(dtype):
+    # 301 rows of 130: enough elements for the kernel to split the rows over threads
+    x, w, b, g = _randn(7, 43, 130) * 3 + 1, _randn(130), _randn(130), _randn(7, 43, 130)
+    fx, fw, fb = (ferrograd.tensor(a.astype(dtype), requires_grad=True) for a in (x, w, b))
+    out = F.layer_norm(fx, (130,), fw, fb, eps=1e-4)
+    xh = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-4)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(_np(out), xh * w + b, **tol)
+    out.backward(ferrograd.tensor(g.astype(dtype)))
+    dx, dw, db = _layer_norm_grads_np(x, w, g, 1e-4)
+    np.testing.assert_allclose(fx.grad.numpy(), dx, **tol)
+    np.testing.assert_allclose(fw.grad.numpy(), dw, **tol)
+    np.testing.assert_allclose(fb.grad.numpy(), db, **tol)
+
+
 def test_layer_norm_module_defaults():
     m = nn.LayerNorm([2, 3], eps=1e-6)
     assert m.normalized_shape == (2, 3) and m.eps == 1e-6

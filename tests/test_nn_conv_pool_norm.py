@@ -333,6 +333,27 @@ def test_batch_norm_functional_errors():
         F.batch_norm(_t(_randn(2, 3)), _t(np.zeros(3)), _t(np.ones(3)), eps=-1)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_group_norm_large_closed_form(dtype):
+    # 15 (sample, group) rows of 3600: enough for the kernel to split the rows over threads, with
+    # a part starting mid-sample (the affine entry of a row depends on its index)
+    x, w, b, g = _randn(5, 12, 30, 30) * 2 + 1, _randn(12), _randn(12), _randn(5, 12, 30, 30)
+    fx, fw, fb = (ferrograd.tensor(a.astype(dtype), requires_grad=True) for a in (x, w, b))
+    out = F.group_norm(fx, 3, fw, fb, eps=1e-4)
+    rows = x.reshape(5, 3, -1)
+    rstd = 1 / np.sqrt(rows.var(-1, keepdims=True) + 1e-4)
+    xh = ((rows - rows.mean(-1, keepdims=True)) * rstd).reshape(x.shape)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(_np(out), xh * w[:, None, None] + b[:, None, None], **tol)
+    out.backward(ferrograd.tensor(g.astype(dtype)))
+    dxh = (g * w[:, None, None]).reshape(5, 3, -1)
+    xr = xh.reshape(5, 3, -1)
+    dx = (dxh - dxh.mean(-1, keepdims=True) - xr * (dxh * xr).mean(-1, keepdims=True)) * rstd
+    np.testing.assert_allclose(fx.grad.numpy(), dx.reshape(x.shape), **tol)
+    np.testing.assert_allclose(fw.grad.numpy(), (g * xh).sum(axis=(0, 2, 3)), **tol)
+    np.testing.assert_allclose(fb.grad.numpy(), g.sum(axis=(0, 2, 3)), **tol)
+
+
 def test_group_norm_and_instance_norm_closed_form():
     x, w, b = _randn(2, 6, 4, 3), _randn(6), _randn(6)
     out = F.group_norm(_t(x), 3, _t(w), _t(b), eps=1e-4)

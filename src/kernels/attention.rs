@@ -4,24 +4,6 @@
 use super::optim::Real;
 use crate::storage::Elem;
 
-/// Calls the slice kernel `$base` compiled for the best instruction set the CPU has
-/// (`$avx512` / `$avx2`, its `#[target_feature]` copies in `wide`).
-macro_rules! best {
-    ($base:ident, $avx512:ident, $avx2:ident; $($arg:expr),*) => {{
-        #[cfg(target_arch = "x86_64")]
-        match super::simd::x86::level() {
-            // SAFETY: level() returned Avx512 only after is_x86_feature_detected! confirmed
-            // avx512f, avx512dq, avx2 and fma, the features the function enables.
-            super::simd::x86::Level::Avx512 => unsafe { wide::$avx512($($arg),*) },
-            // SAFETY: level() returned Avx2 only after detecting avx2 and fma.
-            super::simd::x86::Level::Avx2 => unsafe { wide::$avx2($($arg),*) },
-            super::simd::x86::Level::Base => $base($($arg),*),
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        $base($($arg),*)
-    }};
-}
-
 /// Sizes of one attention call: `bh` slices of queries (l x e), keys (s x e), values (s x ev).
 #[derive(Clone, Copy, Debug)]
 pub struct Dims {

@@ -1,4 +1,23 @@
 //! Kernels: pure functions over slices and layouts. No graph, no Python.
+
+/// Calls the kernel `$base` compiled for the best instruction set the CPU has: `$avx512` /
+/// `$avx2` are its `#[target_feature]` copies in the calling module's `wide` module.
+macro_rules! best {
+    ($base:ident, $avx512:ident, $avx2:ident; $($arg:expr),*) => {{
+        #[cfg(target_arch = "x86_64")]
+        match $crate::kernels::simd::x86::level() {
+            // SAFETY: level() returned Avx512 only after is_x86_feature_detected! confirmed
+            // avx512f, avx512dq, avx2 and fma, the features the function enables.
+            $crate::kernels::simd::x86::Level::Avx512 => unsafe { wide::$avx512($($arg),*) },
+            // SAFETY: level() returned Avx2 only after detecting avx2 and fma.
+            $crate::kernels::simd::x86::Level::Avx2 => unsafe { wide::$avx2($($arg),*) },
+            $crate::kernels::simd::x86::Level::Base => $base($($arg),*),
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        $base($($arg),*)
+    }};
+}
+
 pub mod attention;
 pub mod conv;
 pub mod elementwise;

@@ -28,37 +28,8 @@ fn sum8<T: Copy>(x: &[T], f: impl Fn(T) -> f64) -> f64 {
     acc.iter().sum::<f64>() + rest
 }
 
-/// `sum a_i * b_i` in f64 over 8 lanes.
-#[inline(always)]
-fn dot8(a: &[f64], b: &[f64]) -> f64 {
-    let mut acc = [0.0f64; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let rest: f64 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in ca.zip(cb) {
-        for i in 0..8 {
-            acc[i] += x[i] * y[i];
-        }
-    }
-    acc.iter().sum::<f64>() + rest
-}
-
-/// Mean and rstd of each row of `n` elements (no output written).
-pub fn row_stats<T: Real + Elem>(x: &[T], n: usize, eps: f64) -> (Vec<T>, Vec<T>) {
-    let rows = x.len().checked_div(n).unwrap_or(0);
-    (0..rows)
-        .map(|r| {
-            let (m, s) = stats(&x[r * n..(r + 1) * n], eps);
-            (T::of(m), T::of(s))
-        })
-        .unzip()
-}
-
 /// Mean and rstd of `x` (f64 accumulation, two passes).
+#[inline(always)]
 fn stats<T: Elem>(x: &[T], eps: f64) -> (f64, f64) {
     let n = x.len().max(1) as f64;
     let mean = sum8(x, |v| v.to_f64()) / n;
@@ -92,6 +63,20 @@ impl Affine {
     }
 }
 
+/// Below this many elements a row normalization stays on the calling thread (a few passes
+/// over each row: the cost of `PAR_THRESHOLD_COSTLY` kernels).
+const ROWS_PAR_THRESHOLD: usize = super::PAR_THRESHOLD_COSTLY;
+
+/// The rows of each part when `rows` rows of `n` elements are split over the threads.
+fn rows_per_part(rows: usize, n: usize) -> usize {
+    let threads = super::num_threads().min(rows).max(1);
+    if threads > 1 && super::par_ok(rows * n, ROWS_PAR_THRESHOLD) {
+        rows.div_ceil(threads)
+    } else {
+        rows.max(1)
+    }
+}
+
 /// Rows of length `n` normalized and scaled by `w`, shifted by `b` as `aff` maps them.
 /// Returns (y, mean, rstd).
 pub fn rows_forward<T: Real + Elem>(
@@ -104,14 +89,61 @@ pub fn rows_forward<T: Real + Elem>(
 ) -> (Vec<T>, Vec<T>, Vec<T>) {
     let rows = x.len().checked_div(n).unwrap_or(0);
     let mut y = vec![T::of(0.0); x.len()];
-    let mut means = Vec::with_capacity(rows);
-    let mut rstds = Vec::with_capacity(rows);
-    for r in 0..rows {
-        let xr = &x[r * n..(r + 1) * n];
-        let yr = &mut y[r * n..(r + 1) * n];
-        let (mean, rstd) = stats(xr, eps);
+    let mut means = vec![T::of(0.0); rows];
+    let mut rstds = vec![T::of(0.0); rows];
+    if rows == 0 {
+        return (y, means, rstds);
+    }
+    let per = rows_per_part(rows, n);
+    let parts: Vec<_> = y
+        .chunks_mut(per * n)
+        .zip(means.chunks_mut(per))
+        .zip(rstds.chunks_mut(per))
+        .collect();
+    super::pool::map_each(parts, &|i, ((y, means), rstds)| {
+        let part = RowsPart {
+            x: &x[i * per * n..],
+            n,
+            eps,
+            aff,
+            first: i * per,
+        };
+        best!(forward_rows, forward_rows_avx512, forward_rows_avx2; part, w, b, y, means, rstds)
+    });
+    (y, means, rstds)
+}
+
+/// The rows of one part of a row normalization: rows `first..` of the whole buffer, `x` starting
+/// at row `first`.
+#[derive(Clone, Copy)]
+struct RowsPart<'a, T> {
+    x: &'a [T],
+    n: usize,
+    eps: f64,
+    aff: Affine,
+    first: usize,
+}
+
+#[inline(always)]
+fn forward_rows<T: Real + Elem>(
+    part: RowsPart<'_, T>,
+    w: Option<&[T]>,
+    b: Option<&[T]>,
+    y: &mut [T],
+    means: &mut [T],
+    rstds: &mut [T],
+) {
+    let n = part.n;
+    for (r, ((yr, mo), so)) in y
+        .chunks_exact_mut(n)
+        .zip(means.iter_mut())
+        .zip(rstds.iter_mut())
+        .enumerate()
+    {
+        let xr = &part.x[r * n..(r + 1) * n];
+        let (mean, rstd) = stats(xr, part.eps);
         let (m, s) = (T::of(mean), T::of(rstd));
-        match aff.segments(r) {
+        match part.aff.segments(part.first + r) {
             None => match (w, b) {
                 (Some(w), Some(b)) => {
                     for (((o, &v), &wj), &bj) in yr.iter_mut().zip(xr).zip(w).zip(b) {
@@ -147,39 +179,123 @@ pub fn rows_forward<T: Real + Elem>(
                 }
             }
         }
-        means.push(m);
-        rstds.push(s);
+        *mo = m;
+        *so = s;
     }
-    (y, means, rstds)
 }
 
-/// The backward of `rows_forward`: (dx, dw, db), dw/db of length `naff` (accumulated over rows),
-/// compiled for the best instruction set the CPU has.
+/// The backward of `rows_forward` (the statistics recomputed, cheaper than saving them for
+/// small rows): (dx, dw, db), dw/db of length `naff` (accumulated over rows in f64).
 #[allow(clippy::too_many_arguments)]
 pub fn rows_backward<T: Real + Elem>(
     x: &[T],
     dy: &[T],
     n: usize,
-    means: &[T],
-    rstds: &[T],
+    eps: f64,
     w: Option<&[T]>,
     naff: usize,
     aff: Affine,
 ) -> (Vec<T>, Vec<f64>, Vec<f64>) {
-    #[cfg(target_arch = "x86_64")]
-    match super::simd::x86::level() {
-        // SAFETY: level() returned Avx512 only after is_x86_feature_detected! confirmed
-        // avx512f, avx512dq, avx2 and fma, the features the function enables.
-        super::simd::x86::Level::Avx512 => {
-            return unsafe { wide::rows_backward_avx512(x, dy, n, means, rstds, w, naff, aff) }
-        }
-        // SAFETY: level() returned Avx2 only after detecting avx2 and fma.
-        super::simd::x86::Level::Avx2 => {
-            return unsafe { wide::rows_backward_avx2(x, dy, n, means, rstds, w, naff, aff) }
-        }
-        super::simd::x86::Level::Base => {}
+    let rows = x.len().checked_div(n).unwrap_or(0);
+    let mut dx = vec![T::of(0.0); x.len()];
+    let (mut dw, mut db) = (vec![0.0f64; naff], vec![0.0f64; naff]);
+    if rows == 0 {
+        return (dx, dw, db);
     }
-    rows_backward_body(x, dy, n, means, rstds, w, naff, aff)
+    let per = rows_per_part(rows, n);
+    // each part sums its own dw, db
+    let sums = super::pool::map_each(dx.chunks_mut(per * n).collect(), &|i, dx| {
+        let part = RowsPart {
+            x: &x[i * per * n..],
+            n,
+            eps,
+            aff,
+            first: i * per,
+        };
+        let mut sums = (vec![T::of(0.0); naff], vec![T::of(0.0); naff]);
+        let dy = &dy[i * per * n..];
+        best!(backward_rows, backward_rows_avx512, backward_rows_avx2; part, dy, w, dx, &mut sums);
+        sums
+    });
+    for (pw, pb) in sums {
+        dw.iter_mut().zip(pw).for_each(|(a, v)| *a += v.to_f64());
+        db.iter_mut().zip(pb).for_each(|(a, v)| *a += v.to_f64());
+    }
+    (dx, dw, db)
+}
+
+/// `sum a_i * b_i` in f64 over 8 lanes.
+#[inline(always)]
+fn dot8<T: Elem>(a: &[T], b: &[T]) -> f64 {
+    let mut acc = [0.0f64; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let rest: f64 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x.to_f64() * y.to_f64())
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            acc[i] += x[i].to_f64() * y[i].to_f64();
+        }
+    }
+    acc.iter().sum::<f64>() + rest
+}
+
+/// One part of `rows_backward`: dx of the part's rows, dw and db sums (over the part's rows, in
+/// T as PyTorch sums them) into `sums`.
+#[inline(always)]
+fn backward_rows<T: Real + Elem>(
+    part: RowsPart<'_, T>,
+    dy: &[T],
+    w: Option<&[T]>,
+    dx: &mut [T],
+    sums: &mut (Vec<T>, Vec<T>),
+) {
+    let n = part.n;
+    let (dw, db) = (&mut sums.0, &mut sums.1);
+    // the normalized row and dL/d(normalized row)
+    let (mut xh, mut dxh) = (vec![T::of(0.0); n], vec![T::of(0.0); n]);
+    for (r, dxr) in dx.chunks_exact_mut(n).enumerate() {
+        let xr = &part.x[r * n..(r + 1) * n];
+        let dyr = &dy[r * n..(r + 1) * n];
+        let (mean, rstd) = stats(xr, part.eps);
+        let (m, s) = (T::of(mean), T::of(rstd));
+        for ((h, d), (&v, &g)) in xh.iter_mut().zip(dxh.iter_mut()).zip(xr.iter().zip(dyr)) {
+            *h = (v - m) * s;
+            *d = g;
+        }
+        match part.aff {
+            Affine::Columns => {
+                for (((a, bsum), &h), &g) in dw.iter_mut().zip(db.iter_mut()).zip(&xh).zip(dyr) {
+                    *a = *a + g * h;
+                    *bsum = *bsum + g;
+                }
+                if let Some(w) = w {
+                    for (d, &wj) in dxh.iter_mut().zip(w) {
+                        *d = *d * wj;
+                    }
+                }
+            }
+            Affine::Channels { groups, cg, hw } => {
+                let row = part.first + r;
+                for j in 0..n {
+                    let k = (row % groups) * cg + j / hw.max(1);
+                    dw[k] = dw[k] + dxh[j] * xh[j];
+                    db[k] = db[k] + dxh[j];
+                    if let Some(w) = w {
+                        dxh[j] = dxh[j] * w[k];
+                    }
+                }
+            }
+        }
+        let a = T::of(sum8(&dxh, |d| d.to_f64()) / n as f64);
+        let c = T::of(dot8(&dxh, &xh) / n as f64);
+        for ((o, &d), &h) in dxr.iter_mut().zip(&dxh).zip(&xh) {
+            *o = s * (d - a - h * c);
+        }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -187,96 +303,50 @@ mod wide {
     use super::*;
 
     #[target_feature(enable = "avx2,fma")]
-    #[allow(clippy::too_many_arguments)]
-    pub fn rows_backward_avx2<T: Real + Elem>(
-        x: &[T],
-        dy: &[T],
-        n: usize,
-        means: &[T],
-        rstds: &[T],
+    pub fn forward_rows_avx2<T: Real + Elem>(
+        part: RowsPart<'_, T>,
         w: Option<&[T]>,
-        naff: usize,
-        aff: Affine,
-    ) -> (Vec<T>, Vec<f64>, Vec<f64>) {
-        rows_backward_body(x, dy, n, means, rstds, w, naff, aff)
+        b: Option<&[T]>,
+        y: &mut [T],
+        means: &mut [T],
+        rstds: &mut [T],
+    ) {
+        forward_rows(part, w, b, y, means, rstds)
     }
 
     #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
-    #[allow(clippy::too_many_arguments)]
-    pub fn rows_backward_avx512<T: Real + Elem>(
-        x: &[T],
-        dy: &[T],
-        n: usize,
-        means: &[T],
-        rstds: &[T],
+    pub fn forward_rows_avx512<T: Real + Elem>(
+        part: RowsPart<'_, T>,
         w: Option<&[T]>,
-        naff: usize,
-        aff: Affine,
-    ) -> (Vec<T>, Vec<f64>, Vec<f64>) {
-        rows_backward_body(x, dy, n, means, rstds, w, naff, aff)
+        b: Option<&[T]>,
+        y: &mut [T],
+        means: &mut [T],
+        rstds: &mut [T],
+    ) {
+        forward_rows(part, w, b, y, means, rstds)
     }
-}
 
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn rows_backward_body<T: Real + Elem>(
-    x: &[T],
-    dy: &[T],
-    n: usize,
-    means: &[T],
-    rstds: &[T],
-    w: Option<&[T]>,
-    naff: usize,
-    aff: Affine,
-) -> (Vec<T>, Vec<f64>, Vec<f64>) {
-    let rows = means.len();
-    let mut dx = vec![T::of(0.0); x.len()];
-    let mut dw = vec![0.0f64; naff];
-    let mut db = vec![0.0f64; naff];
-    let mut xh = vec![0.0f64; n];
-    let mut dxh = vec![0.0f64; n];
-    let entry = |r: usize, j: usize| match aff {
-        Affine::Columns => j,
-        Affine::Channels { groups, cg, hw } => (r % groups) * cg + j / hw.max(1),
-    };
-    for r in 0..rows {
-        let (m, s) = (means[r].to_f64(), rstds[r].to_f64());
-        let xr = &x[r * n..(r + 1) * n];
-        let dyr = &dy[r * n..(r + 1) * n];
-        for ((h, d), (&v, &g)) in xh.iter_mut().zip(dxh.iter_mut()).zip(xr.iter().zip(dyr)) {
-            *h = (v.to_f64() - m) * s;
-            *d = g.to_f64();
-        }
-        match aff {
-            Affine::Columns => {
-                for j in 0..n {
-                    dw[j] += dxh[j] * xh[j];
-                    db[j] += dxh[j];
-                }
-                if let Some(w) = w {
-                    for (d, &wj) in dxh.iter_mut().zip(w) {
-                        *d *= wj.to_f64();
-                    }
-                }
-            }
-            Affine::Channels { .. } => {
-                for j in 0..n {
-                    let k = entry(r, j);
-                    dw[k] += dxh[j] * xh[j];
-                    db[k] += dxh[j];
-                    if let Some(w) = w {
-                        dxh[j] *= w[k].to_f64();
-                    }
-                }
-            }
-        }
-        let a = sum8(&dxh, |d| d) / n as f64;
-        let c = dot8(&dxh, &xh) / n as f64;
-        for ((o, &d), &h) in dx[r * n..(r + 1) * n].iter_mut().zip(&dxh).zip(&xh) {
-            *o = T::of(s * (d - a - h * c));
-        }
+    #[target_feature(enable = "avx2,fma")]
+    pub fn backward_rows_avx2<T: Real + Elem>(
+        part: RowsPart<'_, T>,
+        dy: &[T],
+        w: Option<&[T]>,
+        dx: &mut [T],
+        sums: &mut (Vec<T>, Vec<T>),
+    ) {
+        backward_rows(part, dy, w, dx, sums)
     }
-    (dx, dw, db)
+
+    #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+    pub fn backward_rows_avx512<T: Real + Elem>(
+        part: RowsPart<'_, T>,
+        dy: &[T],
+        w: Option<&[T]>,
+        dx: &mut [T],
+        sums: &mut (Vec<T>, Vec<T>),
+    ) {
+        backward_rows(part, dy, w, dx, sums)
+    }
 }
 
 /// Batch norm statistics per channel of an `outer x c x inner` buffer: (mean, biased var).
@@ -406,8 +476,7 @@ mod tests {
             let (y, _, _) = rows_forward(x, 4, 1e-5, Some(&w), None, aff);
             y.iter().zip(&dy).map(|(a, b)| a * b).sum()
         };
-        let (_, m, s) = rows_forward(&x, 4, 1e-5, Some(&w), None, aff);
-        let (dx, _, _) = rows_backward(&x, &dy, 4, &m, &s, Some(&w), 4, aff);
+        let (dx, _, _) = rows_backward(&x, &dy, 4, 1e-5, Some(&w), 4, aff);
         for i in 0..x.len() {
             let mut xp = x.clone();
             xp[i] += 1e-6;

@@ -161,18 +161,37 @@ pub fn run_parts(parts: usize, f: &(dyn Fn(usize) + Sync)) {
 pub fn for_each_block<T: Send>(data: &mut [T], f: &(dyn Fn(usize, &mut [T]) + Sync)) {
     let threads = super::num_threads().max(1);
     let per = data.len().div_ceil(threads).max(1);
-    type Block<'a, T> = Mutex<Option<(usize, &'a mut [T])>>;
-    let blocks: Vec<Block<'_, T>> = data
+    let blocks: Vec<_> = data
         .chunks_mut(per)
         .enumerate()
-        .map(|(i, b)| Mutex::new(Some((i * per, b))))
+        .map(|(i, b)| (i * per, b))
         .collect();
-    run_parts(blocks.len(), &|i| {
-        let block = blocks[i].lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some((start, b)) = block {
-            f(start, b);
+    map_each(blocks, &|_, (start, b)| f(start, b));
+}
+
+/// `f(i, part)` for each of `parts` (owned data, such as disjoint `&mut` chunks of outputs), one
+/// part per helper thread as `run_parts` runs them; the results in the parts' order.
+pub fn map_each<P: Send, R: Send>(parts: Vec<P>, f: &(dyn Fn(usize, P) -> R + Sync)) -> Vec<R> {
+    // each part's slot is locked once, by the one task that runs it
+    let slots: Vec<Mutex<(Option<P>, Option<R>)>> = parts
+        .into_iter()
+        .map(|p| Mutex::new((Some(p), None)))
+        .collect();
+    run_parts(slots.len(), &|i| {
+        let mut slot = slots[i].lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(part) = slot.0.take() {
+            slot.1 = Some(f(i, part));
         }
     });
+    slots
+        .into_iter()
+        .map(|s| {
+            s.into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .1
+                .expect("run_parts ran every part")
+        })
+        .collect()
 }
 
 #[cfg(test)]

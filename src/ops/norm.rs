@@ -188,9 +188,7 @@ fn rows_norm(
             dispatch_float!(x.dtype(), T => {
                 let (dx, dw, db) = with_slices::<T, _>(&[Some(x), Some(go), w], |s| {
                     let (xv, gv) = (s[0].expect("given"), s[1].expect("given"));
-                    // the statistics again (cheaper than saving them for small rows)
-                    let (means, rstds) = kn::row_stats(xv, n, eps);
-                    kn::rows_backward(xv, gv, n, &means, &rstds, s[2], naff, aff)
+                    kn::rows_backward(xv, gv, n, eps, s[2], naff, aff)
                 })?;
                 let to = |v: Vec<f64>| -> Result<Tensor> {
                     let v: Vec<T> = v.into_iter().map(<T as crate::storage::Elem>::from_f64).collect();
