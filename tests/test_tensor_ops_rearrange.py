@@ -1355,3 +1355,49 @@ def test_native_bugs(fn, expected):
 @pytest.mark.parametrize("fn,expected", [pytest.param(*p.values, id=p.id) for p in NATIVE_BUGS])
 def test_native_bugs_are_pytorchs(torch, fn, expected):
     _check_expected(torch, fn, expected)
+
+
+# ----------------------------------------------------------------------------- unflatten
+
+_UNFLATTEN_CASES = [
+    ((2, 6), 1, (2, -1)),
+    ((2, 6), -1, [3, 2]),
+    ((2, 6), 0, (1, 2)),
+    ((4, 3, 5), 1, (3, 1)),
+]
+_UNFLATTEN_ERRORS = [(1, (4, -1)), (1, (-1, -1)), (1, ()), (2, (2, 3))]
+
+
+@pytest.mark.parametrize("shape,dim,sizes", _UNFLATTEN_CASES)
+def test_unflatten_closed_form(shape, dim, sizes):
+    x = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
+    t = ferrograd.tensor(x, requires_grad=True)
+    out = t.unflatten(dim, sizes)
+    d = dim % len(shape)
+    sizes = list(sizes)
+    if -1 in sizes:
+        sizes[sizes.index(-1)] = shape[d] // -int(np.prod(sizes))
+    expected = x.reshape(shape[:d] + tuple(sizes) + shape[d + 1:])
+    np.testing.assert_array_equal(out.detach().numpy(), expected)
+    assert out._base is t or out.data_ptr() == t.data_ptr()
+    assert ferrograd.unflatten(t, dim, sizes).shape == expected.shape
+    assert ferrograd.nn.Unflatten(dim, tuple(sizes))(t).shape == expected.shape
+    assert gradcheck(lambda a: a.unflatten(dim, sizes), (t,))
+    # a non-contiguous input splits into a view as well
+    tt = t.transpose(0, -1)
+    np.testing.assert_array_equal(
+        tt.unflatten(0, (shape[-1], 1)).detach().numpy(), np.swapaxes(x, 0, -1)[:, None]
+    )
+
+
+@pytest.mark.parametrize("dim,sizes", _UNFLATTEN_ERRORS)
+def test_unflatten_errors_match_torch(torch, dim, sizes):
+    results = []
+    for m in (ferrograd, torch):
+        with pytest.raises((RuntimeError, IndexError)) as info:
+            m.zeros(2, 6).unflatten(dim, sizes)
+        results.append((type(info.value), str(info.value).splitlines()[0]))
+    if "unexpected error" in results[1][1]:  # torch wraps the inference error of sizes (-1, -1)
+        assert results[0] == (RuntimeError, "only one dimension can be inferred")
+    else:
+        assert results[0] == results[1]

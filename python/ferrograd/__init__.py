@@ -391,7 +391,7 @@ for _name in [
     "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
     "logical_xor", "logical_not", "bitwise_not", "floor_divide", "remainder", "sum", "mean",
     "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var", "std", "logsumexp", "norm",
-    "softmax", "log_softmax", "matmul", "mm", "bmm", "mv", "dot", "outer", "flatten",
+    "softmax", "log_softmax", "matmul", "mm", "bmm", "mv", "dot", "outer", "flatten", "unflatten",
     "transpose", "swapaxes", "permute", "t", "unsqueeze", "squeeze", "narrow", "select",
     "gather", "scatter_add", "index_select", "index_add", "split", "chunk", "unbind", "clone",
     "detach", "any", "all", "cumsum",

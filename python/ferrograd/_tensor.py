@@ -356,6 +356,36 @@ def chunk(self, chunks, dim=0):
     return split(self, size, dim)
 
 
+def unflatten(self, dim, sizes):
+    """Splits dimension ``dim`` into ``sizes`` (one of them may be -1): a view."""
+    sizes = list(sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    ndim = self.dim()
+    if not -max(ndim, 1) <= dim < max(ndim, 1):
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-max(ndim, 1)}, "
+            f"{max(ndim, 1) - 1}], but got {dim})"
+        )
+    dim = dim % ndim
+    n = self.shape[dim]
+    if sizes.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in sizes:
+        if s != -1:
+            known *= s
+    if (-1 in sizes and (known == 0 or n % known)) or (-1 not in sizes and known != n):
+        raise RuntimeError(
+            f"unflatten: Provided sizes {sizes} don't multiply up to the size of dim {dim} "
+            f"({n}) in the input tensor"
+        )
+    if -1 in sizes:
+        sizes[sizes.index(-1)] = n // known
+    shape = tuple(self.shape)
+    return self.view(shape[:dim] + tuple(sizes) + shape[dim + 1:])
+
+
 def __iter__(self):
     if self.dim() == 0:
         raise TypeError("iteration over a 0-d tensor")
@@ -831,6 +861,7 @@ FUNCTIONS = {
 
 
 _METHODS = {
+    "unflatten": unflatten,
     "tril": tril,
     "triu": triu,
     "flip": flip,

@@ -47,24 +47,7 @@ class Unflatten(Module):
         )
 
     def forward(self, input):
-        dim = self.dim if self.dim >= 0 else self.dim + input.dim()
-        shape = tuple(input.shape)
-        sizes = list(self.unflattened_size)
-        n = shape[dim]
-        if sizes.count(-1) > 1:
-            raise RuntimeError("only one dimension can be inferred")
-        known = 1
-        for s in sizes:
-            if s != -1:
-                known *= s
-        if (-1 in sizes and (known == 0 or n % known)) or (-1 not in sizes and known != n):
-            raise RuntimeError(
-                f"unflatten: Provided sizes {sizes} don't multiply up to the size of dim "
-                f"{self.dim} ({n}) in the input tensor"
-            )
-        if -1 in sizes:
-            sizes[sizes.index(-1)] = n // known
-        return input.reshape(shape[:dim] + tuple(sizes) + shape[dim + 1:])
+        return input.unflatten(self.dim, self.unflattened_size)
 
     def extra_repr(self):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
