@@ -1151,3 +1151,31 @@ def test_python_threads_run_during_backward():
         sys.setswitchinterval(old_interval)
     assert advanced[-1] > 0, advanced
     assert x.grad.shape == (n, n)
+
+
+def test_relu_backward_is_threshold_backward():
+    # PyTorch's relu backward is threshold_backward(grad, result, 0): the gradient passes where
+    # the result is > 0 or NaN, and differentiating it again gives ThresholdBackwardBackward0
+    x = torch.tensor([float("nan"), -1.0, 0.0, 2.0], requires_grad=True)
+    g = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    (gx,) = torch.autograd.grad(torch.relu(x), x, g, create_graph=True)
+    assert gx.tolist() == [1.0, 0.0, 0.0, 4.0]
+    assert type(gx.grad_fn).__name__ == "ThresholdBackwardBackward0"
+    gg, gxx = torch.autograd.grad(gx, (g, x), torch.tensor([5.0, 6.0, 7.0, 8.0]), retain_graph=True)
+    assert gg.tolist() == [5.0, 0.0, 0.0, 8.0]
+    assert gxx.tolist() == [0.0, 0.0, 0.0, 0.0]
+
+
+def test_accumulated_grad_is_updated_in_place():
+    # AccumulateGrad adds into the existing .grad in place (outside create_graph), so a
+    # reference to it sees the sum, as in PyTorch
+    x = torch.ones(3, requires_grad=True)
+    (x * 2).sum().backward()
+    first = x.grad
+    (x * 3).sum().backward()
+    assert x.grad is first or x.grad.data_ptr() == first.data_ptr()
+    assert first.tolist() == [5.0, 5.0, 5.0]
+    big = torch.ones(600, 600, requires_grad=True)  # above the parallel threshold
+    (big * 2).sum().backward()
+    (big * 3).sum().backward()
+    assert big.grad.sum().item() == 5.0 * 600 * 600

@@ -3,7 +3,6 @@
 use super::{alloc, build, build_with, par_ok, PAR_THRESHOLD, PAR_THRESHOLD_COSTLY};
 use crate::error::Result;
 use crate::layout::Layout;
-use rayon::prelude::*;
 
 /// `out[i] = f(src[i])` over `layout`'s elements, in row-major order.
 pub fn unary<T, U, F>(src: &[T], layout: &Layout, f: F) -> Result<Vec<U>>
@@ -165,12 +164,15 @@ where
 {
     if let Some(r) = layout.contiguous_range() {
         let d = &mut dst[r];
+        let run = |start: usize, d: &mut [T]| {
+            d.iter_mut()
+                .zip(&src[start..])
+                .for_each(|(x, &y)| *x = f(*x, y))
+        };
         if par_ok(d.len(), PAR_THRESHOLD) {
-            d.par_iter_mut()
-                .zip(src.par_iter())
-                .for_each(|(x, &y)| *x = f(*x, y));
+            super::pool::for_each_block(d, &run);
         } else {
-            d.iter_mut().zip(src).for_each(|(x, &y)| *x = f(*x, y));
+            run(0, d);
         }
         return;
     }

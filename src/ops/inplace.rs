@@ -64,9 +64,20 @@ pub fn write_values(x: &Tensor, r: &Tensor) -> Result<()> {
         r.with_layout(l)
     };
     dispatch!(x.dtype(), T => {
-        let vals = cast_vec::<T>(&rb)?;
-        let mut d = x.storage().write::<T>();
-        elementwise::assign(&mut d, x.layout(), &vals);
+        let direct = rb.dtype() == x.dtype() && !std::sync::Arc::ptr_eq(x.storage(), rb.storage());
+        match rb.layout().contiguous_range().filter(|_| direct) {
+            // the values as they are, no temporary
+            Some(r) => {
+                let vals = rb.storage().read::<T>();
+                let mut d = x.storage().write::<T>();
+                elementwise::assign(&mut d, x.layout(), &vals[r]);
+            }
+            None => {
+                let vals = cast_vec::<T>(&rb)?;
+                let mut d = x.storage().write::<T>();
+                elementwise::assign(&mut d, x.layout(), &vals);
+            }
+        }
     });
     x.bump_version();
     Ok(())
@@ -152,6 +163,22 @@ pub fn binary_inplace(op: BinOp, x: &Tensor, other: &Operand) -> Result<()> {
 
 /// Gradient accumulation: `dst += src`, no autograd, same shape.
 pub fn add_inplace_raw(dst: &Tensor, src: &Tensor) -> Result<()> {
+    if dst.dtype() == src.dtype()
+        && dst.dtype().is_float()
+        && dst.shape() == src.shape()
+        && !std::sync::Arc::ptr_eq(dst.storage(), src.storage())
+    {
+        // one pass, no temporary: a gradient accumulated into .grad
+        if let Some(rs) = src.layout().contiguous_range() {
+            dispatch_float!(dst.dtype(), T => {
+                let s = src.storage().read::<T>();
+                let mut d = dst.storage().write::<T>();
+                elementwise::update(&mut d, dst.layout(), &s[rs], |a: T, b: T| a + b);
+            });
+            dst.bump_version();
+            return Ok(());
+        }
+    }
     let _g = crate::autograd::GradModeGuard::new(false);
     let r = binary_forward(
         BinOp::Add,

@@ -265,8 +265,50 @@ pub fn relu(x: &Tensor) -> Result<Tensor> {
             &[&out],
             vec![Saved::Output(out.clone(), 0)],
             |ctx| {
-                let mask = binary(BinOp::Gt, &t(&ctx.saved[0]), &Operand::S(Scalar::Int(0)))?;
-                Ok(vec![Some(mul(&ctx.grad(0)?, &mask)?)])
+                Ok(vec![Some(threshold_backward(
+                    &ctx.grad(0)?,
+                    &ctx.saved[0],
+                    0.0,
+                )?)])
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// `threshold_backward(grad, x, threshold)`: `grad` where `x > threshold` (or NaN), else 0, in
+/// one pass (ThresholdBackwardBackward0: the same op of the incoming gradient for `grad`,
+/// zeros for `x`).
+pub fn threshold_backward(grad: &Tensor, x: &Tensor, threshold: f64) -> Result<Tensor> {
+    let shape = crate::layout::broadcast_shapes(grad.shape(), x.shape())?;
+    let x_same = super::to_dtype(x, grad.dtype())?;
+    let (lg, lx) = (
+        grad.layout().broadcast_to(&shape)?,
+        x_same.layout().broadcast_to(&shape)?,
+    );
+    let out = dispatch_float!(grad.dtype(), T => {
+        let (g, v) = (grad.storage().read::<T>(), x_same.storage().read::<T>());
+        let th = <T as crate::storage::Elem>::from_f64(threshold);
+        let zero = <T as crate::storage::Elem>::from_f64(0.0);
+        let r = elementwise::binary(&g, &lg, &v, &lx, move |g: T, v: T| if v <= th { zero } else { g })?;
+        Tensor::from_vec(r, shape.clone())?
+    });
+    if needs_grad(&[grad, x]) {
+        record(
+            "ThresholdBackwardBackward0",
+            &[grad, x],
+            &[&out],
+            vec![Saved::Input(x.clone())],
+            move |ctx| {
+                let gg = ctx.grad(0)?;
+                Ok(vec![
+                    ctx.needs(0)
+                        .then(|| threshold_backward(&gg, &ctx.saved[0], threshold))
+                        .transpose()?,
+                    ctx.needs(1)
+                        .then(|| Tensor::zeros(ctx.saved[0].shape(), gg.dtype()))
+                        .transpose()?,
+                ])
             },
         );
     }
