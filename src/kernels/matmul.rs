@@ -196,15 +196,39 @@ fn float_matmul<T: Elem>(
         );
         add_transposed(&tmp, n, m, dst, acc);
     } else if along_k && m > 1 && n > 1 && k >= 16 {
-        let mut packed = vec![T::default(); k * n];
-        transpose_into(&rhs.data[rhs.offset..], rhs.cs, n, k, &mut packed);
-        let rhs = Mat {
-            data: &packed,
-            offset: 0,
-            rs: n,
-            cs: 1,
+        // each thread copies its own block of the rhs's columns row-major and computes those
+        // columns of the output
+        let threads = if par { super::num_threads() } else { 1 };
+        let per = (n.div_ceil(threads).div_ceil(16) * 16).max(1);
+        let out = OutPtr(dst.as_mut_ptr());
+        let run = |i: usize| {
+            let (j0, j1) = (i * per, ((i + 1) * per).min(n));
+            let nj = j1 - j0;
+            let mut packed = vec![T::default(); k * nj];
+            transpose_into(
+                &rhs.data[rhs.offset + j0 * rhs.cs..],
+                rhs.cs,
+                nj,
+                k,
+                &mut packed,
+            );
+            let packed_rhs = Mat {
+                data: &packed,
+                offset: 0,
+                rs: nj,
+                cs: 1,
+            };
+            // SAFETY: column blocks [j0, j1) are disjoint across `i`, so each call writes its
+            // own elements of the m x n output (row stride n); `lhs` was bounds-checked by the
+            // caller and `packed_rhs` is k x nj by construction.
+            unsafe { gemm_block(m, k, nj, lhs, packed_rhs, out.ptr().add(j0), n, 1, acc) };
         };
-        blocks(m, k, n, lhs, rhs, OutPtr(dst.as_mut_ptr()), n, 1, acc, par);
+        let parts = n.div_ceil(per);
+        if parts <= 1 {
+            run(0);
+        } else {
+            super::pool::run_parts(parts, &run);
+        }
     } else {
         blocks(m, k, n, lhs, rhs, OutPtr(dst.as_mut_ptr()), n, 1, acc, par);
     }
@@ -279,17 +303,29 @@ fn add_transposed<T: Elem>(src: &[T], rows: usize, cols: usize, dst: &mut [T], a
     }
 }
 
-/// `dst (cols x rows, row-major) = src (rows x cols, rows `stride` apart)` transposed, in cache
-/// blocks.
+/// `dst (cols x rows, row-major) = src (rows x cols, rows `stride` apart)` transposed: eight
+/// source rows at a time, so every destination row gets eight contiguous elements per pass
+/// while the eight source rows are read in order.
 fn transpose_into<T: Copy>(src: &[T], stride: usize, rows: usize, cols: usize, dst: &mut [T]) {
-    const B: usize = 32;
-    for r0 in (0..rows).step_by(B) {
-        for c0 in (0..cols).step_by(B) {
-            for r in r0..(r0 + B).min(rows) {
-                for c in c0..(c0 + B).min(cols) {
-                    dst[c * rows + r] = src[r * stride + c];
-                }
+    const R: usize = 8;
+    if rows == 0 || cols == 0 {
+        return;
+    }
+    let row = |r: usize| &src[r * stride..r * stride + cols];
+    let mut r0 = 0;
+    while r0 + R <= rows {
+        let s: [&[T]; R] = std::array::from_fn(|i| row(r0 + i));
+        for (c, d) in dst.chunks_exact_mut(rows).take(cols).enumerate() {
+            let d: &mut [T; R] = (&mut d[r0..r0 + R]).try_into().expect("R elements");
+            for i in 0..R {
+                d[i] = s[i][c];
             }
+        }
+        r0 += R;
+    }
+    for r in r0..rows {
+        for (c, &v) in row(r).iter().enumerate() {
+            dst[c * rows + r] = v;
         }
     }
 }
@@ -297,6 +333,57 @@ fn transpose_into<T: Copy>(src: &[T], stride: usize, rows: usize, cols: usize, d
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `lhs @ rhs^T` for row-major lhs (m x k) and rhs (n x k), naively.
+    fn naive_nt(a: &[f64], b: &[f64], m: usize, k: usize, n: usize) -> Vec<f64> {
+        let mut out = vec![0.0; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                out[i * n + j] = (0..k).map(|p| a[i * k + p] * b[j * k + p]).sum();
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn along_k_paths_match_naive() {
+        // lhs row-major and rhs column-major: the transposed-output path (m < k) and the
+        // per-thread packed-column path (m >= k), serial and split, plain and accumulating
+        for &(m, k, n) in &[
+            (3, 20, 5),
+            (40, 17, 33),
+            (200, 40, 70),
+            (70, 300, 90),
+            (130, 64, 1),
+        ] {
+            let a: Vec<f64> = (0..m * k)
+                .map(|i| ((i * 7 % 13) as f64 - 6.0) * 0.25)
+                .collect();
+            let b: Vec<f64> = (0..n * k)
+                .map(|i| ((i * 5 % 11) as f64 - 5.0) * 0.5)
+                .collect();
+            let expected = naive_nt(&a, &b, m, k, n);
+            let lhs = Mat {
+                data: &a,
+                offset: 0,
+                rs: k,
+                cs: 1,
+            };
+            let rhs = Mat {
+                data: &b,
+                offset: 0,
+                rs: 1,
+                cs: k,
+            };
+            let mut d = vec![0.0; m * n];
+            matmul(m, k, n, lhs, rhs, &mut d, false);
+            assert_eq!(d, expected, "{m}x{k}x{n}");
+            let mut d = vec![1.0; m * n];
+            matmul(m, k, n, lhs, rhs, &mut d, true);
+            let plus_one: Vec<f64> = expected.iter().map(|v| v + 1.0).collect();
+            assert_eq!(d, plus_one, "{m}x{k}x{n} accumulating");
+        }
+    }
 
     #[test]
     fn small_and_transposed() {
