@@ -93,7 +93,7 @@ def _conv_transpose2d_np(x, w, b=None, stride=(1, 1), padding=(0, 0), output_pad
 
 
 def _max_pool2d_np(x, k, s, p, d=(1, 1), ceil_mode=False):
-    """Values and flat indices; the first maximum in window order wins, like PyTorch."""
+    """Values and flat indices; the first maximum in window order wins and NaN wins, like PyTorch."""
     n, c, h, w = x.shape
     oh, ow = _out_size(h, k[0], s[0], p[0], d[0], ceil_mode), _out_size(w, k[1], s[1], p[1], d[1], ceil_mode)
     out = np.full((n, c, oh, ow), -np.inf)
@@ -105,7 +105,7 @@ def _max_pool2d_np(x, k, s, p, d=(1, 1), ceil_mode=False):
                     r, q = a * s[0] - p[0] + i * d[0], bb * s[1] - p[1] + j * d[1]
                     if 0 <= r < h and 0 <= q < w:
                         v = x[:, :, r, q]
-                        better = v > out[:, :, a, bb]
+                        better = (v > out[:, :, a, bb]) | np.isnan(v)
                         out[:, :, a, bb] = np.where(better, v, out[:, :, a, bb])
                         idx[:, :, a, bb] = np.where(better, r * w + q, idx[:, :, a, bb])
     return out, idx
@@ -202,6 +202,47 @@ def test_conv2d_padding_same_and_valid():
         F.conv2d(_t(x), _t(w), padding="full")
 
 
+def _conv2d_grads_np(x, w, g, stride, padding, dilation, groups):
+    """(dx, dw) of sum(conv2d(x, w) * g), by the same patch sums as `_conv2d_np`."""
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    oh, ow = g.shape[2:]
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    dxp, dwt = np.zeros_like(xp), np.zeros_like(w)
+    og = o // groups
+    for gi in range(groups):
+        cs, os_ = slice(gi * cg, (gi + 1) * cg), slice(gi * og, (gi + 1) * og)
+        for i in range(kh):
+            for j in range(kw):
+                rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
+                cols = slice(j * dw, j * dw + sw * (ow - 1) + 1, sw)
+                dwt[os_, :, i, j] = np.einsum("nchw,nohw->oc", xp[:, cs, rows, cols], g[:, os_])
+                dxp[:, cs, rows, cols] += np.einsum("nohw,oc->nchw", g[:, os_], w[os_, :, i, j])
+    return dxp[:, :, ph : ph + h, pw : pw + wd], dwt
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "n,groups,stride,padding,dilation",
+    [(7, 1, (1, 1), (1, 1), (1, 1)), (9, 2, (2, 1), (0, 2), (1, 2)), (1, 1, (1, 1), (0, 0), (1, 1))],
+)
+def test_conv2d_batched_gemm_matches_naive_numpy(dtype, n, groups, stride, padding, dilation):
+    # enough work to split the batch over threads and put several samples in one gemm, in
+    # forward, input grad and weight grad
+    x, w, b = _randn(n, 8 * groups, 13, 11), _randn(8 * groups, 8, 3, 3), _randn(8 * groups)
+    fx, fw, fb = (ferrograd.tensor(a.astype(dtype), requires_grad=True) for a in (x, w, b))
+    out = F.conv2d(fx, fw, fb, stride, padding, dilation, groups)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(_np(out), _conv2d_np(x, w, b, stride, padding, dilation, groups), **tol)
+    g = _randn(*out.shape)
+    out.backward(ferrograd.tensor(g.astype(dtype)))
+    dx, dw = _conv2d_grads_np(x, w, g, stride, padding, dilation, groups)
+    np.testing.assert_allclose(fx.grad.numpy(), dx, **tol)
+    np.testing.assert_allclose(fw.grad.numpy(), dw, **tol)
+    np.testing.assert_allclose(fb.grad.numpy(), g.sum(axis=(0, 2, 3)), **tol)
+
+
 def test_conv_transpose2d_matches_naive_numpy():
     x, w, b = _randn(2, 4, 5, 4), _randn(4, 3, 3, 2), _randn(6)
     out = F.conv_transpose2d(_t(x), _t(w), _t(b), stride=(2, 3), padding=(1, 0), output_padding=(1, 2), groups=2,
@@ -240,6 +281,20 @@ def test_max_pool2d_matches_naive_numpy(k, s, p, d, ceil_mode):
     expected = np.zeros(x.size)
     np.add.at(expected.reshape(6, -1), (np.arange(6)[:, None], ref_idx.reshape(6, -1)), 1.0)
     np.testing.assert_array_equal(xg.grad.numpy(), expected.reshape(x.shape))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("k,w", [(2, 37), (2, 28), (2, 14), (3, 29)])
+def test_max_pool_windows_inside_with_ties_and_nan(dtype, k, w):
+    # the unpadded fast paths (2x2 stride 2 in lanes of 8, 4 and 1; k x k stride k): values with
+    # many ties and a few NaN, against the naive rule (first maximum wins, NaN wins)
+    rng = np.random.default_rng(k * 100 + w)
+    x = rng.integers(0, 3, size=(2, 3, 12, w)).astype(dtype)
+    x[rng.random(x.shape) < 0.03] = np.nan
+    out, idx = F.max_pool2d(_t(x), k, return_indices=True)
+    ref, ref_idx = _max_pool2d_np(x.astype(np.float64), (k, k), (k, k), (0, 0))
+    np.testing.assert_array_equal(_np(out), ref.astype(dtype))
+    np.testing.assert_array_equal(idx.numpy(), ref_idx)
 
 
 def test_max_pool_ties_take_the_first_maximum():

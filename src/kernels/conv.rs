@@ -10,7 +10,7 @@
 //! 1-d convolutions are the case h = kh = 1. The batch is split across threads, each with its
 //! own column buffer and a single-threaded gemm; below `threads` samples gemm splits instead.
 
-use super::matmul::{matmul, matmul_serial, Mat, GEMM_PAR_THRESHOLD};
+use super::matmul::{matmul_strided, Mat, GEMM_PAR_THRESHOLD};
 use super::optim::Real;
 use super::{alloc, par_ok};
 use crate::error::Result;
@@ -53,9 +53,6 @@ impl Geom {
     pub fn matrix_len(&self) -> usize {
         self.groups * self.og * self.cols()
     }
-    fn is_pointwise(&self) -> bool {
-        self.kh == 1 && self.kw == 1 && self.sh == 1 && self.sw == 1 && self.ph == 0 && self.pw == 0
-    }
 }
 
 /// The output columns `ox` whose input column `ox*stride + offset - pad` lies in `0..len`.
@@ -77,11 +74,16 @@ fn valid_range(len: usize, out: usize, stride: usize, offset: usize, pad: usize)
 /// `cols[(ch*kh + i)*kw + j][oy*ow + ox] = img[ch][oy*sh - ph + i*dh][ox*sw - pw + j*dw]`, zero
 /// outside the image (one image of one group: c x h x w).
 pub fn im2col<T: Copy + Default>(img: &[T], g: &Geom, cols: &mut [T]) {
+    im2col_ld(img, g, cols, g.cols())
+}
+
+/// `im2col` into rows `ld` elements apart (one sample's block of a wider column matrix).
+fn im2col_ld<T: Copy + Default>(img: &[T], g: &Geom, cols: &mut [T], ld: usize) {
     let (l, ow) = (g.cols(), g.ow);
     for ch in 0..g.c {
         for i in 0..g.kh {
             for j in 0..g.kw {
-                let row = &mut cols[((ch * g.kh + i) * g.kw + j) * l..][..l];
+                let row = &mut cols[((ch * g.kh + i) * g.kw + j) * ld..][..l];
                 let (x0, x1) = valid_range(g.w, ow, g.sw, j * g.dw, g.pw);
                 for oy in 0..g.oh {
                     let dst = &mut row[oy * ow..(oy + 1) * ow];
@@ -110,11 +112,16 @@ pub fn im2col<T: Copy + Default>(img: &[T], g: &Geom, cols: &mut [T]) {
 /// The adjoint of `im2col`: adds every column entry into its image position (`img` must be
 /// zeroed by the caller).
 pub fn col2im<T: Real>(cols: &[T], g: &Geom, img: &mut [T]) {
+    col2im_ld(cols, g, img, g.cols())
+}
+
+/// `col2im` from rows `ld` elements apart.
+fn col2im_ld<T: Real>(cols: &[T], g: &Geom, img: &mut [T], ld: usize) {
     let (l, ow) = (g.cols(), g.ow);
     for ch in 0..g.c {
         for i in 0..g.kh {
             for j in 0..g.kw {
-                let row = &cols[((ch * g.kh + i) * g.kw + j) * l..][..l];
+                let row = &cols[((ch * g.kh + i) * g.kw + j) * ld..][..l];
                 let (x0, x1) = valid_range(g.w, ow, g.sw, j * g.dw, g.pw);
                 if x0 >= x1 {
                     continue;
@@ -191,6 +198,8 @@ impl<'a, T> Chunks<'a, T> {
     }
 }
 
+/// `dst (m x n, row-major) = a @ b` (`+=` with `acc`), on the calling thread when `serial`
+/// (the batch is already split over the threads).
 #[allow(clippy::too_many_arguments)]
 fn gemm<T: Elem>(
     serial: bool,
@@ -202,14 +211,45 @@ fn gemm<T: Elem>(
     dst: &mut [T],
     acc: bool,
 ) {
-    if serial {
-        matmul_serial(m, k, n, a, b, dst, acc)
-    } else {
-        matmul(m, k, n, a, b, dst, acc)
+    matmul_strided(m, k, n, a, b, dst, n, 1, acc, !serial)
+}
+
+/// Bytes of column matrix one gemm call covers: enough samples side by side (`cnt * l` columns)
+/// to amortise gemm's per-call packing, few enough to stay in the L2 cache.
+const COLS_BUDGET: usize = 512 * 1024;
+
+/// Samples per gemm call (at most `samples`).
+fn group_len<T>(g: &Geom, samples: usize) -> usize {
+    let per_sample = g.rows().max(g.og) * g.cols() * std::mem::size_of::<T>();
+    (COLS_BUDGET / per_sample.max(1)).clamp(1, samples.max(1))
+}
+
+/// `dst (og x cnt*l)`: the matrices of samples `first..first + cnt` of group `gi` side by side.
+fn gather_matrices<T: Copy>(
+    matrix: &[T],
+    g: &Geom,
+    gi: usize,
+    first: usize,
+    cnt: usize,
+    dst: &mut [T],
+) {
+    let (l, width) = (g.cols(), cnt * g.cols());
+    for k in 0..cnt {
+        for o in 0..g.og {
+            let src = &matrix[(first + k) * g.matrix_len() + (gi * g.og + o) * l..][..l];
+            dst[o * width + k * l..][..l].copy_from_slice(src);
+        }
     }
 }
 
-/// matrix[n, g*og + o, :] = W[g*og + o, :] @ im2col(image[n, g]) (+ bias[g*og + o])
+/// The offset of sample `s`, group `gi` in an image buffer, and that image's length.
+fn image_at(g: &Geom, s: usize, gi: usize) -> (usize, usize) {
+    let len = g.c * g.h * g.w;
+    (s * g.image_len() + gi * len, len)
+}
+
+/// matrix[n, g*og + o, :] = W[g*og + o, :] @ im2col(image[n, g]) (+ bias[g*og + o]), with the
+/// column matrices of several samples side by side in one gemm.
 pub fn forward<T: Real + Elem>(
     image: &[T],
     w: &[T],
@@ -224,37 +264,52 @@ pub fn forward<T: Real + Elem>(
     let parts = batch_parts(g);
     let chunks = Chunks::new(&mut out, g.matrix_len());
     over_batch(g.n, parts, &|s0, s1, _| {
-        let mut cols = if g.is_pointwise() {
-            Vec::new()
-        } else {
-            vec![T::default(); rows * l]
-        };
-        for s in s0..s1 {
-            chunks.with(s, |dst| {
-                for gi in 0..g.groups {
-                    let img_off = s * g.image_len() + gi * g.c * g.h * g.w;
-                    let b = if g.is_pointwise() {
-                        mat(image, img_off, l, 1)
-                    } else {
-                        im2col(&image[img_off..img_off + g.c * g.h * g.w], g, &mut cols);
-                        mat(&cols, 0, l, 1)
-                    };
-                    let a = mat(w, gi * g.og * rows, rows, 1);
-                    let d = &mut dst[gi * g.og * l..(gi + 1) * g.og * l];
-                    if let Some(bias) = bias {
-                        for (o, row) in d.chunks_mut(l).enumerate() {
-                            row.fill(bias[gi * g.og + o]);
-                        }
-                    }
-                    gemm(parts > 1, g.og, rows, l, a, b, d, bias.is_some());
+        let gl = group_len::<T>(g, s1 - s0);
+        let mut cols = vec![T::default(); rows * gl * l];
+        let mut prod = vec![T::default(); g.og * gl * l];
+        for first in (s0..s1).step_by(gl) {
+            let cnt = gl.min(s1 - first);
+            let width = cnt * l;
+            for gi in 0..g.groups {
+                for k in 0..cnt {
+                    let (off, len) = image_at(g, first + k, gi);
+                    im2col_ld(&image[off..off + len], g, &mut cols[k * l..], width);
                 }
-            });
+                let a = mat(w, gi * g.og * rows, rows, 1);
+                let b = mat(&cols, 0, width, 1);
+                gemm(
+                    parts > 1,
+                    g.og,
+                    rows,
+                    width,
+                    a,
+                    b,
+                    &mut prod[..g.og * width],
+                    false,
+                );
+                // each sample's rows of the product, with the bias
+                for k in 0..cnt {
+                    chunks.with(first + k, |dst| {
+                        for o in 0..g.og {
+                            let src = &prod[o * width + k * l..][..l];
+                            let d = &mut dst[(gi * g.og + o) * l..][..l];
+                            match bias {
+                                Some(b) => {
+                                    let v = b[gi * g.og + o];
+                                    d.iter_mut().zip(src).for_each(|(x, &s)| *x = s + v);
+                                }
+                                None => d.copy_from_slice(src),
+                            }
+                        }
+                    });
+                }
+            }
         }
     });
     Ok(out)
 }
 
-/// image[n, g] = col2im(W[g]^T @ matrix[n, g]) (+ bias[channel])
+/// image[n, g] = col2im(W[g]^T @ matrix[n, g]) (+ bias[channel]), several samples per gemm.
 pub fn data<T: Real + Elem>(matrix: &[T], w: &[T], bias: Option<&[T]>, g: &Geom) -> Result<Vec<T>> {
     let (rows, l) = (g.rows(), g.cols());
     let mut out = vec![T::default(); g.n * g.image_len()];
@@ -264,34 +319,52 @@ pub fn data<T: Real + Elem>(matrix: &[T], w: &[T], bias: Option<&[T]>, g: &Geom)
     let parts = batch_parts(g);
     let chunks = Chunks::new(&mut out, g.image_len());
     over_batch(g.n, parts, &|s0, s1, _| {
-        let mut cols = vec![T::default(); if g.is_pointwise() { 0 } else { rows * l }];
-        for s in s0..s1 {
-            chunks.with(s, |dst| {
-                for gi in 0..g.groups {
-                    let a = mat(w, gi * g.og * rows, 1, rows); // W[g]^T: rows x og
-                    let b = mat(matrix, s * g.matrix_len() + gi * g.og * l, l, 1);
-                    let img = &mut dst[gi * g.c * g.h * g.w..(gi + 1) * g.c * g.h * g.w];
-                    if g.is_pointwise() {
-                        gemm(parts > 1, rows, g.og, l, a, b, img, false);
-                    } else {
-                        gemm(parts > 1, rows, g.og, l, a, b, &mut cols, false);
-                        col2im(&cols, g, img);
-                    }
-                    if let Some(bias) = bias {
-                        let plane = g.h * g.w;
-                        for (ch, p) in img.chunks_mut(plane.max(1)).enumerate() {
-                            let v = bias[gi * g.c + ch];
-                            p.iter_mut().for_each(|x| *x = *x + v);
+        let gl = group_len::<T>(g, s1 - s0);
+        let mut gathered = vec![T::default(); if gl > 1 { g.og * gl * l } else { 0 }];
+        let mut cols = vec![T::default(); rows * gl * l];
+        for first in (s0..s1).step_by(gl) {
+            let cnt = gl.min(s1 - first);
+            let width = cnt * l;
+            for gi in 0..g.groups {
+                let a = mat(w, gi * g.og * rows, 1, rows); // W[g]^T: rows x og
+                let b = if cnt > 1 {
+                    gather_matrices(matrix, g, gi, first, cnt, &mut gathered);
+                    mat(&gathered, 0, width, 1)
+                } else {
+                    mat(matrix, first * g.matrix_len() + gi * g.og * l, l, 1)
+                };
+                gemm(
+                    parts > 1,
+                    rows,
+                    g.og,
+                    width,
+                    a,
+                    b,
+                    &mut cols[..rows * width],
+                    false,
+                );
+                for k in 0..cnt {
+                    chunks.with(first + k, |dst| {
+                        let len = g.c * g.h * g.w;
+                        let img = &mut dst[gi * len..(gi + 1) * len];
+                        col2im_ld(&cols[k * l..], g, img, width);
+                        if let Some(bias) = bias {
+                            let plane = g.h * g.w;
+                            for (ch, p) in img.chunks_mut(plane.max(1)).enumerate() {
+                                let v = bias[gi * g.c + ch];
+                                p.iter_mut().for_each(|x| *x = *x + v);
+                            }
                         }
-                    }
+                    });
                 }
-            });
+            }
         }
     });
     Ok(out)
 }
 
-/// W[g] = sum over n of matrix[n, g] @ im2col(image[n, g])^T
+/// W[g] = sum over n of matrix[n, g] @ im2col(image[n, g])^T, several samples per gemm (their
+/// columns side by side make the gemm's inner dimension).
 pub fn weight<T: Real + Elem>(matrix: &[T], image: &[T], g: &Geom) -> Result<Vec<T>> {
     let (rows, l) = (g.rows(), g.cols());
     let wlen = g.groups * g.og * rows;
@@ -306,19 +379,26 @@ pub fn weight<T: Real + Elem>(matrix: &[T], image: &[T], g: &Geom) -> Result<Vec
     over_batch(g.n, parts, &|s0, s1, p| {
         partial_chunks.with(p, |acc| {
             let acc = &mut acc[0];
-            let mut cols = vec![T::default(); if g.is_pointwise() { 0 } else { rows * l }];
-            for s in s0..s1 {
+            let gl = group_len::<T>(g, s1 - s0);
+            let mut gathered = vec![T::default(); if gl > 1 { g.og * gl * l } else { 0 }];
+            let mut cols = vec![T::default(); rows * gl * l];
+            for first in (s0..s1).step_by(gl) {
+                let cnt = gl.min(s1 - first);
+                let width = cnt * l;
                 for gi in 0..g.groups {
-                    let img_off = s * g.image_len() + gi * g.c * g.h * g.w;
-                    let b = if g.is_pointwise() {
-                        mat(image, img_off, 1, l) // im2col(image)^T: l x rows
+                    for k in 0..cnt {
+                        let (off, len) = image_at(g, first + k, gi);
+                        im2col_ld(&image[off..off + len], g, &mut cols[k * l..], width);
+                    }
+                    let a = if cnt > 1 {
+                        gather_matrices(matrix, g, gi, first, cnt, &mut gathered);
+                        mat(&gathered, 0, width, 1)
                     } else {
-                        im2col(&image[img_off..img_off + g.c * g.h * g.w], g, &mut cols);
-                        mat(&cols, 0, 1, l)
+                        mat(matrix, first * g.matrix_len() + gi * g.og * l, l, 1)
                     };
-                    let a = mat(matrix, s * g.matrix_len() + gi * g.og * l, l, 1);
+                    let b = mat(&cols, 0, 1, width); // the columns transposed: width x rows
                     let d = &mut acc[gi * g.og * rows..(gi + 1) * g.og * rows];
-                    gemm(parts > 1, g.og, l, rows, a, b, d, true);
+                    gemm(parts > 1, g.og, width, rows, a, b, d, true);
                 }
             }
         });
@@ -480,29 +560,86 @@ pub fn max_pool<T: Real + Elem>(x: &[T], g: &PoolGeom) -> Result<(Vec<T>, Vec<i6
     Ok((vals, idx))
 }
 
-/// Max pooling of one plane whose windows all lie inside it (no padding, no dilation): for
-/// each window element in PyTorch's order, compared across a whole output row at once.
+/// `v` replaces the window's maximum so far under PyTorch's rule: a larger value or any NaN.
+#[inline(always)]
+fn beats<T: Real>(v: T, best: T) -> bool {
+    v > best || v.is_nan()
+}
+
+/// 2x2 stride-2 windows over input rows `r0`, `r1` (`base`: r0's offset in the plane, `w` the
+/// plane's width), outputs `from..` in groups of L: each group's windows compared lane by lane
+/// (the winner kept as a code 0..3 in a 32-bit lane, so the loop vectorises). Returns the first
+/// output left.
+#[inline(always)]
+fn pool_2x2_lanes<T: Real, const L: usize>(
+    r0: &[T],
+    r1: &[T],
+    vals: &mut [T],
+    idx: &mut [i64],
+    from: usize,
+    base: i64,
+    w: usize,
+) -> usize {
+    let mut ox = from;
+    while ox + L <= vals.len() {
+        let (top, bottom) = (&r0[2 * ox..2 * ox + 2 * L], &r1[2 * ox..2 * ox + 2 * L]);
+        let mut best = [T::of(0.0); L];
+        let mut code = [0u32; L];
+        for l in 0..L {
+            best[l] = top[2 * l];
+        }
+        for (c, row, dx) in [(1u32, top, 1), (2, bottom, 0), (3, bottom, 1)] {
+            for l in 0..L {
+                let v = row[2 * l + dx];
+                let take = beats(v, best[l]);
+                best[l] = if take { v } else { best[l] };
+                code[l] = if take { c } else { code[l] };
+            }
+        }
+        vals[ox..ox + L].copy_from_slice(&best);
+        for (l, i) in idx[ox..ox + L].iter_mut().enumerate() {
+            let c = code[l] as i64;
+            *i = base + 2 * (ox + l) as i64 + (c & 1) + (c >> 1) * w as i64;
+        }
+        ox += L;
+    }
+    ox
+}
+
+/// Max pooling of one plane whose windows all lie inside it (no padding, no dilation), window
+/// by window in PyTorch's order (rows, then columns), so the first maximum wins. The 2x2,
+/// stride-2 case has its own straight-line loop over pairs of input rows.
 #[inline(always)]
 fn pool_inside<T: Real + Elem>(src: &[T], g: &PoolGeom, vals: &mut [T], idx: &mut [i64]) {
-    for oy in 0..g.oh {
-        let best = &mut vals[oy * g.ow..(oy + 1) * g.ow];
-        let at = &mut idx[oy * g.ow..(oy + 1) * g.ow];
-        best.fill(T::of(f64::NEG_INFINITY));
-        for (ox, a) in at.iter_mut().enumerate() {
-            *a = ((oy * g.sh) * g.w + ox * g.sw) as i64;
+    let (w, ow) = (g.w, g.ow);
+    if (g.kh, g.kw, g.sh, g.sw) == (2, 2, 2, 2) {
+        for oy in 0..g.oh {
+            let y = 2 * oy;
+            let (r0, r1) = (&src[y * w..][..2 * ow], &src[(y + 1) * w..][..2 * ow]);
+            let (v, i) = (
+                &mut vals[oy * ow..(oy + 1) * ow],
+                &mut idx[oy * ow..(oy + 1) * ow],
+            );
+            let base = (y * w) as i64;
+            let mut ox = pool_2x2_lanes::<T, 8>(r0, r1, v, i, 0, base, w);
+            ox = pool_2x2_lanes::<T, 4>(r0, r1, v, i, ox, base, w);
+            pool_2x2_lanes::<T, 1>(r0, r1, v, i, ox, base, w);
         }
-        for ky in 0..g.kh {
-            let y = oy * g.sh + ky;
-            let row = &src[y * g.w..(y + 1) * g.w];
-            for kx in 0..g.kw {
-                for ox in 0..g.ow {
-                    let col = ox * g.sw + kx;
-                    let v = row[col];
-                    let take = v > best[ox] || v.is_nan();
-                    best[ox] = if take { v } else { best[ox] };
-                    at[ox] = if take { (y * g.w + col) as i64 } else { at[ox] };
+        return;
+    }
+    for oy in 0..g.oh {
+        for ox in 0..ow {
+            let (y0, x0) = (oy * g.sh, ox * g.sw);
+            let (mut best, mut at) = (src[y0 * w + x0], (y0 * w + x0) as i64);
+            for y in y0..y0 + g.kh {
+                for (k, &v) in src[y * w + x0..y * w + x0 + g.kw].iter().enumerate() {
+                    if beats(v, best) {
+                        (best, at) = (v, (y * w + x0 + k) as i64);
+                    }
                 }
             }
+            vals[oy * ow + ox] = best;
+            idx[oy * ow + ox] = at;
         }
     }
 }

@@ -49,6 +49,70 @@ pub fn matmul_serial<T: Elem>(
     matmul_on(m, k, n, lhs, rhs, dst, acc, false)
 }
 
+/// `dst[i*ors + j*ocs] = (lhs @ rhs)[i, j]` (or `+=` with `acc`) for float operands, into a
+/// strided output such as a column-major one. gemm's kernels cover many rows of the output
+/// per tile (64 f32 rows with AVX-512), so when n > m it computes the transposed product
+/// `rhs^T @ lhs^T` instead (operand transposes are stride swaps): a 32 x 784 product then
+/// uses whole tiles instead of half-empty ones.
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_strided<T: Elem>(
+    m: usize,
+    k: usize,
+    n: usize,
+    lhs: Mat<'_, T>,
+    rhs: Mat<'_, T>,
+    dst: &mut [T],
+    ors: usize,
+    ocs: usize,
+    acc: bool,
+    par: bool,
+) {
+    assert!(T::DTYPE.is_float(), "matmul_strided is for float operands");
+    assert!(in_bounds(&lhs, m, k) && in_bounds(&rhs, k, n));
+    if m == 0 || n == 0 {
+        return;
+    }
+    assert!(
+        (m - 1) * ors + (n - 1) * ocs < dst.len(),
+        "output out of bounds"
+    );
+    fn flip<T>(x: Mat<'_, T>) -> Mat<'_, T> {
+        Mat {
+            rs: x.cs,
+            cs: x.rs,
+            ..x
+        }
+    }
+    let (m, n, lhs, rhs, ors, ocs) = if n > m {
+        (n, m, flip(rhs), flip(lhs), ocs, ors)
+    } else {
+        (m, n, lhs, rhs, ors, ocs)
+    };
+    if k == 0 {
+        if !acc {
+            for i in 0..m {
+                for j in 0..n {
+                    dst[i * ors + j * ocs] = T::default();
+                }
+            }
+        }
+        return;
+    }
+    let par = par && super::par_ok(m * n * k, GEMM_PAR_THRESHOLD);
+    blocks(
+        m,
+        k,
+        n,
+        lhs,
+        rhs,
+        OutPtr(dst.as_mut_ptr()),
+        ors,
+        ocs,
+        acc,
+        par,
+    );
+}
+
 #[allow(clippy::too_many_arguments)]
 fn matmul_on<T: Elem>(
     m: usize,
