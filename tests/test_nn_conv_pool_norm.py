@@ -225,7 +225,8 @@ def _conv2d_grads_np(x, w, g, stride, padding, dilation, groups):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize(
     "n,groups,stride,padding,dilation",
-    [(7, 1, (1, 1), (1, 1), (1, 1)), (9, 2, (2, 1), (0, 2), (1, 2)), (1, 1, (1, 1), (0, 0), (1, 1))],
+    [(7, 1, (1, 1), (1, 1), (1, 1)), (9, 2, (2, 1), (0, 2), (1, 2)), (1, 1, (1, 1), (0, 0), (1, 1)),
+     (5, 1, (1, 1), (2, 2), (2, 2)), (3, 1, (1, 1), (2, 0), (1, 1))],
 )
 def test_conv2d_batched_gemm_matches_naive_numpy(dtype, n, groups, stride, padding, dilation):
     # enough work to split the batch over threads and put several samples in one gemm, in

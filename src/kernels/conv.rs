@@ -80,11 +80,18 @@ pub fn im2col<T: Copy + Default>(img: &[T], g: &Geom, cols: &mut [T]) {
 /// `im2col` into rows `ld` elements apart (one sample's block of a wider column matrix).
 fn im2col_ld<T: Copy + Default>(img: &[T], g: &Geom, cols: &mut [T], ld: usize) {
     let (l, ow) = (g.cols(), g.ow);
+    // stride 1 and output rows as wide as input rows ("same" padding): a column row is the
+    // input plane shifted, so the valid rows are one copy, then the border columns are zeroed
+    let shifted = g.sh == 1 && g.sw == 1 && ow == g.w;
     for ch in 0..g.c {
         for i in 0..g.kh {
             for j in 0..g.kw {
                 let row = &mut cols[((ch * g.kh + i) * g.kw + j) * ld..][..l];
                 let (x0, x1) = valid_range(g.w, ow, g.sw, j * g.dw, g.pw);
+                if shifted {
+                    im2col_shifted(&img[ch * g.h * g.w..][..g.h * g.w], g, i, j, row);
+                    continue;
+                }
                 for oy in 0..g.oh {
                     let dst = &mut row[oy * ow..(oy + 1) * ow];
                     let iy = (oy * g.sh + i * g.dh) as isize - g.ph as isize;
@@ -103,6 +110,71 @@ fn im2col_ld<T: Copy + Default>(img: &[T], g: &Geom, cols: &mut [T], ld: usize) 
                             *d = src[first + k * g.sw];
                         }
                     }
+                }
+            }
+        }
+    }
+}
+
+/// Zeroes a short run (one element for padding 1) without a library call.
+#[inline(always)]
+fn zero_run<T: Copy + Default>(s: &mut [T]) {
+    match s {
+        [] => {}
+        [x] => *x = T::default(),
+        s => s.fill(T::default()),
+    }
+}
+
+/// The column row of kernel offset (i, j) of one channel `plane` for stride 1 and `ow == w`.
+fn im2col_shifted<T: Copy + Default>(plane: &[T], g: &Geom, i: usize, j: usize, row: &mut [T]) {
+    let ow = g.ow;
+    let (ya, yb) = valid_range(g.h, g.oh, 1, i * g.dh, g.ph);
+    let (x0, x1) = valid_range(g.w, ow, 1, j * g.dw, g.pw);
+    row[..ya * ow].fill(T::default());
+    row[yb * ow..].fill(T::default());
+    if ya >= yb || x0 >= x1 {
+        row[ya * ow..yb * ow].fill(T::default());
+        return;
+    }
+    // output (oy, ox) reads input (oy + i*dh - ph, ox + j*dw - pw): one offset for the block
+    let (iy, ix) = (ya + i * g.dh - g.ph, x0 + j * g.dw - g.pw);
+    let len = (yb - 1 - ya) * ow + (x1 - x0);
+    let src = &plane[iy * g.w + ix..][..len];
+    row[ya * ow + x0..][..len].copy_from_slice(src);
+    for r in row[ya * ow..yb * ow].chunks_exact_mut(ow) {
+        zero_run(&mut r[..x0]);
+        zero_run(&mut r[x1..]);
+    }
+}
+
+/// `col2im_ld` from a scratch column matrix it may modify: for stride 1 and `ow == w` each row
+/// is added as one shifted block after its border columns (which map outside the image) are
+/// zeroed.
+fn col2im_scratch<T: Real + Default>(cols: &mut [T], g: &Geom, img: &mut [T], ld: usize) {
+    if !(g.sh == 1 && g.sw == 1 && g.ow == g.w) {
+        return col2im_ld(cols, g, img, ld);
+    }
+    let (l, ow) = (g.cols(), g.ow);
+    for ch in 0..g.c {
+        let plane = &mut img[ch * g.h * g.w..][..g.h * g.w];
+        for i in 0..g.kh {
+            for j in 0..g.kw {
+                let row = &mut cols[((ch * g.kh + i) * g.kw + j) * ld..][..l];
+                let (ya, yb) = valid_range(g.h, g.oh, 1, i * g.dh, g.ph);
+                let (x0, x1) = valid_range(g.w, ow, 1, j * g.dw, g.pw);
+                if ya >= yb || x0 >= x1 {
+                    continue;
+                }
+                for r in row[ya * ow..yb * ow].chunks_exact_mut(ow) {
+                    zero_run(&mut r[..x0]);
+                    zero_run(&mut r[x1..]);
+                }
+                let (iy, ix) = (ya + i * g.dh - g.ph, x0 + j * g.dw - g.pw);
+                let len = (yb - 1 - ya) * ow + (x1 - x0);
+                let dst = &mut plane[iy * g.w + ix..][..len];
+                for (d, &v) in dst.iter_mut().zip(&row[ya * ow + x0..][..len]) {
+                    *d = *d + v;
                 }
             }
         }
@@ -347,7 +419,7 @@ pub fn data<T: Real + Elem>(matrix: &[T], w: &[T], bias: Option<&[T]>, g: &Geom)
                     chunks.with(first + k, |dst| {
                         let len = g.c * g.h * g.w;
                         let img = &mut dst[gi * len..(gi + 1) * len];
-                        col2im_ld(&cols[k * l..], g, img, width);
+                        col2im_scratch(&mut cols[k * l..], g, img, width);
                         if let Some(bias) = bias {
                             let plane = g.h * g.w;
                             for (ch, p) in img.chunks_mut(plane.max(1)).enumerate() {

@@ -112,25 +112,49 @@ pub fn sum_dims(
         t.clone()
     };
     let rd = dims_of(dims, t.ndim())?;
-    let p = plan(&src, &rd, keepdim)?;
-    let out = dispatch!(dtype, T => {
-        let v = match dtype {
-            DType::F32 => contiguous_slice::<f32, _>(&p.data, |s| kr::sum(s, p.outer, p.red, p.inner))?
-                .into_iter().map(|x| T::from_f64(x as f64)).collect::<Vec<T>>(),
-            DType::F64 => contiguous_slice::<f64, _>(&p.data, |s| kr::sum(s, p.outer, p.red, p.inner))?
-                .into_iter().map(T::from_f64).collect(),
-            _ => contiguous_slice::<i64, _>(&p.data, |s| kr::fold(s, p.outer, p.red, p.inner, 0i64, |a, b| a.wrapping_add(b)))?
-                .into_iter().map(T::from_i64).collect(),
-        };
-        Tensor::from_vec(v, p.out_shape.clone())?
-    });
+    let kshape = keep_shape(t.shape(), &rd);
+    let out = if src.is_contiguous() && !rd.windows(2).all(|w| w[1] == w[0] + 1) {
+        // reduced dims not adjacent (a conv bias grad sums N, H, W): the last run of adjacent
+        // dims first, kept as size 1, then the rest; two passes over shrinking data instead
+        // of a permuted copy of the whole tensor
+        let start = (1..rd.len())
+            .rev()
+            .find(|&i| rd[i] != rd[i - 1] + 1)
+            .expect("dims not adjacent");
+        let as_i64 = |d: &[usize]| d.iter().map(|&x| x as i64).collect::<Vec<i64>>();
+        let _g = crate::autograd::GradModeGuard::new(false);
+        let tail = sum_dims(&src.detach(), Some(&as_i64(&rd[start..])), true, None)?;
+        let all = sum_dims(&tail, Some(&as_i64(&rd[..start])), true, None)?;
+        if keepdim {
+            all
+        } else {
+            let out_shape: Vec<usize> = (0..t.ndim())
+                .filter(|i| !rd.contains(i))
+                .map(|i| t.shape()[i])
+                .collect();
+            reshape(&all, &out_shape)?
+        }
+    } else {
+        let p = plan(&src, &rd, keepdim)?;
+        dispatch!(dtype, T => {
+            let v = match dtype {
+                DType::F32 => contiguous_slice::<f32, _>(&p.data, |s| kr::sum(s, p.outer, p.red, p.inner))?
+                    .into_iter().map(|x| T::from_f64(x as f64)).collect::<Vec<T>>(),
+                DType::F64 => contiguous_slice::<f64, _>(&p.data, |s| kr::sum(s, p.outer, p.red, p.inner))?
+                    .into_iter().map(T::from_f64).collect(),
+                _ => contiguous_slice::<i64, _>(&p.data, |s| kr::fold(s, p.outer, p.red, p.inner, 0i64, |a, b| a.wrapping_add(b)))?
+                    .into_iter().map(T::from_i64).collect(),
+            };
+            Tensor::from_vec(v, p.out_shape.clone())?
+        })
+    };
     if dtype.is_float() && needs_grad(&[t]) {
         let name = if dims.is_some_and(|d| !d.is_empty()) {
             "SumBackward1"
         } else {
             "SumBackward0"
         };
-        let (ishape, kshape) = (t.shape().to_vec(), p.keep_shape.clone());
+        let ishape = t.shape().to_vec();
         record(name, &[t], &[&out], vec![], move |ctx| {
             Ok(vec![Some(expand_back(&ctx.grad(0)?, &ishape, &kshape)?)])
         });
