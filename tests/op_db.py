@@ -967,6 +967,20 @@ def _ref_one_hot(idx, num_classes=-1):
     return (idx[..., None] == np.arange(n)).astype(np.int64)
 
 
+def _ref_constant_pad(x, pad, value=None):
+    """F.pad's constant mode: (before, after) pairs from the last dim; negative amounts crop."""
+    out = x
+    for k in range(len(pad) // 2):
+        d = x.ndim - 1 - k
+        before, after = pad[2 * k], pad[2 * k + 1]
+        crop = [slice(None)] * x.ndim
+        crop[d] = slice(max(-before, 0), out.shape[d] - max(-after, 0))
+        widths = [(0, 0)] * x.ndim
+        widths[d] = (max(before, 0), max(after, 0))
+        out = np.pad(out[tuple(crop)], widths, constant_values=0 if value is None else value)
+    return out
+
+
 def _ref_cumsum(x, dim):
     return np.cumsum(x, axis=dim) if x.ndim else x.copy()
 
@@ -1196,6 +1210,18 @@ def _sdpa_samples(g):
         Sample(f(2, 1, 3, 4), f(2, 1, 5, 4), f(2, 1, 5, 3), views={0: "T", 2: "slice"}),
         Sample(f(1, 4, 3, 4), f(1, 2, 5, 4), f(1, 2, 5, 3), enable_gqa=True),  # grouped query
         Sample(f(1, 4, 3, 2), f(1, 1, 3, 2), f(1, 1, 3, 3), is_causal=True, enable_gqa=True),
+    ]
+
+
+def _constant_pad_samples(g):
+    f = g.f
+    return [
+        Sample(f(2, 3, 4), (1, 2)),
+        Sample(f(2, 3, 4), (1, -1, 2, 0), value=2.5),
+        Sample(f(3, 4), (-1, -1, 1, 1), views={0: "T"}),
+        Sample(f(2, 3, 2), (0, 0, 0, 0, 1, 1)),
+        Sample(f(4), (-1, -2)),
+        Sample(f(2, 3), ()),
     ]
 
 
@@ -1542,6 +1568,8 @@ OP_DB: List[OpInfo] = [
            V(fn="nn.functional.scaled_dot_product_attention"), _ref_sdpa, _sdpa_samples),
     OpInfo("nn.functional.one_hot", V(fn="nn.functional.one_hot"), _ref_one_hot,
            _one_hot_samples, differentiable=False),
+    OpInfo("nn.functional.pad", V(fn=("nn.functional.pad", "constant_pad_nd")), _ref_constant_pad,
+           _constant_pad_samples),
 ]
 
 

@@ -20,7 +20,7 @@ import pytest
 import ferrograd
 import ferrograd.nn as nn
 import ferrograd.nn.functional as F
-from ferrograd.autograd import gradcheck
+from ferrograd.autograd import gradcheck, gradgradcheck
 
 RNG = np.random.default_rng(1234)
 
@@ -464,6 +464,24 @@ def test_pad_constant_value_and_negative_amounts():
         F.pad(_t(x), (5, 0), mode="circular")
     with pytest.raises(NotImplementedError, match="Padding size 2 is not supported for 4D input tensor"):
         F.pad(_t(x[None]), (1, 1), mode="replicate")
+
+
+def test_constant_pad_is_one_native_node():
+    # PyTorch records ConstantPadNdBackward0, whose gradient is the same op with the amounts
+    # negated (so a double backward records it again)
+    x = _t(_randn(2, 3), True)
+    y = F.pad(x, (1, -1, 2, 0), value=3.0)
+    assert type(y.grad_fn).__name__ == "ConstantPadNdBackward0"
+    assert ferrograd.constant_pad_nd(x, (1, 1)).shape == (2, 5)
+    (g,) = ferrograd.autograd.grad((y * y).sum(), x, create_graph=True)
+    np.testing.assert_allclose(_np(g), 2 * np.pad(_np(x)[:, :-1], ((0, 0), (0, 1))), rtol=1e-12)
+    assert type(g.grad_fn).__name__ in ("ConstantPadNdBackward0", "MulBackward0")
+    assert gradgradcheck(lambda a: F.pad(a, (2, -1, 1, 1), value=0.5), (x,))
+    with pytest.raises(RuntimeError, match=r"narrow\(\): length must be non-negative."):
+        F.pad(x, (-2, -2))
+    # integer and bool tensors take the value converted, as in PyTorch
+    assert F.pad(ferrograd.tensor([1, 2]), (1, 1), value=2.7).tolist() == [2, 1, 2, 2]
+    assert F.pad(ferrograd.tensor([True]), (1, 1), value=1).tolist() == [True, True, True]
 
 
 def test_int_and_tuple_arguments_are_normalised():

@@ -279,6 +279,12 @@ def randint_like(input, low=0, high=None, *, dtype=None, **kw):
     return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
 
 
+def constant_pad_nd(input, pad, value=0):
+    """``torch.constant_pad_nd``: pad with ``value`` ((before, after) pairs from the last dim;
+    negative amounts crop)."""
+    return _core._constant_pad_nd(input, list(pad), value)
+
+
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, **kw):
     return _check_requires_grad(_core._randperm(n, dtype or int64, generator), requires_grad)
 

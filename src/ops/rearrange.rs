@@ -580,3 +580,111 @@ pub fn embedding(
     }
     Ok(out)
 }
+
+/// `constant_pad_nd(x, pad, value)` (ConstantPadNdBackward0): `pad` holds (before, after)
+/// amounts from the last dim backwards; negative amounts crop. The output is filled with
+/// `value` and the overlap copied in; the gradient is the same op with the amounts negated.
+pub fn constant_pad_nd(x: &Tensor, pad: &[i64], value: crate::dtype::Scalar) -> Result<Tensor> {
+    if !pad.len().is_multiple_of(2) {
+        return Err(Error::Runtime(
+            "Length of pad must be even but instead it equals ".to_string()
+                + &pad.len().to_string(),
+        ));
+    }
+    let nd = x.ndim();
+    if pad.len() / 2 > nd {
+        return Err(Error::Runtime(format!(
+            "Length of pad should be no more than twice the number of dimensions of the input. Pad length is {}while the input has {}dimensions.",
+            pad.len(),
+            nd
+        )));
+    }
+    let mut out_shape = x.shape().to_vec();
+    // per padded dim: (dim, input start, output start, overlap length)
+    let mut spans = Vec::with_capacity(pad.len() / 2);
+    for (k, pair) in pad.chunks(2).enumerate() {
+        let d = nd - 1 - k;
+        let (before, after, size) = (pair[0], pair[1], x.shape()[d] as i64);
+        let len = size + before.min(0) + after.min(0);
+        if len < 0 || size + before + after < 0 {
+            return Err(Error::Runtime(
+                "narrow(): length must be non-negative.".into(),
+            ));
+        }
+        out_shape[d] = (size + before + after) as usize;
+        spans.push((
+            d,
+            (-before).max(0) as usize,
+            before.max(0) as usize,
+            len as usize,
+        ));
+    }
+    let out = Tensor::full(&out_shape, value, x.dtype())?;
+    let (mut src, mut dst) = (x.layout().clone(), out.layout().clone());
+    for &(d, s0, d0, len) in &spans {
+        src = src.narrow(d, s0, len);
+        dst = dst.narrow(d, d0, len);
+    }
+    if src.numel() > 0 {
+        super::inplace::write_values(&out.with_layout(dst), &x.detach().with_layout(src))?;
+    }
+    let out = out.detach();
+    if needs_grad(&[x]) {
+        let back: Vec<i64> = pad.iter().map(|p| -p).collect();
+        record(
+            "ConstantPadNdBackward0",
+            &[x],
+            &[&out],
+            vec![],
+            move |ctx| {
+                Ok(vec![Some(constant_pad_nd(
+                    &ctx.grad(0)?,
+                    &back,
+                    crate::dtype::Scalar::Int(0),
+                )?)])
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// `one_hot(indices, num_classes)`: int64 `(*indices.shape, num_classes)` with a 1 at each
+/// index; `num_classes` -1 takes the largest index + 1. PyTorch's checks and messages.
+pub fn one_hot(indices: &Tensor, num_classes: i64) -> Result<Tensor> {
+    if indices.dtype() != DType::I64 {
+        return Err(Error::Runtime(
+            "one_hot is only applicable to index tensor of type LongTensor.".into(),
+        ));
+    }
+    let idx = indices.to_vec::<i64>();
+    let mut shape = indices.shape().to_vec();
+    if idx.is_empty() {
+        if num_classes <= 0 {
+            return Err(Error::Runtime(
+                "Can not infer total number of classes from empty tensor.".into(),
+            ));
+        }
+        shape.push(num_classes as usize);
+        return Tensor::zeros(&shape, DType::I64);
+    }
+    if idx.iter().any(|&i| i < 0) {
+        return Err(Error::Runtime("Class values must be non-negative.".into()));
+    }
+    let max = idx.iter().copied().max().unwrap_or(0);
+    let classes = if num_classes == -1 {
+        max + 1
+    } else if num_classes <= max {
+        return Err(Error::Runtime(
+            "Class values must be smaller than num_classes.".into(),
+        ));
+    } else {
+        num_classes
+    } as usize;
+    let mut out: Vec<i64> = crate::kernels::alloc(idx.len() * classes)?;
+    out.resize(idx.len() * classes, 0);
+    for (row, &i) in out.chunks_mut(classes).zip(&idx) {
+        row[i as usize] = 1;
+    }
+    shape.push(classes);
+    Tensor::from_vec(out, shape)
+}

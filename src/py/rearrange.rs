@@ -115,6 +115,40 @@ fn _embedding(
     .map(PyTensor::new)
 }
 
+#[pyfunction]
+#[pyo3(signature = (input, pad, value=None))]
+fn _constant_pad_nd(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    pad: Vec<i64>,
+    value: Option<Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let value = match &value {
+        None => crate::dtype::Scalar::Int(0),
+        Some(v) => super::convert::scalar_of(v).ok_or_else(|| {
+            pyo3::exceptions::PyTypeError::new_err(format!(
+                "constant_pad_nd(): argument 'value' must be Number, not {}",
+                v.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })?,
+    };
+    let x = input.t.clone();
+    run(py, heavy(&input), move || {
+        ra::constant_pad_nd(&x, &pad, value)
+    })
+    .map(PyTensor::new)
+}
+
+#[pyfunction]
+#[pyo3(signature = (tensor, num_classes=-1))]
+fn _one_hot(py: Python<'_>, tensor: PyRef<'_, PyTensor>, num_classes: i64) -> PyResult<PyTensor> {
+    let x = tensor.t.clone();
+    run(py, heavy(&tensor), move || ra::one_hot(&x, num_classes)).map(PyTensor::new)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_embedding, m)?)?;
     m.add_function(wrap_pyfunction!(_tri, m)?)?;
@@ -124,5 +158,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_sort, m)?)?;
     m.add_function(wrap_pyfunction!(_topk, m)?)?;
     m.add_function(wrap_pyfunction!(_scatter, m)?)?;
+    m.add_function(wrap_pyfunction!(_constant_pad_nd, m)?)?;
+    m.add_function(wrap_pyfunction!(_one_hot, m)?)?;
     Ok(())
 }

@@ -10,7 +10,7 @@ import math
 import numbers
 import warnings
 
-from .. import _core, arange, cat, ones, zeros, zeros_like
+from .. import _core, arange, cat, zeros, zeros_like
 from .. import bool as _bool
 from .functional import dropout, linear, softmax
 
@@ -141,22 +141,7 @@ def one_hot(tensor, num_classes=-1):
         raise TypeError(
             f"one_hot(): argument 'num_classes' (position 2) must be int, not {type(num_classes).__name__}"
         )
-    if str(tensor.dtype) != "torch.int64":
-        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    shape = tuple(tensor.shape)
-    if tensor.numel() == 0:
-        if num_classes <= 0:
-            raise RuntimeError("Can not infer total number of classes from empty tensor.")
-        return zeros(shape + (num_classes,), dtype=tensor.dtype)
-    if int(tensor.min()) < 0:
-        raise RuntimeError("Class values must be non-negative.")
-    max_val = int(tensor.max())
-    if num_classes == -1:
-        num_classes = max_val + 1
-    elif num_classes <= max_val:
-        raise RuntimeError("Class values must be smaller than num_classes.")
-    # composite until the native kernel lands
-    return (tensor.unsqueeze(-1) == arange(num_classes)).long()
+    return _core._one_hot(tensor, num_classes)
 
 
 # ------------------------------------------------- scaled_dot_product_attention

@@ -12,7 +12,7 @@ import operator
 import warnings
 from itertools import repeat
 
-from .. import _core, arange, cat, full
+from .. import _core, arange
 from ._attention import _c10_name, _fmt, _scalar_name
 
 Tensor = _core.Tensor
@@ -657,41 +657,9 @@ _NON_CONSTANT_PAD_HELP = (
 )
 
 
-def _narrow(x, dim, start, length):
-    if length < 0:
-        raise RuntimeError("narrow(): length must be non-negative.")
-    return x.narrow(dim, start, length)
-
-
 def _constant_pad(input, pad, value):
-    # ATen's constant_pad_nd: negative pads narrow the input, positive ones concatenate
-    # blocks filled with ``value``
-    ndim = input.dim()
-    npad = len(pad) // 2
-    if ndim < npad:
-        raise RuntimeError(
-            "Length of pad should be no more than twice the number of dimensions of the input. "
-            f"Pad length is {len(pad)}while the input has {ndim}dimensions."
-        )
-    out = input
-    for i in range(ndim - npad, ndim):
-        left, right = pad[2 * (ndim - i - 1)], pad[2 * (ndim - i - 1) + 1]
-        if left < 0:
-            out = _narrow(out, i, -left, out.shape[i] + left)
-        if right < 0:
-            out = _narrow(out, i, 0, out.shape[i] + right)
-    if all(p <= 0 for p in pad):
-        return out.clone()
-    for i in range(ndim - npad, ndim):
-        left, right = pad[2 * (ndim - i - 1)], pad[2 * (ndim - i - 1) + 1]
-        parts = []
-        for p in (left, right):
-            shape = list(out.shape)
-            shape[i] = max(p, 0)
-            parts.append(full(tuple(shape), value, dtype=out.dtype))
-        if left > 0 or right > 0:
-            out = cat([parts[0], out, parts[1]], i)
-    return out
+    # ATen's constant_pad_nd: negative amounts crop, positive ones fill with ``value``
+    return _core._constant_pad_nd(input, list(pad), value)
 
 
 def _index_pad(input, pad, mode):
