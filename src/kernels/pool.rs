@@ -99,17 +99,56 @@ impl Latch {
     }
 }
 
-/// Waits for the helper tasks when dropped, so `f` outlives them even if the caller's share
-/// panics.
-struct WaitOnDrop(Arc<Latch>);
+/// The helper parts of one `run_parts` call: each is run by whoever claims it first, its
+/// helper or the caller, so a helper that is not scheduled (another process holds the core)
+/// never makes the caller wait: the caller runs the parts nobody has started.
+struct Parts {
+    latch: Latch,
+    /// claimed[i]: part i + 1 has been taken
+    claimed: Vec<std::sync::atomic::AtomicBool>,
+}
 
-impl Drop for WaitOnDrop {
-    fn drop(&mut self) {
-        self.0.wait();
+impl Parts {
+    /// True for the one caller that takes part `i` (>= 1).
+    fn claim(&self, i: usize) -> bool {
+        !self.claimed[i - 1].swap(true, Ordering::AcqRel)
     }
 }
 
-/// Runs `f(0)`, ..., `f(parts - 1)`: one part per helper thread, the rest on the caller.
+/// Claims every part nobody has started (counting it done) and waits for the started ones,
+/// when dropped: so `f` outlives its uses even if the caller's share panics.
+struct WaitOnDrop(Arc<Parts>);
+
+impl Drop for WaitOnDrop {
+    fn drop(&mut self) {
+        for i in 1..=self.0.claimed.len() {
+            if self.0.claim(i) {
+                self.0.latch.done(None);
+            }
+        }
+        self.0.latch.wait();
+    }
+}
+
+/// A `&dyn Fn` as a raw pointer, which may outlive the closure: only dereferenced by the task
+/// that claimed its part (see `run_parts`).
+#[derive(Clone, Copy)]
+struct FnPtr(*const (dyn Fn(usize) + Sync));
+// SAFETY: the pointee is Sync (shared calls from several threads are allowed), and the pointer
+// is only dereferenced while `run_parts` keeps the closure alive (see there).
+unsafe impl Send for FnPtr {}
+
+impl FnPtr {
+    /// # Safety
+    /// The closure must still be alive (its `run_parts` call waiting for this part).
+    unsafe fn call(self, i: usize) {
+        // SAFETY: as documented: alive and Sync.
+        unsafe { (*self.0)(i) }
+    }
+}
+
+/// Runs `f(0)`, ..., `f(parts - 1)`: one part per helper thread, the rest on the caller; the
+/// caller also runs any helper part not yet started when its own share is done.
 /// Serial in a forked child (the helpers live in the parent) and with one thread.
 pub fn run_parts(parts: usize, f: &(dyn Fn(usize) + Sync)) {
     let h = helpers();
@@ -118,38 +157,53 @@ pub fn run_parts(parts: usize, f: &(dyn Fn(usize) + Sync)) {
         (0..parts).for_each(f);
         return;
     }
-    let latch = Arc::new(Latch {
-        left: AtomicUsize::new(extra),
-        panic: Mutex::new(None),
-        lock: Mutex::new(()),
-        cv: Condvar::new(),
+    let shared = Arc::new(Parts {
+        latch: Latch {
+            left: AtomicUsize::new(extra),
+            panic: Mutex::new(None),
+            lock: Mutex::new(()),
+            cv: Condvar::new(),
+        },
+        claimed: (0..extra)
+            .map(|_| std::sync::atomic::AtomicBool::new(false))
+            .collect(),
     });
-    // SAFETY: the helper tasks use `f` only until they count down `latch`, and this function
-    // does not return (normally or by unwinding: `WaitOnDrop`) before the count reaches zero,
-    // so `f` and what it borrows outlive every use.
-    let f_static: &'static (dyn Fn(usize) + Sync) = unsafe { std::mem::transmute(f) };
-    let wait = WaitOnDrop(latch.clone());
-    let mut inline = Vec::new();
+    // SAFETY (the transmute only erases the borrow's lifetime; the pointer is the same): a task
+    // calls `f` only after claiming its part, and a claimed part counts down the latch only
+    // after `f` returned; this function does not return (normally or by unwinding: `WaitOnDrop`
+    // claims the untouched parts, then waits) before every claimed part counted down. So `f`
+    // and what it borrows are alive at every call.
+    let f_ptr = FnPtr(unsafe {
+        std::mem::transmute::<*const (dyn Fn(usize) + Sync + '_), *const (dyn Fn(usize) + Sync)>(
+            f as *const _,
+        )
+    });
+    let wait = WaitOnDrop(shared.clone());
+    let run_claimed = move |p: &Parts, i: usize| {
+        // SAFETY: part i was claimed by this caller, which keeps `f` alive (see above).
+        let r = catch_unwind(AssertUnwindSafe(|| unsafe { f_ptr.call(i) }));
+        p.latch.done(r.err());
+    };
     for (i, sender) in (1..=extra).zip(&h.senders) {
-        let l = latch.clone();
+        let p = shared.clone();
         let task: Task = Box::new(move || {
-            let r = catch_unwind(AssertUnwindSafe(|| f_static(i)));
-            l.done(r.err());
+            if p.claim(i) {
+                run_claimed(&p, i);
+            }
         });
-        let sent = sender.lock().unwrap_or_else(|e| e.into_inner()).send(task);
-        if let Err(mpsc::SendError(task)) = sent {
-            // the helper is gone: run its part here
-            inline.push(task);
-        }
+        // a helper that is gone leaves its part unclaimed, for the caller below
+        let _ = sender.lock().unwrap_or_else(|e| e.into_inner()).send(task);
     }
     f(0);
     for i in extra + 1..parts {
         f(i);
     }
-    for task in inline {
-        task();
+    for i in 1..=extra {
+        if shared.claim(i) {
+            run_claimed(&shared, i);
+        }
     }
-    let panic = latch.wait();
+    let panic = shared.latch.wait();
     drop(wait);
     if let Some(p) = panic {
         resume_unwind(p);
@@ -211,6 +265,50 @@ mod tests {
                 "{parts} parts"
             );
         }
+    }
+
+    #[test]
+    fn the_caller_runs_the_parts_of_a_busy_helper() {
+        use std::sync::atomic::AtomicBool;
+        use std::sync::{mpsc, Mutex};
+        let on_helper = || {
+            std::thread::current()
+                .name()
+                .is_some_and(|n| n.starts_with("ferrograd-helper"))
+        };
+        let (release, blocked) = (
+            Mutex::new(None::<mpsc::Receiver<()>>),
+            AtomicBool::new(false),
+        );
+        let (tx, rx) = mpsc::channel();
+        *release.lock().unwrap() = Some(rx);
+        std::thread::scope(|s| {
+            // keep every helper busy: a part that blocks when a helper runs it
+            let busy = s.spawn(|| {
+                while !blocked.load(Ordering::SeqCst) {
+                    run_parts(2, &|i| {
+                        if i == 1 && on_helper() {
+                            blocked.store(true, Ordering::SeqCst);
+                            let rx = release.lock().unwrap().take().unwrap();
+                            rx.recv().unwrap();
+                        }
+                    });
+                    if super::super::num_threads() < 2 {
+                        return; // no helpers here: nothing to block
+                    }
+                }
+            });
+            while !blocked.load(Ordering::SeqCst) && !busy.is_finished() {
+                std::thread::yield_now();
+            }
+            // the helper cannot take its part: this caller runs both
+            let hits: Vec<AtomicUsize> = (0..2).map(|_| AtomicUsize::new(0)).collect();
+            run_parts(2, &|i| {
+                hits[i].fetch_add(1, Ordering::SeqCst);
+            });
+            assert!(hits.iter().all(|h| h.load(Ordering::SeqCst) == 1));
+            tx.send(()).ok();
+        });
     }
 
     #[test]
