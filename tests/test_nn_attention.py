@@ -179,6 +179,72 @@ def test_sdpa_fused_kernel_tiles(dtype, causal, s):
         np.testing.assert_allclose(t.grad.numpy(), expected, **tol)
 
 
+def _heads(x, layout, b, h, n, e):
+    """(b, h, n, e) values `x` as a strided view: split off a (b, n, h*e) or (n, b, h*e)
+    projection, expanded from one head, or with a non-contiguous last dim."""
+    if layout == "BLHE":
+        t = ferrograd.tensor(np.ascontiguousarray(x.transpose(0, 2, 1, 3)).reshape(b, n, h * e), requires_grad=True)
+        return t, t.view(b, n, h, e).transpose(1, 2)
+    if layout == "LBHE":
+        t = ferrograd.tensor(np.ascontiguousarray(x.transpose(2, 0, 1, 3)).reshape(n, b * h, e), requires_grad=True)
+        return t, t.transpose(0, 1).view(b, h, n, e)
+    if layout == "expand":
+        t = ferrograd.tensor(x[:, :1].copy(), requires_grad=True)
+        return t, t.expand(b, h, n, e)
+    t = ferrograd.tensor(np.ascontiguousarray(x.swapaxes(-1, -2)), requires_grad=True)
+    return t, t.transpose(-1, -2)
+
+
+@pytest.mark.parametrize("layout", ["BLHE", "LBHE", "expand", "last_dim_strided"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_sdpa_reads_strided_heads_in_place(layout, causal):
+    b, h, l, s, e = 2, 3, 21, 18, 8
+    q, k, v = _randn(b, h, l, e), _randn(b, h, s, e), _randn(b, h, s, e)
+    if layout == "expand":
+        k, v = np.repeat(k[:, :1], h, 1), np.repeat(v[:, :1], h, 1)
+    q_layout = "BLHE" if layout == "expand" else layout  # only keys and values are expanded
+    (tq, fq) = _heads(q, q_layout, b, h, l, e)
+    (tk, fk), (tv, fv) = (_heads(x, layout, b, h, s, e) for x in (k, v))
+    out = F.scaled_dot_product_attention(fq, fk, fv, is_causal=causal)
+    bias = np.where(np.arange(l)[:, None] >= np.arange(s), 0.0, -np.inf) if causal else np.zeros((l, s))
+    np.testing.assert_allclose(_np(out), _attention_np(q, k, v, bias), atol=1e-12)
+    g = _randn(b, h, l, e)
+    out.backward(ferrograd.tensor(g))
+    dq, dk, dv = _attention_grads_np(q, k, v, g, bias, 1 / math.sqrt(e))
+    if layout == "expand":
+        dk, dv = dk.sum(1, keepdims=True), dv.sum(1, keepdims=True)
+    for t, view, expected in ((tq, fq, dq), (tk, fk, dk), (tv, fv, dv)):
+        grad = _heads_back(t.grad.numpy(), q_layout if t is tq else layout, view.shape)
+        np.testing.assert_allclose(grad, expected, atol=1e-10)
+
+
+def _heads_back(grad, layout, shape):
+    """The inverse of `_heads` on a gradient of the base tensor."""
+    b, h, n, e = shape
+    if layout == "BLHE":
+        return grad.reshape(b, n, h, e).transpose(0, 2, 1, 3)
+    if layout == "LBHE":
+        return grad.reshape(n, b, h, e).transpose(1, 2, 0, 3)
+    if layout == "expand":
+        return grad
+    return grad.swapaxes(-1, -2)
+
+
+def test_sdpa_output_strides_follow_the_query():
+    torch = _torch()
+    # PyTorch lays the output out like the query: heads split off a projection give an output
+    # whose transpose(1, 2) is contiguous, so merging the heads back is a view
+    for lib in (ferrograd, torch):
+        qkv = lib.randn(2, 5, 36, requires_grad=True)
+        q, k, v = (t.view(2, 5, 3, 4).transpose(1, 2) for t in qkv.chunk(3, -1))
+        out = lib.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        assert tuple(out.stride()) == (60, 4, 12, 1)
+        out.sum().backward()
+        assert tuple(qkv.grad.stride()) == (180, 36, 1)
+        out = lib.nn.functional.scaled_dot_product_attention(*(lib.randn(2, 3, 5, 4) for _ in range(3)))
+        assert tuple(out.stride()) == (60, 20, 4, 1)
+
+
 def test_sdpa_fully_masked_rows_are_zero():
     q = ferrograd.tensor(_randn(2, 3, 4), requires_grad=True)
     k = ferrograd.tensor(_randn(2, 5, 4), requires_grad=True)

@@ -1,17 +1,111 @@
-//! Fused scaled dot-product attention over contiguous (batch*heads, len, dim) buffers: one
-//! (batch, head) slice per task, gemm for the two products and the softmax in between.
+//! Fused scaled dot-product attention over (batch, heads, len, dim) operands with contiguous
+//! rows and any batch/head/row strides: one (batch, head) slice per task, register-tiled
+//! products and the softmax in between.
 
 use super::optim::Real;
 use crate::storage::Elem;
 
-/// Sizes of one attention call: `bh` slices of queries (l x e), keys (s x e), values (s x ev).
+/// Sizes of one attention call: `bh` slices (`heads` per batch) of queries (l x e), keys
+/// (s x e), values (s x ev).
 #[derive(Clone, Copy, Debug)]
 pub struct Dims {
     pub bh: usize,
+    pub heads: usize,
     pub l: usize,
     pub s: usize,
     pub e: usize,
     pub ev: usize,
+}
+
+/// Where the rows of a (batch, head, row, col) operand lie: element (b, h, r, c) at
+/// `offset + b*sb + h*sh + r*sr + c` (columns contiguous).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rows {
+    pub offset: usize,
+    pub sb: usize,
+    pub sh: usize,
+    pub sr: usize,
+}
+
+impl Rows {
+    /// Dense (batch, heads, rows, cols) buffer whose dims (batch, head, row) are laid out in
+    /// `order` (outermost first) and columns last: `[0, 1, 2]` is contiguous (B, H, L, C).
+    pub fn dense(order: [usize; 3], sizes: [usize; 3], cols: usize) -> Rows {
+        let mut strides = [0usize; 3];
+        let mut acc = cols;
+        for &dim in order.iter().rev() {
+            strides[dim] = acc;
+            acc *= sizes[dim].max(1);
+        }
+        Rows {
+            offset: 0,
+            sb: strides[0],
+            sh: strides[1],
+            sr: strides[2],
+        }
+    }
+
+    /// Offset of slice `i` (= batch * heads + head).
+    fn base(&self, i: usize, heads: usize) -> usize {
+        self.offset + (i / heads) * self.sb + (i % heads) * self.sh
+    }
+
+    /// True when slice i is the `rows * cols` elements from `i * rows * cols`.
+    fn is_contiguous(&self, heads: usize, rows: usize, cols: usize) -> bool {
+        self.offset == 0
+            && self.sr == cols
+            && self.sh == rows * cols
+            && self.sb == heads * rows * cols
+    }
+}
+
+/// A read-only operand: its buffer and row layout.
+#[derive(Clone, Copy)]
+pub struct Operand<'a, T> {
+    pub data: &'a [T],
+    pub rows: Rows,
+}
+
+impl<'a, T> Operand<'a, T> {
+    /// Slice i from its first element, and its row stride.
+    fn slice(&self, i: usize, heads: usize) -> (&'a [T], usize) {
+        (&self.data[self.rows.base(i, heads)..], self.rows.sr)
+    }
+}
+
+/// An output written by the tasks: dense, each slice's rows `rows.sr` apart.
+struct Dest<T> {
+    ptr: Out<T>,
+    rows: Rows,
+    /// rows and columns of one slice
+    n: usize,
+    cols: usize,
+}
+
+impl<T: Copy> Dest<T> {
+    /// Writes slice `i` (given as `n x cols` contiguous values) into its rows.
+    ///
+    /// # Safety
+    /// `rows` maps every (batch, head, row) of the buffer to its own `cols` elements inside it,
+    /// and slice `i` is written by one task only.
+    unsafe fn put(&self, i: usize, heads: usize, vals: &[T]) {
+        let base = self.rows.base(i, heads);
+        for (r, v) in vals.chunks_exact(self.cols).take(self.n).enumerate() {
+            // SAFETY: row (i, r) lies inside the buffer and belongs to slice i alone.
+            unsafe { self.ptr.slice(base + r * self.rows.sr, self.cols) }.copy_from_slice(v);
+        }
+    }
+
+    /// Slice i as one contiguous `n x cols` block when the layout allows, for writing in place.
+    ///
+    /// # Safety
+    /// As `put`.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn block(&self, i: usize, heads: usize) -> Option<&mut [T]> {
+        let contiguous = self.rows.is_contiguous(heads, self.n, self.cols);
+        // SAFETY: contiguous: slice i is exactly its n*cols block, which only this task writes.
+        contiguous.then(|| unsafe { self.ptr.slice(i * self.n * self.cols, self.n * self.cols) })
+    }
 }
 
 /// Splits `0..n` over the helper threads; `f(first, last)` runs on each range.
@@ -242,16 +336,16 @@ fn dot<T: Real>(a: &[T], b: &[T]) -> T {
     acc.into_iter().fold(rest, |s, x| s + x)
 }
 
-/// `dst` (cols x rows) = `src` (rows x cols) transposed.
+/// `dst` (cols x rows) = `src` (rows x cols, rows `stride` apart) transposed.
 #[inline(always)]
-fn transpose_into<T: Copy>(src: &[T], rows: usize, cols: usize, dst: &mut [T]) {
+fn transpose_into<T: Copy>(src: &[T], stride: usize, rows: usize, cols: usize, dst: &mut [T]) {
     if rows == 0 || cols == 0 {
         return;
     }
     // contiguous writes, strided reads: cheaper than the other way round
     for (c, out) in dst.chunks_exact_mut(rows).take(cols).enumerate() {
-        for (x, row) in out.iter_mut().zip(src.chunks_exact(cols)) {
-            *x = row[c];
+        for (r, x) in out.iter_mut().enumerate() {
+            *x = src[r * stride + c];
         }
     }
 }
@@ -264,109 +358,176 @@ struct Scratch<T> {
     dp: Vec<T>,
 }
 
+/// A slice's output: its block of a contiguous output, or a task buffer copied out after.
+fn out_block<'a, T: Copy>(dest: &Dest<T>, i: usize, heads: usize, tmp: &'a mut [T]) -> &'a mut [T] {
+    // SAFETY: `dest`'s rows are dense and distinct per slice, and slice i is this task's alone.
+    match unsafe { dest.block(i, heads) } {
+        // SAFETY: the block lives as long as the output buffer, which outlives the tasks; the
+        // lifetime is narrowed to the task buffer's for one return type.
+        Some(b) => unsafe { std::slice::from_raw_parts_mut(b.as_mut_ptr(), b.len()) },
+        None => tmp,
+    }
+}
+
 /// `P = softmax(q k^T * scale + mask)` (rows where every score is -inf give zeros) and
 /// `O = P v`. `mask` is the additive mask of every slice (bh x l x s) or None; with `causal` the
 /// scores above the diagonal are -inf and never computed. Returns (O, P). The products are
 /// register-tiled small gemms (`small_gemm`): on attention-sized slices (64 x 32) they beat gemm
 /// calls, whose per-call cost dominates there.
+#[allow(clippy::too_many_arguments)]
 pub fn forward<T: Real + Elem>(
-    q: &[T],
-    k: &[T],
-    v: &[T],
+    q: Operand<'_, T>,
+    k: Operand<'_, T>,
+    v: Operand<'_, T>,
     d: Dims,
     scale: f64,
     mask: Option<&[T]>,
     causal: bool,
+    o_rows: Rows,
 ) -> (Vec<T>, Vec<T>) {
     let mut o = vec![T::of(0.0); d.bh * d.l * d.ev];
     let mut p = vec![T::of(0.0); d.bh * d.l * d.s];
-    let (po, pp) = (Out(o.as_mut_ptr()), Out(p.as_mut_ptr()));
+    let pp = Out(p.as_mut_ptr());
+    let dest = Dest {
+        ptr: Out(o.as_mut_ptr()),
+        rows: o_rows,
+        n: d.l,
+        cols: d.ev,
+    };
     let work = d.bh * d.l * d.s * (d.e + d.ev);
     over(d.bh, work, &|i0, i1| {
         let mut scratch = Scratch {
             t: vec![T::of(0.0); d.e * d.s],
             dp: Vec::new(),
         };
+        let mut tmp = vec![T::of(0.0); d.l * d.ev];
         for i in i0..i1 {
-            // SAFETY: slice i of o and p belongs to this task alone (disjoint ranges).
-            let (oi, pi) = unsafe {
-                (
-                    po.slice(i * d.l * d.ev, d.l * d.ev),
-                    pp.slice(i * d.l * d.s, d.l * d.s),
-                )
-            };
+            // SAFETY: slice i of p belongs to this task alone (disjoint ranges).
+            let pi = unsafe { pp.slice(i * d.l * d.s, d.l * d.s) };
+            let oi = out_block(&dest, i, d.heads, &mut tmp);
             let mk = mask.map(|m| &m[i * d.l * d.s..(i + 1) * d.l * d.s]);
+            let ((qi, qs), (ki, ks), (vi, vs)) = (
+                q.slice(i, d.heads),
+                k.slice(i, d.heads),
+                v.slice(i, d.heads),
+            );
             let args = FwdSlice {
-                q: &q[i * d.l * d.e..(i + 1) * d.l * d.e],
-                k: &k[i * d.s * d.e..(i + 1) * d.s * d.e],
-                v: &v[i * d.s * d.ev..(i + 1) * d.s * d.ev],
+                q: qi,
+                qs,
+                k: ki,
+                ks,
+                v: vi,
+                vs,
                 mask: mk,
                 d,
                 scale,
                 causal,
             };
             best!(fwd_slice_base, fwd_slice_avx512, fwd_slice_avx2; args, oi, pi, &mut scratch);
+            if !o_rows.is_contiguous(d.heads, d.l, d.ev) {
+                // SAFETY: o_rows is dense (built by the caller) and slice i is this task's.
+                unsafe { dest.put(i, d.heads, &tmp) };
+            }
         }
     });
     (o, p)
 }
 
-/// The backward of `forward` from the saved P: (dq, dk, dv).
+/// The backward of `forward` from the saved P: (dq, dk, dv), laid out as `grad_rows` gives.
 #[allow(clippy::too_many_arguments)]
 pub fn backward<T: Real + Elem>(
-    q: &[T],
-    k: &[T],
-    v: &[T],
+    q: Operand<'_, T>,
+    k: Operand<'_, T>,
+    v: Operand<'_, T>,
     p: &[T],
-    go: &[T],
+    go: Operand<'_, T>,
     d: Dims,
     scale: f64,
     causal: bool,
+    grad_rows: [Rows; 3],
 ) -> (Vec<T>, Vec<T>, Vec<T>) {
     let mut dq = vec![T::of(0.0); d.bh * d.l * d.e];
     let mut dk = vec![T::of(0.0); d.bh * d.s * d.e];
     let mut dv = vec![T::of(0.0); d.bh * d.s * d.ev];
-    let (pq, pk, pv) = (
-        Out(dq.as_mut_ptr()),
-        Out(dk.as_mut_ptr()),
-        Out(dv.as_mut_ptr()),
-    );
+    let dests = [
+        Dest {
+            ptr: Out(dq.as_mut_ptr()),
+            rows: grad_rows[0],
+            n: d.l,
+            cols: d.e,
+        },
+        Dest {
+            ptr: Out(dk.as_mut_ptr()),
+            rows: grad_rows[1],
+            n: d.s,
+            cols: d.e,
+        },
+        Dest {
+            ptr: Out(dv.as_mut_ptr()),
+            rows: grad_rows[2],
+            n: d.s,
+            cols: d.ev,
+        },
+    ];
     let work = 2 * d.bh * d.l * d.s * (d.e + d.ev);
     over(d.bh, work, &|i0, i1| {
         let mut scratch = Scratch {
             t: vec![T::of(0.0); d.ev * d.s],
             dp: vec![T::of(0.0); d.l * d.s],
         };
+        let mut tmps: Vec<Vec<T>> = dests
+            .iter()
+            .map(|dst| vec![T::of(0.0); dst.n * dst.cols])
+            .collect();
         for i in i0..i1 {
-            // SAFETY: slice i of dq, dk and dv belongs to this task alone (disjoint ranges).
-            let (dqi, dki, dvi) = unsafe {
-                (
-                    pq.slice(i * d.l * d.e, d.l * d.e),
-                    pk.slice(i * d.s * d.e, d.s * d.e),
-                    pv.slice(i * d.s * d.ev, d.s * d.ev),
-                )
+            let [tq, tk, tv] = &mut tmps[..] else {
+                unreachable!("three gradients")
             };
+            let dqi = out_block(&dests[0], i, d.heads, tq);
+            let dki = out_block(&dests[1], i, d.heads, tk);
+            let dvi = out_block(&dests[2], i, d.heads, tv);
+            let ((qi, qs), (ki, ks), (vi, vs), (gi, gs)) = (
+                q.slice(i, d.heads),
+                k.slice(i, d.heads),
+                v.slice(i, d.heads),
+                go.slice(i, d.heads),
+            );
             let args = BwdSlice {
-                q: &q[i * d.l * d.e..(i + 1) * d.l * d.e],
-                k: &k[i * d.s * d.e..(i + 1) * d.s * d.e],
-                v: &v[i * d.s * d.ev..(i + 1) * d.s * d.ev],
+                q: qi,
+                qs,
+                k: ki,
+                ks,
+                v: vi,
+                vs,
                 p: &p[i * d.l * d.s..(i + 1) * d.l * d.s],
-                go: &go[i * d.l * d.ev..(i + 1) * d.l * d.ev],
+                go: gi,
+                gos: gs,
                 d,
                 scale,
                 causal,
             };
             best!(bwd_slice_base, bwd_slice_avx512, bwd_slice_avx2; args, dqi, dki, dvi, &mut scratch);
+            for (dst, tmp) in dests.iter().zip(&tmps) {
+                if !dst.rows.is_contiguous(d.heads, dst.n, dst.cols) {
+                    // SAFETY: the gradient layouts are dense (built by the caller) and slice i
+                    // is this task's.
+                    unsafe { dst.put(i, d.heads, tmp) };
+                }
+            }
         }
     });
     (dq, dk, dv)
 }
 
-/// One (batch, head) slice of the forward.
+/// One (batch, head) slice of the forward: q, k, v from their first element, rows `qs`, `ks`,
+/// `vs` apart.
 struct FwdSlice<'a, T> {
     q: &'a [T],
+    qs: usize,
     k: &'a [T],
+    ks: usize,
     v: &'a [T],
+    vs: usize,
     mask: Option<&'a [T]>,
     d: Dims,
     scale: f64,
@@ -398,10 +559,10 @@ fn fwd_slice<T: Real, const NR: usize>(
     // scores S = q k^T into P (with `causal`, for rows i0..i1 only the column tiles up to the
     // last row's diagonal; the masked columns are zeroed below)
     let kt = &mut scratch.t[..d.e * d.s];
-    transpose_into(a.k, d.s, d.e, kt);
+    transpose_into(a.k, a.ks, d.s, d.e, kt);
     let q = Lhs {
         a: a.q,
-        rs: d.e,
+        rs: a.qs,
         cs: 1,
     };
     small_gemm::<T, NR>(
@@ -449,7 +610,7 @@ fn fwd_slice<T: Real, const NR: usize>(
         d.ev,
         p,
         a.v,
-        d.ev,
+        a.vs,
         oi,
         d.ev,
         |_, _| d.ev,
@@ -457,13 +618,17 @@ fn fwd_slice<T: Real, const NR: usize>(
     );
 }
 
-/// One (batch, head) slice of the backward.
+/// One (batch, head) slice of the backward (row strides as in `FwdSlice`; P contiguous).
 struct BwdSlice<'a, T> {
     q: &'a [T],
+    qs: usize,
     k: &'a [T],
+    ks: usize,
     v: &'a [T],
+    vs: usize,
     p: &'a [T],
     go: &'a [T],
+    gos: usize,
     d: Dims,
     scale: f64,
     causal: bool,
@@ -483,11 +648,11 @@ fn bwd_slice<T: Real, const NR: usize>(
     let causal = a.causal;
     // dP = dO v^T (with `causal`, only the column tiles up to the diagonal)
     let vt = &mut scratch.t[..d.ev * d.s];
-    transpose_into(a.v, d.s, d.ev, vt);
+    transpose_into(a.v, a.vs, d.s, d.ev, vt);
     let dp = &mut scratch.dp[..d.l * d.s];
     let go = Lhs {
         a: a.go,
-        rs: d.ev,
+        rs: a.gos,
         cs: 1,
     };
     small_gemm::<T, NR>(
@@ -525,7 +690,7 @@ fn bwd_slice<T: Real, const NR: usize>(
             cs: 1,
         },
         a.k,
-        d.e,
+        a.ks,
         dqi,
         d.e,
         |_, _| d.e,
@@ -545,7 +710,7 @@ fn bwd_slice<T: Real, const NR: usize>(
             cs: d.s,
         },
         a.q,
-        d.e,
+        a.qs,
         dki,
         d.e,
         |_, _| d.e,
@@ -562,7 +727,7 @@ fn bwd_slice<T: Real, const NR: usize>(
             cs: d.s,
         },
         a.go,
-        d.ev,
+        a.gos,
         dvi,
         d.ev,
         |_, _| d.ev,

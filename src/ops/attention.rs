@@ -53,6 +53,7 @@ pub fn sdpa(
     }
     let d = Dims {
         bh: qs[0] * qs[1],
+        heads: qs[1],
         l: qs[2],
         s: ks[2],
         e: qs[3],
@@ -66,11 +67,19 @@ pub fn sdpa(
         )?),
         None => None,
     };
+    // q, k, v read in place when their rows are contiguous (the heads split off a projection
+    // are strided views); the output laid out like q, as PyTorch does
+    let (qr, kr, vr) = (&rows_readable(q)?, &rows_readable(k)?, &rows_readable(v)?);
+    let (nb, nh) = (qs[0], qs[1]);
+    let o_order = dim_order(qr);
+    let o_rows = ka::Rows::dense(o_order, [nb, nh, d.l], d.ev);
     let (out, p) = dispatch_float!(q.dtype(), T => {
-        let (o, p) = super::with_slices::<T, _>(&[Some(q), Some(k), Some(v), mask_full.as_ref()], |s| {
-            ka::forward(s[0].expect("given"), s[1].expect("given"), s[2].expect("given"), d, scale, s[3], causal)
-        })?;
-        (Tensor::from_vec(o, vec![qs[0], qs[1], d.l, d.ev])?, Tensor::from_vec(p, full.to_vec())?)
+        let (o, p) = with_operands::<T, _>(&[qr, kr, vr], |ops| {
+            super::with_slices::<T, _>(&[mask_full.as_ref()], |m| {
+                ka::forward(ops[0], ops[1], ops[2], d, scale, m[0], causal, o_rows)
+            })
+        })??;
+        (laid_out(o, [nb, nh, d.l, d.ev], o_order)?, Tensor::from_vec(p, full.to_vec())?)
     });
     if needs_grad(&[q, k, v]) {
         let saved = vec![
@@ -90,15 +99,29 @@ pub fn sdpa(
                 let (gq, gk, gv) = if is_grad_enabled() {
                     composite_backward(q, k, v, mask_full.as_ref(), causal, scale, &go)?
                 } else {
+                    let (q, k, v, go) = (
+                        &rows_readable(q)?,
+                        &rows_readable(k)?,
+                        &rows_readable(v)?,
+                        &rows_readable(&go)?,
+                    );
+                    // each gradient laid out like its input
+                    let orders = [dim_order(q), dim_order(k), dim_order(v)];
+                    let grad_rows = [
+                        ka::Rows::dense(orders[0], [nb, nh, d.l], d.e),
+                        ka::Rows::dense(orders[1], [nb, nh, d.s], d.e),
+                        ka::Rows::dense(orders[2], [nb, nh, d.s], d.ev),
+                    ];
                     dispatch_float!(q.dtype(), T => {
-                        let (dq, dk, dv) = super::with_slices::<T, _>(&[Some(q), Some(k), Some(v), Some(p), Some(&go)], |s| {
-                            let g = |i: usize| s[i].expect("given");
-                            ka::backward(g(0), g(1), g(2), g(3), g(4), d, scale, causal)
-                        })?;
+                        let (dq, dk, dv) = with_operands::<T, _>(&[q, k, v, go], |ops| {
+                            super::with_slices::<T, _>(&[Some(p)], |s| {
+                                ka::backward(ops[0], ops[1], ops[2], s[0].expect("given"), ops[3], d, scale, causal, grad_rows)
+                            })
+                        })??;
                         (
-                            Tensor::from_vec(dq, q.shape().to_vec())?,
-                            Tensor::from_vec(dk, k.shape().to_vec())?,
-                            Tensor::from_vec(dv, v.shape().to_vec())?,
+                            laid_out(dq, [nb, nh, d.l, d.e], orders[0])?,
+                            laid_out(dk, [nb, nh, d.s, d.e], orders[1])?,
+                            laid_out(dv, [nb, nh, d.s, d.ev], orders[2])?,
                         )
                     })
                 };
@@ -111,6 +134,81 @@ pub fn sdpa(
         );
     }
     Ok(out)
+}
+
+/// `t` itself when its last dim is contiguous (rows the kernel can read in place), else a
+/// contiguous copy (no graph).
+fn rows_readable(t: &Tensor) -> Result<Tensor> {
+    let (shape, strides) = (t.shape(), &t.layout().strides);
+    if shape[3] <= 1 || strides[3] == 1 {
+        Ok(t.clone())
+    } else {
+        super::materialize(t)
+    }
+}
+
+/// The order of `t`'s (batch, head, row) dims in memory, outermost first (by stride, ties in
+/// dim order): `[0, 1, 2]` for a contiguous tensor, `[2, 0, 1]` for heads split off an
+/// (L, B, E) projection.
+fn dim_order(t: &Tensor) -> [usize; 3] {
+    let st = &t.layout().strides;
+    let mut order = [0, 1, 2];
+    order.sort_by(|&a, &b| st[b].cmp(&st[a]).then(a.cmp(&b)));
+    order
+}
+
+/// A (B, H, rows, cols) tensor over `data` laid out with its (B, H, rows) dims in `order`.
+fn laid_out<T: crate::storage::Elem>(
+    data: Vec<T>,
+    shape: [usize; 4],
+    order: [usize; 3],
+) -> Result<Tensor> {
+    let mem_shape = vec![shape[order[0]], shape[order[1]], shape[order[2]], shape[3]];
+    let t = Tensor::from_vec(data, mem_shape)?;
+    // memory dim j holds logical dim order[j]: the inverse permutation gives the view
+    let mut perm = [0usize, 0, 0, 3];
+    for (j, &dim) in order.iter().enumerate() {
+        perm[dim] = j;
+    }
+    Ok(t.with_layout(t.layout().permute(&perm)))
+}
+
+/// Runs `f` on the tensors as kernel operands over their whole storages, one read lock per
+/// distinct storage (q, k and v often share one).
+fn with_operands<T: crate::storage::Elem, R>(
+    ts: &[&Tensor],
+    f: impl FnOnce(&[ka::Operand<'_, T>]) -> R,
+) -> Result<R> {
+    let mut owners: Vec<usize> = Vec::with_capacity(ts.len());
+    for (i, t) in ts.iter().enumerate() {
+        let first = ts[..i]
+            .iter()
+            .position(|o| std::sync::Arc::ptr_eq(o.storage(), t.storage()))
+            .unwrap_or(i);
+        owners.push(first);
+    }
+    let guards: Vec<Option<crate::storage::ReadGuard<'_, T>>> = ts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (owners[i] == i).then(|| t.storage().read::<T>()))
+        .collect();
+    let ops: Vec<ka::Operand<'_, T>> = ts
+        .iter()
+        .zip(&owners)
+        .map(|(t, &o)| {
+            let l = t.layout();
+            ka::Operand {
+                data: &guards[o].as_ref().expect("owner holds the guard")[..],
+                rows: ka::Rows {
+                    offset: l.offset,
+                    sb: l.strides[0],
+                    sh: l.strides[1],
+                    sr: l.strides[2],
+                },
+            }
+        })
+        .collect();
+    Ok(f(&ops))
 }
 
 /// The attention backward in differentiable ops (the attention weights recomputed from q, k).
