@@ -314,10 +314,21 @@ fn gather_matrices<T: Copy>(
     }
 }
 
-/// The offset of sample `s`, group `gi` in an image buffer, and that image's length.
-fn image_at(g: &Geom, s: usize, gi: usize) -> (usize, usize) {
-    let len = g.c * g.h * g.w;
-    (s * g.image_len() + gi * len, len)
+/// `cols (rows x cnt*l)`: the column matrices of samples `first..first + cnt` of group `gi`
+/// side by side.
+fn im2col_samples<T: Copy + Default>(
+    image: &[T],
+    g: &Geom,
+    gi: usize,
+    first: usize,
+    cnt: usize,
+    cols: &mut [T],
+) {
+    let (l, len) = (g.cols(), g.c * g.h * g.w);
+    for k in 0..cnt {
+        let off = (first + k) * g.image_len() + gi * len;
+        im2col_ld(&image[off..off + len], g, &mut cols[k * l..], cnt * l);
+    }
 }
 
 /// matrix[n, g*og + o, :] = W[g*og + o, :] @ im2col(image[n, g]) (+ bias[g*og + o]), with the
@@ -343,10 +354,7 @@ pub fn forward<T: Real + Elem>(
             let cnt = gl.min(s1 - first);
             let width = cnt * l;
             for gi in 0..g.groups {
-                for k in 0..cnt {
-                    let (off, len) = image_at(g, first + k, gi);
-                    im2col_ld(&image[off..off + len], g, &mut cols[k * l..], width);
-                }
+                im2col_samples(image, g, gi, first, cnt, &mut cols);
                 let a = mat(w, gi * g.og * rows, rows, 1);
                 let b = mat(&cols, 0, width, 1);
                 gemm(
@@ -458,10 +466,7 @@ pub fn weight<T: Real + Elem>(matrix: &[T], image: &[T], g: &Geom) -> Result<Vec
                 let cnt = gl.min(s1 - first);
                 let width = cnt * l;
                 for gi in 0..g.groups {
-                    for k in 0..cnt {
-                        let (off, len) = image_at(g, first + k, gi);
-                        im2col_ld(&image[off..off + len], g, &mut cols[k * l..], width);
-                    }
+                    im2col_samples(image, g, gi, first, cnt, &mut cols);
                     let a = if cnt > 1 {
                         gather_matrices(matrix, g, gi, first, cnt, &mut gathered);
                         mat(&gathered, 0, width, 1)
