@@ -296,22 +296,27 @@ fn group_len<T>(g: &Geom, samples: usize) -> usize {
     (COLS_BUDGET / per_sample.max(1)).clamp(1, samples.max(1))
 }
 
-/// `dst (og x cnt*l)`: the matrices of samples `first..first + cnt` of group `gi` side by side.
-fn gather_matrices<T: Copy>(
-    matrix: &[T],
+/// The matrices of samples `first..first + cnt` of group `gi` side by side (og x cnt*l): one
+/// sample's in place, several gathered into `buf`.
+fn matrices<'a, T: Copy>(
+    matrix: &'a [T],
     g: &Geom,
     gi: usize,
     first: usize,
     cnt: usize,
-    dst: &mut [T],
-) {
+    buf: &'a mut [T],
+) -> Mat<'a, T> {
     let (l, width) = (g.cols(), cnt * g.cols());
+    if cnt == 1 {
+        return mat(matrix, first * g.matrix_len() + gi * g.og * l, l, 1);
+    }
     for k in 0..cnt {
         for o in 0..g.og {
             let src = &matrix[(first + k) * g.matrix_len() + (gi * g.og + o) * l..][..l];
-            dst[o * width + k * l..][..l].copy_from_slice(src);
+            buf[o * width + k * l..][..l].copy_from_slice(src);
         }
     }
+    mat(buf, 0, width, 1)
 }
 
 /// `cols (rows x cnt*l)`: the column matrices of samples `first..first + cnt` of group `gi`
@@ -407,12 +412,7 @@ pub fn data<T: Real + Elem>(matrix: &[T], w: &[T], bias: Option<&[T]>, g: &Geom)
             let width = cnt * l;
             for gi in 0..g.groups {
                 let a = mat(w, gi * g.og * rows, 1, rows); // W[g]^T: rows x og
-                let b = if cnt > 1 {
-                    gather_matrices(matrix, g, gi, first, cnt, &mut gathered);
-                    mat(&gathered, 0, width, 1)
-                } else {
-                    mat(matrix, first * g.matrix_len() + gi * g.og * l, l, 1)
-                };
+                let b = matrices(matrix, g, gi, first, cnt, &mut gathered);
                 gemm(
                     parts > 1,
                     rows,
@@ -467,12 +467,7 @@ pub fn weight<T: Real + Elem>(matrix: &[T], image: &[T], g: &Geom) -> Result<Vec
                 let width = cnt * l;
                 for gi in 0..g.groups {
                     im2col_samples(image, g, gi, first, cnt, &mut cols);
-                    let a = if cnt > 1 {
-                        gather_matrices(matrix, g, gi, first, cnt, &mut gathered);
-                        mat(&gathered, 0, width, 1)
-                    } else {
-                        mat(matrix, first * g.matrix_len() + gi * g.og * l, l, 1)
-                    };
+                    let a = matrices(matrix, g, gi, first, cnt, &mut gathered);
                     let b = mat(&cols, 0, 1, width); // the columns transposed: width x rows
                     let d = &mut acc[gi * g.og * rows..(gi + 1) * g.og * rows];
                     gemm(parts > 1, g.og, width, rows, a, b, d, true);
