@@ -179,14 +179,7 @@ fn with_operands<T: crate::storage::Elem, R>(
     ts: &[&Tensor],
     f: impl FnOnce(&[ka::Operand<'_, T>]) -> R,
 ) -> Result<R> {
-    let mut owners: Vec<usize> = Vec::with_capacity(ts.len());
-    for (i, t) in ts.iter().enumerate() {
-        let first = ts[..i]
-            .iter()
-            .position(|o| std::sync::Arc::ptr_eq(o.storage(), t.storage()))
-            .unwrap_or(i);
-        owners.push(first);
-    }
+    let owners = super::storage_owners(&ts.iter().map(|&t| Some(t)).collect::<Vec<_>>());
     let guards: Vec<Option<crate::storage::ReadGuard<'_, T>>> = ts
         .iter()
         .enumerate()

@@ -60,25 +60,46 @@ pub fn with_slices<T: Elem, R>(
             .transpose()
         })
         .collect::<Result<_>>()?;
+    let owners = storage_owners(&owned.iter().map(Option::as_ref).collect::<Vec<_>>());
     let guards: Vec<Option<crate::storage::ReadGuard<'_, T>>> = owned
         .iter()
-        .map(|t| t.as_ref().map(|t| t.storage().read::<T>()))
+        .enumerate()
+        .map(|(i, t)| {
+            t.as_ref()
+                .filter(|_| owners[i] == i)
+                .map(|t| t.storage().read::<T>())
+        })
         .collect();
     let slices: Vec<Option<&[T]>> = owned
         .iter()
-        .zip(&guards)
-        .map(|(t, g)| match (t, g) {
-            (Some(t), Some(g)) => {
+        .zip(&owners)
+        .map(|(t, &o)| {
+            t.as_ref().map(|t| {
                 let r = t
                     .layout()
                     .contiguous_range()
                     .expect("contiguous by construction");
-                Some(&g[r])
-            }
-            _ => None,
+                &guards[o].as_ref().expect("the owner holds the lock")[r]
+            })
         })
         .collect();
     Ok(f(&slices))
+}
+
+/// For each tensor, the index of the first one sharing its storage: kernels take one read lock
+/// per distinct storage, because taking a std RwLock twice for reading on one thread can
+/// deadlock when a writer queues in between.
+pub fn storage_owners(ts: &[Option<&Tensor>]) -> Vec<usize> {
+    (0..ts.len())
+        .map(|i| {
+            (0..i)
+                .find(|&j| match (ts[j], ts[i]) {
+                    (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a.storage(), b.storage()),
+                    _ => false,
+                })
+                .unwrap_or(i)
+        })
+        .collect()
 }
 
 /// `with_slices` for one tensor.
