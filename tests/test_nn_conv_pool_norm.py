@@ -484,6 +484,21 @@ def test_constant_pad_is_one_native_node():
     assert F.pad(ferrograd.tensor([True]), (1, 1), value=1).tolist() == [True, True, True]
 
 
+@pytest.mark.parametrize("mode,prefix", [("reflect", "ReflectionPad"), ("replicate", "ReplicationPad")])
+@pytest.mark.parametrize("shape,pad", [((2, 5), (1, 2)), ((1, 2, 5, 4), (1, 2, 2, -1)), ((1, 1, 3, 4, 3), (1, 1, 0, 2, 1, 1))])
+def test_reflection_and_replication_pad_are_native_nodes(mode, prefix, shape, pad):
+    # one node named as PyTorch names it, whose gradient (the adjoint, summing the copies) is
+    # differentiable again as ...BackwardBackward0
+    x = _t(_randn(*shape), True)
+    y = F.pad(x, pad, mode=mode)
+    n = len(pad) // 2
+    assert type(y.grad_fn).__name__ == f"{prefix}{n}DBackward0"
+    (g,) = ferrograd.autograd.grad((y * y).sum(), x, create_graph=True)
+    assert type(g.grad_fn).__name__ in (f"{prefix}{n}DBackwardBackward0", "MulBackward0")
+    assert gradcheck(lambda a: F.pad(a, pad, mode=mode), (x,))
+    assert gradgradcheck(lambda a: F.pad(a, pad, mode=mode), (x,))
+
+
 def test_int_and_tuple_arguments_are_normalised():
     from ferrograd.nn._conv import _pair, _single
 

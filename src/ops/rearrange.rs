@@ -688,3 +688,132 @@ pub fn one_hot(indices: &Tensor, num_classes: i64) -> Result<Tensor> {
     shape.push(classes);
     Tensor::from_vec(out, shape)
 }
+
+/// For reflection / replication padding of the last `pad.len() / 2` dims of a tensor of
+/// `shape`: the padded shape, and for each element of one padded block (the padded dims, in
+/// row-major order) the offset of its source element in one unpadded block.
+fn pad_sources(shape: &[usize], pad: &[i64], reflect: bool) -> (Vec<usize>, Vec<usize>) {
+    let nd = shape.len();
+    let np = pad.len() / 2;
+    let mut out_shape = shape.to_vec();
+    let mut maps: Vec<Vec<usize>> = Vec::with_capacity(np);
+    for d in nd - np..nd {
+        let k = nd - 1 - d;
+        let (before, after, size) = (pad[2 * k], pad[2 * k + 1], shape[d] as i64);
+        let len = (size + before + after).max(0);
+        out_shape[d] = len as usize;
+        maps.push(
+            (0..len)
+                .map(|i| {
+                    let j = i - before;
+                    let j = if reflect {
+                        // reflect about the edges (pads are smaller than the dim)
+                        let j = j.abs();
+                        if j >= size {
+                            2 * (size - 1) - j
+                        } else {
+                            j
+                        }
+                    } else {
+                        j.clamp(0, size - 1)
+                    };
+                    j as usize
+                })
+                .collect(),
+        );
+    }
+    // offsets in one block, row-major over the padded dims
+    let in_strides = crate::layout::contiguous_strides(&shape[nd - np..]);
+    let mut table = vec![0usize];
+    for (m, &st) in maps.iter().zip(&in_strides) {
+        table = table
+            .iter()
+            .flat_map(|&base| m.iter().map(move |&j| base + j * st))
+            .collect();
+    }
+    (out_shape, table)
+}
+
+/// PyTorch's node names for reflection / replication padding of `np` dims.
+fn pad_node_name(reflect: bool, np: usize, backward: bool) -> &'static str {
+    match (reflect, np, backward) {
+        (true, 1, false) => "ReflectionPad1DBackward0",
+        (true, 2, false) => "ReflectionPad2DBackward0",
+        (true, _, false) => "ReflectionPad3DBackward0",
+        (false, 1, false) => "ReplicationPad1DBackward0",
+        (false, 2, false) => "ReplicationPad2DBackward0",
+        (false, _, false) => "ReplicationPad3DBackward0",
+        (true, 1, true) => "ReflectionPad1DBackwardBackward0",
+        (true, 2, true) => "ReflectionPad2DBackwardBackward0",
+        (true, _, true) => "ReflectionPad3DBackwardBackward0",
+        (false, 1, true) => "ReplicationPad1DBackwardBackward0",
+        (false, 2, true) => "ReplicationPad2DBackwardBackward0",
+        (false, _, true) => "ReplicationPad3DBackwardBackward0",
+    }
+}
+
+/// Reflection (`reflect`) or replication padding of the last `pad.len() / 2` dims (sizes
+/// checked by the caller): every output element copies its source element. The gradient is
+/// `index_pad_backward`, its adjoint.
+pub fn index_pad(x: &Tensor, pad: &[i64], reflect: bool) -> Result<Tensor> {
+    let (out_shape, table) = pad_sources(x.shape(), pad, reflect);
+    let in_block: usize = x.shape()[x.ndim() - pad.len() / 2..].iter().product();
+    let out = dispatch!(x.dtype(), T => {
+        let v = super::with_slice::<T, _>(x, |s| {
+            let mut out: Vec<T> = Vec::with_capacity(table.len() * s.len().checked_div(in_block).unwrap_or(0));
+            for block in s.chunks(in_block.max(1)).take(s.len().checked_div(in_block).unwrap_or(0)) {
+                out.extend(table.iter().map(|&t| block[t]));
+            }
+            out
+        })?;
+        Tensor::from_vec(v, out_shape.clone())?
+    });
+    if needs_grad(&[x]) {
+        let (shape, pad) = (x.shape().to_vec(), pad.to_vec());
+        let name = pad_node_name(reflect, pad.len() / 2, false);
+        record(name, &[x], &[&out], vec![], move |ctx| {
+            Ok(vec![Some(index_pad_backward(
+                &ctx.grad(0)?,
+                &shape,
+                &pad,
+                reflect,
+            )?)])
+        });
+    }
+    Ok(out)
+}
+
+/// The adjoint of `index_pad`: each gradient element added into its source position of an
+/// input of `shape`. Differentiable: its gradient is `index_pad` again.
+pub fn index_pad_backward(
+    g: &Tensor,
+    shape: &[usize],
+    pad: &[i64],
+    reflect: bool,
+) -> Result<Tensor> {
+    let (_, table) = pad_sources(shape, pad, reflect);
+    let in_block: usize = shape[shape.len() - pad.len() / 2..].iter().product();
+    let n: usize = shape.iter().product();
+    let out = dispatch_float!(g.dtype(), T => {
+        let v = super::with_slice::<T, _>(g, |s| {
+            let mut out = vec![<T as Elem>::from_f64(0.0); n];
+            if !table.is_empty() && in_block > 0 {
+                for (block, gb) in out.chunks_mut(in_block).zip(s.chunks(table.len())) {
+                    for (&t, &v) in table.iter().zip(gb) {
+                        block[t] += v;
+                    }
+                }
+            }
+            out
+        })?;
+        Tensor::from_vec(v, shape.to_vec())?
+    });
+    if needs_grad(&[g]) {
+        let pad = pad.to_vec();
+        let name = pad_node_name(reflect, pad.len() / 2, true);
+        record(name, &[g], &[&out], vec![], move |ctx| {
+            Ok(vec![Some(index_pad(&ctx.grad(0)?, &pad, reflect)?)])
+        });
+    }
+    Ok(out)
+}

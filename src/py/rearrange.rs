@@ -149,6 +149,28 @@ fn _one_hot(py: Python<'_>, tensor: PyRef<'_, PyTensor>, num_classes: i64) -> Py
     run(py, heavy(&tensor), move || ra::one_hot(&x, num_classes)).map(PyTensor::new)
 }
 
+/// Reflection (`mode="reflect"`) or replication (`"replicate"`) padding; sizes checked by the
+/// caller (`F.pad`).
+#[pyfunction]
+fn _index_pad(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    pad: Vec<i64>,
+    mode: &str,
+) -> PyResult<PyTensor> {
+    let reflect = match mode {
+        "reflect" => true,
+        "replicate" => false,
+        other => {
+            return Err(pyo3::exceptions::PyNotImplementedError::new_err(format!(
+                "_index_pad: mode {other:?} (reflect or replicate)"
+            )))
+        }
+    };
+    let x = input.t.clone();
+    run(py, heavy(&input), move || ra::index_pad(&x, &pad, reflect)).map(PyTensor::new)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_embedding, m)?)?;
     m.add_function(wrap_pyfunction!(_tri, m)?)?;
@@ -160,5 +182,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_scatter, m)?)?;
     m.add_function(wrap_pyfunction!(_constant_pad_nd, m)?)?;
     m.add_function(wrap_pyfunction!(_one_hot, m)?)?;
+    m.add_function(wrap_pyfunction!(_index_pad, m)?)?;
     Ok(())
 }

@@ -663,7 +663,10 @@ def _constant_pad(input, pad, value):
 
 
 def _index_pad(input, pad, mode):
-    # reflect / replicate / circular as one index_select per padded dimension
+    if mode != "circular":
+        # native: ReflectionPad{1,2,3}DBackward0 / ReplicationPad{1,2,3}DBackward0
+        return _core._index_pad(input, list(pad), mode)
+    # circular: one index_select per padded dimension
     ndim = input.dim()
     npad = len(pad) // 2
     out = input
