@@ -1320,3 +1320,66 @@ def test_unfold_fold():
     counts = F.fold(F.unfold(_t(np.ones((1, 1, 5, 4))), 2), (5, 4), 2)
     expected = np.outer([1, 2, 2, 2, 1], [1, 2, 2, 1])
     np.testing.assert_array_equal(_np(counts)[0, 0], expected)
+
+
+# ------------------------------------------------------------------------ padding modules
+
+_PAD_MODULES = [
+    ("ZeroPad1d", (2,), (2, 3, 5)),
+    ("ZeroPad2d", ((1, 0, 2, 1),), (1, 2, 3, 4)),
+    ("ZeroPad3d", (1,), (1, 2, 3, 3, 3)),
+    ("ConstantPad1d", ((1, 2), 3.5), (2, 5)),
+    ("ConstantPad2d", (1, -1.0), (2, 3, 4)),
+    ("ConstantPad3d", ((1, 0, 0, 1, 2, 0), 2.0), (1, 2, 2, 3)),
+    ("ReflectionPad1d", (2,), (2, 3, 5)),
+    ("ReflectionPad2d", ((1, 0, 2, 1),), (1, 2, 3, 4)),
+    ("ReflectionPad3d", (1,), (1, 2, 3, 3, 3)),
+    ("ReplicationPad1d", ((3, 1),), (2, 5)),
+    ("ReplicationPad2d", (2,), (2, 3, 4)),
+    ("ReplicationPad3d", ((1, 0, 0, 1, 2, 0),), (1, 2, 2, 3, 3)),
+    ("CircularPad1d", (2,), (2, 3, 5)),
+    ("CircularPad2d", ((1, 0, 2, 1),), (1, 2, 3, 4)),
+    ("CircularPad3d", (1,), (1, 2, 3, 3, 3)),
+]
+
+
+@pytest.mark.parametrize("name,args,shape", _PAD_MODULES)
+def test_padding_modules_are_f_pad(name, args, shape):
+    m = getattr(nn, name)(*args)
+    mode = {"Zero": "constant", "Cons": "constant", "Refl": "reflect", "Repl": "replicate", "Circ": "circular"}[name[:4]]
+    value = args[1] if name.startswith("Constant") else None
+    x = _randn(*shape)
+    expected = F.pad(_t(x), m.padding, mode, value)
+    np.testing.assert_array_equal(_np(m(_t(x))), _np(expected))
+    n = int(name[-2])
+    assert len(m.padding) == 2 * n and list(m.state_dict()) == []
+    xg = _t(x, True)
+    assert gradcheck(m, (xg,))
+
+
+@pytest.mark.parametrize("name,args,shape", _PAD_MODULES)
+def test_padding_modules_parity(name, args, shape):
+    torch = pytest.importorskip("torch")
+    ours, theirs = getattr(nn, name)(*args), getattr(torch.nn, name)(*args)
+    assert repr(ours) == repr(theirs)
+    assert ours.padding == theirs.padding
+    x, g = _randn(*shape), None
+    fx, tx = _t(x, True), torch.tensor(x, requires_grad=True)
+    fo, to = ours(fx), theirs(tx)
+    np.testing.assert_array_equal(_np(fo), to.detach().numpy())
+    g = _randn(*to.shape)
+    fo.backward(ferrograd.tensor(g))
+    to.backward(torch.tensor(g))
+    np.testing.assert_allclose(fx.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-12)
+    if not name.startswith("Circular"):
+        assert type(fo.grad_fn).__name__ == type(to.grad_fn).__name__
+    bad = _randn(*shape[-1:])
+    for mod, lib in ((ours, ferrograd), (theirs, torch)):
+        try:
+            mod(lib.tensor(bad))
+            err = None
+        except Exception as e:  # noqa: BLE001 - compared below
+            err = (type(e).__name__, str(e).splitlines()[0])
+        if mod is ours:
+            ours_err = err
+    assert ours_err == err
