@@ -2,6 +2,7 @@
 //! rows and any batch/head/row strides: one (batch, head) slice per task, register-tiled
 //! products and the softmax in between.
 
+use super::matmul::transpose_into;
 use super::optim::Real;
 use crate::storage::Elem;
 
@@ -334,20 +335,6 @@ fn dot<T: Real>(a: &[T], b: &[T]) -> T {
         }
     }
     acc.into_iter().fold(rest, |s, x| s + x)
-}
-
-/// `dst` (cols x rows) = `src` (rows x cols, rows `stride` apart) transposed.
-#[inline(always)]
-fn transpose_into<T: Copy>(src: &[T], stride: usize, rows: usize, cols: usize, dst: &mut [T]) {
-    if rows == 0 || cols == 0 {
-        return;
-    }
-    // contiguous writes, strided reads: cheaper than the other way round
-    for (c, out) in dst.chunks_exact_mut(rows).take(cols).enumerate() {
-        for (r, x) in out.iter_mut().enumerate() {
-            *x = src[r * stride + c];
-        }
-    }
 }
 
 /// Scratch buffers of one task, reused over its (batch, head) slices.

@@ -126,26 +126,69 @@ fn zero_run<T: Copy + Default>(s: &mut [T]) {
     }
 }
 
+/// For stride 1 and `ow == w`, the column row of kernel offset (i, j) is the input plane
+/// shifted: output rows `ya..yb` read input rows, and within them the `len` elements from
+/// `row_at` of the row are the `len` elements from `plane_at` of the plane, except the border
+/// columns (outside `x0..x1`), which map outside the image.
+struct ShiftedBlock {
+    ya: usize,
+    yb: usize,
+    x0: usize,
+    x1: usize,
+    row_at: usize,
+    plane_at: usize,
+    /// 0 when no output element reads the image
+    len: usize,
+}
+
+impl ShiftedBlock {
+    fn new(g: &Geom, i: usize, j: usize) -> Self {
+        let (ya, yb) = valid_range(g.h, g.oh, 1, i * g.dh, g.ph);
+        let (x0, x1) = valid_range(g.w, g.ow, 1, j * g.dw, g.pw);
+        if ya >= yb || x0 >= x1 {
+            return ShiftedBlock {
+                ya,
+                yb,
+                x0,
+                x1,
+                row_at: 0,
+                plane_at: 0,
+                len: 0,
+            };
+        }
+        // output (oy, ox) reads input (oy + i*dh - ph, ox + j*dw - pw): one offset for the block
+        let (iy, ix) = (ya + i * g.dh - g.ph, x0 + j * g.dw - g.pw);
+        ShiftedBlock {
+            ya,
+            yb,
+            x0,
+            x1,
+            row_at: ya * g.ow + x0,
+            plane_at: iy * g.w + ix,
+            len: (yb - 1 - ya) * g.ow + (x1 - x0),
+        }
+    }
+
+    /// Zeroes the border columns of the block's rows of `row`.
+    fn zero_borders<T: Copy + Default>(&self, row: &mut [T], ow: usize) {
+        for r in row[self.ya * ow..self.yb * ow].chunks_exact_mut(ow) {
+            zero_run(&mut r[..self.x0]);
+            zero_run(&mut r[self.x1..]);
+        }
+    }
+}
+
 /// The column row of kernel offset (i, j) of one channel `plane` for stride 1 and `ow == w`.
 fn im2col_shifted<T: Copy + Default>(plane: &[T], g: &Geom, i: usize, j: usize, row: &mut [T]) {
-    let ow = g.ow;
-    let (ya, yb) = valid_range(g.h, g.oh, 1, i * g.dh, g.ph);
-    let (x0, x1) = valid_range(g.w, ow, 1, j * g.dw, g.pw);
-    row[..ya * ow].fill(T::default());
-    row[yb * ow..].fill(T::default());
-    if ya >= yb || x0 >= x1 {
-        row[ya * ow..yb * ow].fill(T::default());
+    let b = ShiftedBlock::new(g, i, j);
+    row[..b.ya * g.ow].fill(T::default());
+    row[b.yb * g.ow..].fill(T::default());
+    if b.len == 0 {
+        row[b.ya * g.ow..b.yb * g.ow].fill(T::default());
         return;
     }
-    // output (oy, ox) reads input (oy + i*dh - ph, ox + j*dw - pw): one offset for the block
-    let (iy, ix) = (ya + i * g.dh - g.ph, x0 + j * g.dw - g.pw);
-    let len = (yb - 1 - ya) * ow + (x1 - x0);
-    let src = &plane[iy * g.w + ix..][..len];
-    row[ya * ow + x0..][..len].copy_from_slice(src);
-    for r in row[ya * ow..yb * ow].chunks_exact_mut(ow) {
-        zero_run(&mut r[..x0]);
-        zero_run(&mut r[x1..]);
-    }
+    row[b.row_at..][..b.len].copy_from_slice(&plane[b.plane_at..][..b.len]);
+    b.zero_borders(row, g.ow);
 }
 
 /// `col2im_ld` from a scratch column matrix it may modify: for stride 1 and `ow == w` each row
@@ -161,19 +204,13 @@ fn col2im_scratch<T: Real + Default>(cols: &mut [T], g: &Geom, img: &mut [T], ld
         for i in 0..g.kh {
             for j in 0..g.kw {
                 let row = &mut cols[((ch * g.kh + i) * g.kw + j) * ld..][..l];
-                let (ya, yb) = valid_range(g.h, g.oh, 1, i * g.dh, g.ph);
-                let (x0, x1) = valid_range(g.w, ow, 1, j * g.dw, g.pw);
-                if ya >= yb || x0 >= x1 {
+                let b = ShiftedBlock::new(g, i, j);
+                if b.len == 0 {
                     continue;
                 }
-                for r in row[ya * ow..yb * ow].chunks_exact_mut(ow) {
-                    zero_run(&mut r[..x0]);
-                    zero_run(&mut r[x1..]);
-                }
-                let (iy, ix) = (ya + i * g.dh - g.ph, x0 + j * g.dw - g.pw);
-                let len = (yb - 1 - ya) * ow + (x1 - x0);
-                let dst = &mut plane[iy * g.w + ix..][..len];
-                for (d, &v) in dst.iter_mut().zip(&row[ya * ow + x0..][..len]) {
+                b.zero_borders(row, ow);
+                let dst = &mut plane[b.plane_at..][..b.len];
+                for (d, &v) in dst.iter_mut().zip(&row[b.row_at..][..b.len]) {
                     *d = *d + v;
                 }
             }

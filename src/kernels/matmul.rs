@@ -370,7 +370,14 @@ fn add_transposed<T: Elem>(src: &[T], rows: usize, cols: usize, dst: &mut [T], a
 /// `dst (cols x rows, row-major) = src (rows x cols, rows `stride` apart)` transposed: eight
 /// source rows at a time, so every destination row gets eight contiguous elements per pass
 /// while the eight source rows are read in order.
-fn transpose_into<T: Copy>(src: &[T], stride: usize, rows: usize, cols: usize, dst: &mut [T]) {
+#[inline]
+pub(super) fn transpose_into<T: Copy>(
+    src: &[T],
+    stride: usize,
+    rows: usize,
+    cols: usize,
+    dst: &mut [T],
+) {
     const R: usize = 8;
     if rows == 0 || cols == 0 {
         return;

@@ -672,26 +672,19 @@ def _index_pad(input, pad, mode):
     out = input
     for i in range(ndim - npad, ndim):
         left, right = pad[2 * (ndim - i - 1)], pad[2 * (ndim - i - 1) + 1]
-        size = input.shape[i]
         if left == 0 and right == 0:
             continue
-        if mode == "circular":
-            # like ATen, negative amounts crop first and the wrap is taken from the cropped tensor
-            out = out.narrow(i, max(-left, 0), size - max(-left, 0) - max(-right, 0))
-            size, left, right = out.shape[i], max(left, 0), max(right, 0)
-            if size == 0 and left + right > 0:
-                raise NotImplementedError("circular padding of a dimension that negative padding made empty")
+        # like ATen, negative amounts crop first and the wrap is taken from the cropped tensor
+        size = input.shape[i]
+        out = out.narrow(i, max(-left, 0), size - max(-left, 0) - max(-right, 0))
+        size, left, right = out.shape[i], max(left, 0), max(right, 0)
+        if size == 0 and left + right > 0:
+            raise NotImplementedError("circular padding of a dimension that negative padding made empty")
         idx = arange(-left, size + right)
         if idx.numel() == 0:
             out = out.narrow(i, 0, 0)
             continue
-        if mode == "reflect":
-            idx = (size - 1) - ((size - 1) - idx.abs()).abs()
-        elif mode == "replicate":
-            idx = idx.clamp(0, size - 1)
-        else:
-            idx = idx.remainder(size)
-        out = out.index_select(i, idx)
+        out = out.index_select(i, idx.remainder(size))
     return out
 
 

@@ -22,23 +22,7 @@ from .pooling import (
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .instancenorm import InstanceNorm1d, InstanceNorm2d
 from .sparse import Embedding
-from .padding import (
-    CircularPad1d,
-    CircularPad2d,
-    CircularPad3d,
-    ConstantPad1d,
-    ConstantPad2d,
-    ConstantPad3d,
-    ReflectionPad1d,
-    ReflectionPad2d,
-    ReflectionPad3d,
-    ReplicationPad1d,
-    ReplicationPad2d,
-    ReplicationPad3d,
-    ZeroPad1d,
-    ZeroPad2d,
-    ZeroPad3d,
-)
+from .padding import *  # noqa: F401,F403
 from .transformer import (
     Transformer,
     TransformerDecoder,
@@ -69,21 +53,6 @@ __all__ = [
     "LogSoftmax",
     "Dropout",
     "Flatten",
-    "CircularPad1d",
-    "CircularPad2d",
-    "CircularPad3d",
-    "ConstantPad1d",
-    "ConstantPad2d",
-    "ConstantPad3d",
-    "ReflectionPad1d",
-    "ReflectionPad2d",
-    "ReflectionPad3d",
-    "ReplicationPad1d",
-    "ReplicationPad2d",
-    "ReplicationPad3d",
-    "ZeroPad1d",
-    "ZeroPad2d",
-    "ZeroPad3d",
     "Unflatten",
     "MultiheadAttention",
     "LayerNorm",
@@ -122,5 +91,7 @@ __all__ = [
 ]
 from . import loss as _loss  # noqa: E402
 
-__all__ += list(getattr(_loss, "__all__", []))
-del _loss
+from . import padding as _padding  # noqa: E402
+
+__all__ += list(getattr(_loss, "__all__", [])) + _padding.__all__
+del _loss, _padding
