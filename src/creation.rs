@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::layout::checked_numel;
 use crate::storage::Elem;
 use crate::tensor::Tensor;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 pub fn arange(start: f64, end: f64, step: f64, dtype: DType) -> Result<Tensor> {
     if step == 0.0 {
@@ -53,18 +53,17 @@ pub fn linspace(start: f64, end: f64, steps: i64, dtype: DType) -> Result<Tensor
         ($t:ty) => {{
             let (s, e) = (start as $t, end as $t);
             let step = if n > 1 { (e - s) / (n - 1) as $t } else { 0.0 };
-            (0..n)
-                .map(|i| {
-                    // fused multiply-add, as PyTorch's vectorised kernel computes it
-                    if n == 1 {
-                        s as f64
-                    } else if i < n / 2 {
-                        step.mul_add(i as $t, s) as f64
-                    } else {
-                        (-step).mul_add((n - 1 - i) as $t, e) as f64
-                    }
-                })
-                .collect::<Vec<f64>>()
+            let vals = (0..n).map(|i| {
+                // fused multiply-add, as PyTorch's vectorised kernel computes it
+                if n == 1 {
+                    s as f64
+                } else if i < n / 2 {
+                    step.mul_add(i as $t, s) as f64
+                } else {
+                    (-step).mul_add((n - 1 - i) as $t, e) as f64
+                }
+            });
+            crate::storage::try_collect(n, vals)?
         }};
     }
     let vals = if dtype == DType::F32 {
@@ -72,7 +71,7 @@ pub fn linspace(start: f64, end: f64, steps: i64, dtype: DType) -> Result<Tensor
     } else {
         fill!(f64)
     };
-    dispatch!(dtype, T => Tensor::from_vec(vals.iter().map(|&x| T::from_f64(x)).collect(), vec![n]))
+    dispatch!(dtype, T => Tensor::from_vec(crate::storage::try_collect(n, vals.iter().map(|&x| T::from_f64(x)))?, vec![n]))
 }
 
 pub fn eye(n: usize, m: usize, dtype: DType) -> Result<Tensor> {
@@ -140,9 +139,24 @@ pub const DEFAULT_SEED: u64 = 67280421310721;
 #[derive(Clone)]
 pub struct Generator(Arc<Mutex<Rng>>);
 
+/// Every live generator, for the fork handlers (`crate::fork`), which lock them all.
+static GENERATORS: Mutex<Vec<Weak<Mutex<Rng>>>> = Mutex::new(Vec::new());
+
+/// The generators alive now.
+pub fn live_generators() -> Vec<Arc<Mutex<Rng>>> {
+    let list = GENERATORS.lock().unwrap_or_else(|e| e.into_inner());
+    list.iter().filter_map(Weak::upgrade).collect()
+}
+
 impl Generator {
     pub fn new(seed: u64) -> Generator {
-        Generator(Arc::new(Mutex::new(Rng::new(seed))))
+        let g = Arc::new(Mutex::new(Rng::new(seed)));
+        let mut list = GENERATORS.lock().unwrap_or_else(|e| e.into_inner());
+        if list.len() >= 64 && list.len().is_power_of_two() {
+            list.retain(|w| w.strong_count() > 0);
+        }
+        list.push(Arc::downgrade(&g));
+        Generator(g)
     }
     pub fn with<R>(&self, f: impl FnOnce(&mut Rng) -> R) -> R {
         f(&mut self.0.lock().unwrap_or_else(|e| e.into_inner()))
@@ -254,7 +268,7 @@ pub fn fill_random(x: &Tensor, dist: Dist, gen: Option<&Generator>) -> Result<()
 
 /// A random permutation of 0..n (Fisher-Yates).
 pub fn randperm(n: usize, dtype: DType, gen: Option<&Generator>) -> Result<Tensor> {
-    let mut idx: Vec<i64> = (0..n as i64).collect();
+    let mut idx: Vec<i64> = crate::storage::try_collect(n, 0..n as i64)?;
     gen_or_default(gen).with(|r| {
         for i in (1..n).rev() {
             let j = (r.next_u64() % (i as u64 + 1)) as usize;

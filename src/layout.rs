@@ -31,6 +31,7 @@ pub fn checked_numel(shape: &[usize]) -> Result<usize> {
     shape
         .iter()
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .filter(|&n| n <= i64::MAX as usize)
         .ok_or_else(|| {
             Error::Runtime(format!(
                 "Trying to create tensor with shape {shape:?}, whose number of elements overflows"

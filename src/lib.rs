@@ -10,6 +10,7 @@ pub mod autograd;
 pub mod creation;
 pub mod dtype;
 pub mod error;
+pub mod fork;
 pub mod kernels;
 pub mod layout;
 pub mod ops;

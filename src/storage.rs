@@ -186,22 +186,79 @@ unsafe impl Send for Storage {}
 // SAFETY: see `Send` above: `&Storage` only hands out data under the `RwLock`.
 unsafe impl Sync for Storage {}
 
-/// Fallible allocation of a zero-initialised vector: an absurd size becomes an error, not an abort.
-pub fn try_vec<T: Elem>(len: usize) -> Result<Vec<T>> {
-    let mut v: Vec<T> = Vec::new();
-    let bytes = len.checked_mul(std::mem::size_of::<T>());
-    if bytes.is_none_or(|b| b > isize::MAX as usize) {
+/// The one fallible allocation of element buffers: an empty Vec with room for `n` elements.
+/// A size whose bytes overflow is a RuntimeError, memory the system refuses is
+/// `Error::Memory` (PyTorch's DefaultCPUAllocator message); never an abort.
+pub fn alloc<T>(n: usize) -> Result<Vec<T>> {
+    let size = std::mem::size_of::<T>().max(1);
+    let Some(bytes) = n.checked_mul(size).filter(|&b| b <= isize::MAX as usize) else {
         return Err(Error::Runtime(format!(
-            "Trying to create tensor with {len} elements, which exceeds the maximum supported size"
+            "Trying to create tensor with {n} elements, which exceeds the maximum supported size"
         )));
+    };
+    // mimalloc maps huge blocks without reserving them, so the kernel's overcommit check never
+    // refuses them and the process is killed when the pages are touched: refuse first what the
+    // machine cannot hold at all, as the system allocator would
+    if bytes > memory_limit() {
+        return Err(out_of_memory(bytes));
     }
-    v.try_reserve_exact(len).map_err(|_| {
-        Error::Memory(format!(
-            "DefaultCPUAllocator: not enough memory: you tried to allocate {} bytes.",
-            len * std::mem::size_of::<T>()
-        ))
-    })?;
-    v.resize(len, T::default());
+    let mut v: Vec<T> = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| out_of_memory(bytes))?;
+    Ok(v)
+}
+
+/// Refuses `bytes` of many small allocations (one tensor object per element of an `unbind`)
+/// that the machine cannot hold: each of them alone could not fail cleanly.
+pub fn check_fits(bytes: usize) -> Result<()> {
+    if bytes > memory_limit() {
+        return Err(out_of_memory(bytes));
+    }
+    Ok(())
+}
+
+/// Physical memory plus swap, in bytes (`/proc/meminfo`; unbounded where it cannot be read).
+fn memory_limit() -> usize {
+    static LIMIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        let Ok(info) = std::fs::read_to_string("/proc/meminfo") else {
+            return usize::MAX;
+        };
+        let kib = |key: &str| {
+            info.lines()
+                .find_map(|l| l.strip_prefix(key))
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|v| v.parse::<usize>().ok())
+        };
+        match (kib("MemTotal:"), kib("SwapTotal:")) {
+            (Some(m), s) => (m + s.unwrap_or(0)).saturating_mul(1024),
+            _ => usize::MAX,
+        }
+    })
+}
+
+/// PyTorch's text for memory the allocator cannot get.
+pub fn out_of_memory(bytes: usize) -> Error {
+    Error::Memory(format!(
+        "DefaultCPUAllocator: can't allocate memory: you tried to allocate {bytes} bytes. Error code 12 (Cannot allocate memory)"
+    ))
+}
+
+/// `alloc(n)` holding `n` copies of `value` (`vec![value; n]`, fallibly).
+pub fn try_filled<T: Clone>(n: usize, value: T) -> Result<Vec<T>> {
+    let mut v = alloc::<T>(n)?;
+    v.resize(n, value);
+    Ok(v)
+}
+
+/// `try_filled` with `T::default()` (zero).
+pub fn try_vec<T: Clone + Default>(n: usize) -> Result<Vec<T>> {
+    try_filled(n, T::default())
+}
+
+/// `alloc(n)` filled from `items` (at most `n` of them).
+pub fn try_collect<T>(n: usize, items: impl IntoIterator<Item = T>) -> Result<Vec<T>> {
+    let mut v = alloc::<T>(n)?;
+    v.extend(items.into_iter().take(n));
     Ok(v)
 }
 

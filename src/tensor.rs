@@ -138,6 +138,19 @@ impl Tensor {
     pub fn meta(&self) -> MutexGuard<'_, AutogradMeta> {
         self.0.meta.lock().unwrap_or_else(|e| e.into_inner())
     }
+    /// The metadata if no other thread holds it (for Python's cycle collector, which must not
+    /// wait).
+    pub fn try_meta(&self) -> Option<MutexGuard<'_, AutogradMeta>> {
+        match self.0.meta.try_lock() {
+            Ok(g) => Some(g),
+            Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+    /// True when this handle is the tensor's only owner.
+    pub fn is_unique(&self) -> bool {
+        Arc::strong_count(&self.0) == 1
+    }
     pub fn requires_grad(&self) -> bool {
         self.meta().requires_grad
     }
@@ -197,6 +210,40 @@ impl Tensor {
     }
 
     /// Copies the elements, in row-major order, into a new Vec.
+    /// The elements in row-major order, or an error when they do not fit in memory.
+    pub fn try_to_vec<T: Elem>(&self) -> Result<Vec<T>> {
+        let data = self.0.storage.read::<T>();
+        let l = &self.0.layout;
+        let mut out = crate::storage::alloc::<T>(l.numel())?;
+        match l.contiguous_range() {
+            Some(r) => out.extend_from_slice(&data[r]),
+            None => l.for_each_offset(|o| out.push(data[o])),
+        }
+        Ok(out)
+    }
+
+    /// Whether any element satisfies `pred` (as f64). Reads each stored element once: an
+    /// expanded (stride-0) dim is scanned as its one element, without copying.
+    pub fn any_f64(&self, pred: impl Fn(f64) -> bool) -> bool {
+        let l = &self.0.layout;
+        let distinct = crate::layout::Layout {
+            shape: l
+                .shape
+                .iter()
+                .zip(&l.strides)
+                .map(|(&d, &s)| if s == 0 { d.min(1) } else { d })
+                .collect(),
+            strides: l.strides.clone(),
+            offset: l.offset,
+        };
+        dispatch!(self.dtype(), T => {
+            let data = self.0.storage.read::<T>();
+            let mut found = false;
+            distinct.for_each_offset(|o| found = found || pred(data[o].to_f64()));
+            found
+        })
+    }
+
     pub fn to_vec<T: Elem>(&self) -> Vec<T> {
         let data = self.0.storage.read::<T>();
         let l = &self.0.layout;

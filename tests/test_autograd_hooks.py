@@ -2172,8 +2172,6 @@ def test_hooks_are_freed_by_remove_and_with_what_holds_them(kind):
     assert ref() is None
 
 
-@pytest.mark.xfail(strict=True, reason="engine: a leaf hook that refers to its own leaf keeps it "
-                                       "alive (the hook is invisible to Python's cycle collector)")
 def test_leaf_hook_referring_to_its_leaf_is_collected():
     import weakref
 

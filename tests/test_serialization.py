@@ -9,6 +9,7 @@ import collections
 import io
 import json
 import pickle
+import sys
 import zipfile
 
 import numpy as np
@@ -408,3 +409,274 @@ def test_pytorch_half_precision_is_refused(torch, tmp_path):
     save_file({"w": torch.ones(2, dtype=torch.bfloat16)}, str(path))
     with pytest.raises(NotImplementedError, match="dtype BF16"):
         ferrograd.load(path)
+
+
+# --- the format is told from the file's whole structure, not from its first byte ---------------
+#
+# A safetensors file starts with its header length (8 bytes, little-endian), which safetensors
+# pads to a multiple of 8: one header length in 32 ends in byte 0x80, pickle's PROTO opcode.
+
+
+def header_length(raw):
+    return int.from_bytes(raw[:8], "little")
+
+
+def random_state_dict(rng):
+    dtypes = [np.float32, np.float64, np.int64, np.bool_]
+    sd = collections.OrderedDict()
+    for i in range(int(rng.integers(1, 21))):
+        name = f"{i}." + "".join(rng.choice(list("abcdefghijklmnopqrstuvwxyz_."), int(rng.integers(1, 40))))
+        shape = tuple(int(d) for d in rng.integers(0, 5, size=int(rng.integers(0, 4))))
+        dtype = dtypes[int(rng.integers(len(dtypes)))]
+        a = np.asarray(rng.standard_normal(shape) * 10).astype(dtype)
+        sd[name] = ferrograd.from_numpy(a)
+    return sd
+
+
+def test_generated_state_dicts_roundtrip_whatever_the_header_length():
+    rng = np.random.default_rng(1234)
+    low_bytes, first_pairs = [], []
+    for _ in range(400):
+        sd = random_state_dict(rng)
+        buf = io.BytesIO()
+        ferrograd.save(sd, buf)
+        raw = buf.getvalue()
+        low_bytes.append(raw[0])
+        first_pairs.append(raw[:2])
+        buf.seek(0)
+        assert_same(sd, ferrograd.load(buf))
+    # the header lengths the old first-byte check refused are really among them
+    assert low_bytes.count(0x80) >= 5, low_bytes.count(0x80)
+    # ... including some whose first two bytes are a pickle PROTO pair (0x80, protocol 2..5)
+    assert any(p[0] == 0x80 and 2 <= p[1] <= 5 for p in first_pairs)
+
+
+def test_header_length_that_looks_like_a_protocol_2_pickle(tmp_path):
+    # a state_dict whose header length is 0x280: the file starts b"\x80\x02", the first two
+    # bytes of every protocol-2 pickle (e.g. torch.save's legacy format)
+    for pad in range(400):
+        sd = {"w" + "x" * pad: ferrograd.arange(4.0)}
+        buf = io.BytesIO()
+        ferrograd.save(sd, buf)
+        if header_length(buf.getvalue()) == 0x280:
+            break
+    else:
+        pytest.fail("no key length gives a header of 0x280 bytes")
+    assert buf.getvalue()[:2] == b"\x80\x02"
+    assert_same(sd, roundtrip(sd, tmp_path, "path"))
+    assert_same(sd, roundtrip(sd, tmp_path, "bytesio"))
+    arrays = safetensors.numpy.load(buf.getvalue())  # (and it is a genuine safetensors file)
+    assert list(arrays) == list(sd)
+
+
+@HOW
+def test_sequential_of_four_linear_layers(how, tmp_path):
+    model = ferrograd.nn.Sequential(*[ferrograd.nn.Linear(16, 16) for _ in range(4)])
+    sd = model.state_dict()
+    out = roundtrip(sd, tmp_path, how)
+    assert_same(sd, out)
+    model2 = ferrograd.nn.Sequential(*[ferrograd.nn.Linear(16, 16) for _ in range(4)])
+    model2.load_state_dict(out)
+    x = ferrograd.randn(3, 16)
+    assert model2(x).tolist() == model(x).tolist()
+
+
+def test_legacy_torch_save_pickle_is_refused(torch, tmp_path):
+    marker = tmp_path / "unpickled"
+    path = tmp_path / "legacy.pt"
+    torch.save({"w": torch.ones(2), "trap": _Trap(str(marker))}, path, _use_new_zipfile_serialization=False)
+    assert path.read_bytes()[:2] == b"\x80\x02"
+    with pytest.raises(RuntimeError, match="is a pickle \\(the legacy format of torch.save\\), not a"):
+        ferrograd.load(path)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("protocol", [2, 3, 4, 5])
+def test_pickle_protocols_are_refused(protocol):
+    raw = pickle.dumps({"a": [1, 2, 3]}, protocol=protocol)
+    with pytest.raises(RuntimeError, match="is a pickle .* never unpickles"):
+        ferrograd.load(io.BytesIO(raw))
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\x80",  # a lone 0x80
+        b"\x80\x00\x00\x00\x00\x00\x00\x00" + b"{" + b" " * 0x7F,  # 0x80 but no PROTO pair: a length
+        b"\x00" * 8 + b"{}",  # header length 0
+        b"\x02\x00\x00\x00\x00\x00\x00\x00 {",  # the header must start with "{", no whitespace
+        b"\x02\x00\x00\x00\x00\x00\x00\x00[]",
+        pickle.dumps([1], protocol=0),
+        b"PK\x05\x06" + b"\x00" * 18,  # (an empty zip: not torch.save's format, just garbage)
+    ],
+)
+def test_not_safetensors(data):
+    with pytest.raises(RuntimeError, match="safetensors file") as e:
+        ferrograd.load(io.BytesIO(data))
+    assert "is a pickle" not in str(e.value) and "zip archive" not in str(e.value)
+
+
+# --- deep nesting: no recursion, one limit on both sides ----------------------------------------
+
+
+def nested(depth, leaf):
+    """``depth`` containers, cycling through list, dict (also with a tuple key) and tuple."""
+    obj = leaf
+    for i in range(depth):
+        kind = i % 4
+        if kind == 0:
+            obj = [obj, i]
+        elif kind == 1:
+            obj = {"k": obj, "i": i}
+        elif kind == 2:
+            obj = (i, obj)
+        else:
+            obj = collections.OrderedDict([((i, ("t",)), obj)])
+    return obj
+
+
+def unnest(obj, depth):
+    """Walks down ``nested``'s structure without recursion; returns the leaf."""
+    for i in reversed(range(depth)):
+        kind = i % 4
+        if kind == 0:
+            assert type(obj) is list and obj[1] == i
+            obj = obj[0]
+        elif kind == 1:
+            assert type(obj) is dict and list(obj) == ["k", "i"] and obj["i"] == i
+            obj = obj["k"]
+        elif kind == 2:
+            assert type(obj) is tuple and obj[0] == i
+            obj = obj[1]
+        else:
+            assert type(obj) is collections.OrderedDict and list(obj) == [(i, ("t",))]
+            obj = obj[(i, ("t",))]
+    return obj
+
+
+def call_deep(frames, fn):
+    """Calls ``fn`` ``frames`` Python frames further down the stack."""
+    return fn() if frames == 0 else call_deep(frames - 1, fn)
+
+
+@pytest.mark.parametrize("depth", [900, ferrograd.serialization._MAX_DEPTH])
+def test_deeply_nested_structure_roundtrips(depth, tmp_path):
+    assert sys.getrecursionlimit() <= 1000 + 50  # (the default; pytest leaves it alone)
+    leaf = ferrograd.tensor([1.5, -2.0], requires_grad=True)
+    path = tmp_path / "deep.safetensors"
+    # a few dozen frames down, as from inside a training script
+    call_deep(40, lambda: ferrograd.save(nested(depth, leaf), path))
+    out = call_deep(40, lambda: ferrograd.load(path))
+    bottom = unnest(out, depth)
+    assert same_tensor(bottom, leaf) and bottom.requires_grad
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3, 4, 5, 17])
+def test_nested_helper_roundtrip(depth, tmp_path):
+    obj = nested(depth, ferrograd.ones(1))
+    assert_same(obj, roundtrip(obj, tmp_path, "bytesio"))
+
+
+@pytest.mark.parametrize("kind", ["list", "dict", "tuple", "mixed"])
+def test_nesting_deeper_than_the_limit_is_refused_on_save(kind):
+    limit = ferrograd.serialization._MAX_DEPTH
+    make = {"list": lambda x: [x], "dict": lambda x: {"a": x}, "tuple": lambda x: (x,)}
+    kinds = ["list", "dict", "tuple"] if kind == "mixed" else [kind]
+    obj = ferrograd.ones(1)
+    for i in range(limit + 1):
+        obj = make[kinds[i % len(kinds)]](obj)
+    message = f"nesting deeper than {limit} levels of dicts, lists and tuples is not supported"
+    with pytest.raises(ValueError, match=message):
+        ferrograd.save(obj, io.BytesIO())
+    # one level less is fine
+    inner = obj[0] if type(obj) in (list, tuple) else obj["a"]
+    ferrograd.save(inner, io.BytesIO())
+
+
+def raw_with_structure(structure, version=2):
+    return safetensors.numpy.save(
+        {"0": np.ones(1, np.float32)},
+        metadata={"ferrograd": json.dumps({"version": version, "obj": structure})},
+    )
+
+
+def test_nesting_deeper_than_the_limit_is_refused_on_load():
+    limit = ferrograd.serialization._MAX_DEPTH
+    ok = ferrograd.load(io.BytesIO(raw_with_structure([{"L": 1}] * limit + [{"T": "0"}])))
+    for _ in range(limit):
+        ok = ok[0]
+    assert ok.tolist() == [1.0]
+    # one container more: around the tensor, or an empty one at the bottom
+    for structure in [[{"L": 1}] * (limit + 1) + [{"T": "0"}], [{"L": 1}] * limit + [{"L": 0}]]:
+        raw = raw_with_structure(structure)
+        with pytest.raises(RuntimeError, match=f"ferrograd.load: nesting deeper than {limit} levels"):
+            ferrograd.load(io.BytesIO(raw))
+
+
+def test_format_1_tree_so_deep_that_json_recurses_is_refused_clearly():
+    structure = '{"version":1,"obj":' + '{"L":[' * 3000 + "1" + "]}" * 3000 + "}"
+    raw = safetensors.numpy.save({"0": np.ones(1, np.float32)}, metadata={"ferrograd": structure})
+    with pytest.raises(RuntimeError, match="ferrograd.load: the structure .* is nested too deeply"):
+        ferrograd.load(io.BytesIO(raw))
+
+
+def test_reference_cycle_is_refused():
+    a = [ferrograd.ones(1)]
+    a.append({"back": a})
+    with pytest.raises(ValueError, match="the list contains itself \\(a reference cycle\\)"):
+        ferrograd.save(a, io.BytesIO())
+    t = ferrograd.ones(1)
+    shared = [t]
+    out = ferrograd.load(_saved([shared, shared, (shared,)]))  # shared, not cyclic: fine
+    assert out[0][0].tolist() == out[1][0].tolist() == out[2][0][0].tolist() == [1.0]
+
+
+def _saved(obj):
+    buf = io.BytesIO()
+    ferrograd.save(obj, buf)
+    buf.seek(0)
+    return buf
+
+
+# what ferrograd 0.x wrote before the format became flat (format 1: a JSON tree)
+_FORMAT_1 = (
+    '{"version":1,"obj":{"D":[["a",{"L":[{"T":"0","rg":true},{"U":[1,"x",null,2.5]}]}],'
+    '[{"U":[1,2]},{"D":[["b",{"T":"1","rg":true,"cls":"Parameter"}]],"od":true}],'
+    '["e",{"L":[]}],["f",{"D":[]}],["g",{"U":[]}]]}}'
+)
+
+
+def test_format_1_files_still_load():
+    raw = safetensors.numpy.save(
+        {"0": np.ones(2, np.float32), "1": np.zeros(3, np.float32)}, metadata={"ferrograd": _FORMAT_1}
+    )
+    out = ferrograd.load(io.BytesIO(raw))
+    expected = {
+        "a": [ferrograd.ones(2, requires_grad=True), (1, "x", None, 2.5)],
+        (1, 2): collections.OrderedDict(b=ferrograd.nn.Parameter(ferrograd.zeros(3))),
+        "e": [],
+        "f": {},
+        "g": (),
+    }
+    assert_same(expected, out)
+    assert type(out[(1, 2)]["b"]) is ferrograd.nn.Parameter
+
+
+@pytest.mark.parametrize(
+    "structure",
+    [
+        [],  # no object
+        [{"L": 2}, 1],  # ends inside a container
+        [{"L": 1}, 1, 2],  # tokens after the end
+        [{"L": -1}],
+        [{"L": True}],
+        [{"D": 1}, [1], 2],  # an unhashable key
+        [{"X": 1}, 1],
+        [[1]],
+        {"L": []},
+        [{"T": "missing"}],
+    ],
+)
+def test_malformed_tokens_are_refused(structure):
+    with pytest.raises(RuntimeError, match="ferrograd.load: "):
+        ferrograd.load(io.BytesIO(raw_with_structure(structure)))

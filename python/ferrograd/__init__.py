@@ -11,6 +11,7 @@ import numpy as _np
 from . import _core
 from ._core import Tensor, cat, stack, where, initial_seed, is_grad_enabled
 from ._core import Generator, default_generator, set_num_threads, get_num_threads
+from ._core import OutOfMemoryError
 from ._core import float32, float64, int64
 from ._core import bool  # noqa: A004  (ferrograd.bool is the dtype, as torch.bool)
 from ._size import Size
@@ -118,6 +119,9 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         raise ValueError(f"could not convert {type(data).__name__} to a tensor: {e}") from None
     if arr.dtype == object:
         raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    if arr.dtype == _np.uint64 and arr.size and arr.max() > _np.iinfo(_np.int64).max:
+        # Python ints past int64 (numpy made them uint64): PyTorch refuses them
+        raise ValueError("Overflow when unpacking long long")
     target = dtype if dtype is not None else _infer_dtype(data, arr)
     arr = arr.astype(_DTYPE_TO_NP[target], order="C", copy=False)
     return _check_requires_grad(_core._from_array(arr), requires_grad)
@@ -130,15 +134,40 @@ def _tensor_device(d):
 def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):
         return data if dtype is None else data.to(dtype)
-    if isinstance(data, _np.ndarray) and dtype is None and data.dtype.name in _NP_TO_DTYPE:
-        return from_numpy(data)
+    if isinstance(data, _np.ndarray):
+        _warn_if_not_writable(data)  # (PyTorch warns even when dtype makes it copy)
+        if dtype is None and data.dtype.name in _NP_TO_DTYPE:
+            return _from_numpy(data)
     return tensor(data, dtype=dtype)
+
+
+_NOT_WRITABLE = (
+    "The given NumPy array is not writable, and PyTorch does not support non-writable tensors. "
+    "This means writing to this tensor will result in undefined behavior. You may want to copy the "
+    "array to protect its data or make it writable before converting it to a tensor. This type of "
+    "warning will be suppressed for the rest of this program."
+)
+_not_writable_warned = False
+
+
+def _warn_if_not_writable(a):
+    """PyTorch's TORCH_WARN_ONCE: the first read-only array of the process warns, even if that
+    warning is then filtered out or raised; no later one does."""
+    global _not_writable_warned
+    if not a.flags.writeable and not _not_writable_warned:
+        _not_writable_warned = True
+        _warnings.warn(_NOT_WRITABLE, UserWarning, stacklevel=3)  # at from_numpy's caller
 
 
 def from_numpy(a):
     """A tensor sharing memory with the numpy array ``a``."""
     if not isinstance(a, _np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(a).__name__})")
+    _warn_if_not_writable(a)
+    return _from_numpy(a)
+
+
+def _from_numpy(a):
     d = _NP_TO_DTYPE.get(a.dtype.name)
     if d is None or not a.dtype.isnative:
         raise TypeError(

@@ -335,7 +335,14 @@ def split(self, split_size_or_sections, dim=0):
         s = split_size_or_sections
         if s <= 0 and n > 0:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
-        sizes = [min(s, n - i) for i in range(0, n, s)] if s > 0 else [0]
+        if s > 0:
+            count = -(-n // s)
+            _core._check_fits(count * 256)  # one tensor object per piece: refuse what cannot fit
+            sizes = [s] * count
+            if count:
+                sizes[-1] = n - s * (count - 1)
+        else:
+            sizes = [0]
     else:
         sizes = list(split_size_or_sections)
         if sum(sizes) != n:

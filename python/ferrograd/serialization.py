@@ -14,6 +14,10 @@ run code from it.
 In both cases the structure goes into the file's metadata as JSON (key
 ``"ferrograd"``), so that loading restores it exactly: dict vs OrderedDict and key
 order, int / tuple dict keys, tuple vs list, ``requires_grad`` and ``nn.Parameter``.
+The structure is written as a flat list of tokens in depth-first order (format
+version 2), so neither the JSON nor the code that writes and reads it recurses: any
+nesting up to ``_MAX_DEPTH`` containers saves and loads whatever the recursion limit.
+Files of format version 1 (a JSON tree) still load.
 Each tensor is stored as a contiguous copy of the values it shows (views and
 non-contiguous tensors included); storage sharing is not kept: a tensor that
 appears twice, or two views of one storage, are written as two copies and load as
@@ -26,7 +30,12 @@ import os
 import struct
 
 _META_KEY = "ferrograd"
-_VERSION = 1
+_VERSION = 2  # 1: the structure as a JSON tree; 2: as a flat list of tokens
+
+# the deepest nesting of dicts, lists and tuples that save writes and load reads
+_MAX_DEPTH = 1000
+
+_LEAVE = object()  # _Encoder.encode's stack marker: the container on top is done
 
 # safetensors dtype names of the dtypes ferrograd has
 _SAFETENSORS_DTYPES = {"F32", "F64", "I64", "BOOL"}
@@ -46,17 +55,20 @@ def _tensor_types():
 
 
 class _Encoder:
-    r"""Turns an object into a JSON-able structure plus a dict of numpy arrays.
+    r"""Turns an object into a flat list of JSON-able tokens plus a dict of numpy arrays.
 
-    Python scalars, strings and None stay as JSON values; every container and every
-    tensor becomes a JSON object with one tag key:
-    ``{"T": key}`` tensor (with ``"rg"``: requires_grad, ``"cls"``: Parameter / Buffer),
-    ``{"D": [[k, v], ...]}`` dict (``"od": true`` for OrderedDict), ``{"L": [...]}``
-    list, ``{"U": [...]}`` tuple.
+    The tokens list the object depth-first: Python scalars, strings and None are
+    tokens as they are; a tensor is ``{"T": key}`` (with ``"rg"``: requires_grad,
+    ``"cls"``: Parameter / Buffer); a container is one token giving its length,
+    followed by its elements: ``{"D": n}`` dict (``"od": true`` for OrderedDict) then
+    key, value, key, value, ...; ``{"L": n}`` list; ``{"U": n}`` tuple.  An explicit
+    stack instead of recursion, so the nesting depth is bounded by ``_MAX_DEPTH``
+    only.
     """
 
     def __init__(self):
         self.arrays = {}
+        self.tokens = []
         self.Tensor, self.Parameter, self.Buffer = _tensor_types()
 
     def tensor(self, t, key):
@@ -76,30 +88,56 @@ class _Encoder:
             node["persistent"] = bool(getattr(t, "persistent", True))
         return node
 
-    def encode(self, obj, key=None):
-        t = type(obj)
-        if obj is None or t in (bool, int, float, str):
-            return obj
-        if isinstance(obj, self.Tensor):
-            return self.tensor(obj, str(len(self.arrays)) if key is None else key)
-        if t in (dict, collections.OrderedDict):
-            items = []
-            for k, v in obj.items():
-                if isinstance(k, self.Tensor):
-                    raise TypeError("ferrograd.save cannot store a dict with tensor keys")
-                items.append([self.encode(k), self.encode(v)])
-            node = {"D": items}
-            if t is collections.OrderedDict:
-                node["od"] = True
-            return node
-        if t is list:
-            return {"L": [self.encode(v) for v in obj]}
-        if t is tuple:
-            return {"U": [self.encode(v) for v in obj]}
-        raise TypeError(
-            f"ferrograd.save cannot store objects of type {t.__module__}.{t.__qualname__}: it saves "
-            "tensors and dicts, lists and tuples of tensors, ints, floats, bools, strings and None"
-        )
+    def encode(self, obj):
+        tokens, Tensor = self.tokens, self.Tensor
+        on_path = set()  # ids of the containers enclosing the current object
+        # (object, depth of the containers enclosing it); (_LEAVE, id) closes a container
+        stack = [(obj, 0)]
+        while stack:
+            obj, depth = stack.pop()
+            if obj is _LEAVE:
+                on_path.discard(depth)
+                continue
+            t = type(obj)
+            if obj is None or t in (bool, int, float, str):
+                tokens.append(obj)
+                continue
+            if isinstance(obj, Tensor):
+                tokens.append(self.tensor(obj, str(len(self.arrays))))
+                continue
+            if t in (dict, collections.OrderedDict):
+                node = {"D": len(obj)}
+                if t is collections.OrderedDict:
+                    node["od"] = True
+                children = []
+                for k, v in obj.items():
+                    if isinstance(k, Tensor):
+                        raise TypeError("ferrograd.save cannot store a dict with tensor keys")
+                    children += (k, v)
+            elif t is list:
+                node, children = {"L": len(obj)}, obj
+            elif t is tuple:
+                node, children = {"U": len(obj)}, obj
+            else:
+                raise TypeError(
+                    f"ferrograd.save cannot store objects of type {t.__module__}.{t.__qualname__}: it "
+                    "saves tensors and dicts, lists and tuples of tensors, ints, floats, bools, "
+                    "strings and None"
+                )
+            if depth >= _MAX_DEPTH:
+                raise ValueError(
+                    f"ferrograd.save: nesting deeper than {_MAX_DEPTH} levels of dicts, lists and "
+                    "tuples is not supported"
+                )
+            if id(obj) in on_path:
+                raise ValueError(
+                    f"ferrograd.save: the {t.__name__} contains itself (a reference cycle), which "
+                    "cannot be saved"
+                )
+            tokens.append(node)
+            on_path.add(id(obj))
+            stack.append((_LEAVE, id(obj)))
+            stack.extend((c, depth + 1) for c in reversed(children))
 
     def encode_top(self, obj):
         Tensor = self.Tensor
@@ -110,12 +148,15 @@ class _Encoder:
             and "__metadata__" not in obj
         ):
             # a state_dict: every tensor under its own name
-            items = [[k, self.encode(v, key=k)] for k, v in obj.items()]
-            node = {"D": items}
+            node = {"D": len(obj)}
             if type(obj) is collections.OrderedDict:
                 node["od"] = True
-            return node
-        return self.encode(obj)
+            self.tokens.append(node)
+            for k, v in obj.items():
+                self.tokens += (k, self.tensor(v, k))
+        else:
+            self.encode(obj)
+        return self.tokens
 
 
 def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
@@ -153,61 +194,124 @@ def _describe(f):
 
 
 def _read_header(data, f):
-    r"""Parse and check the safetensors header; returns it as a dict."""
+    r"""Parse and check the safetensors header; returns it as a dict.
+
+    The format is told from the whole structure, never from one byte: a safetensors
+    file is an 8-byte little-endian length N > 0 then an N-byte JSON header that
+    starts with ``{``.  Its first byte can be anything, 0x80 (pickle's PROTO opcode)
+    included: every header length ending in 0x80 starts the file with that byte.
+    """
     what = _describe(f)
+    if len(data) > 8:
+        (n,) = struct.unpack("<Q", data[:8])
+        if 0 < n <= len(data) - 8 and data[8] == ord("{"):
+            try:
+                header = json.loads(bytes(data[8 : 8 + n]).decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, RecursionError):
+                header = None
+            if not isinstance(header, dict):
+                raise RuntimeError(f"{what} is not a valid safetensors file: its header is not a JSON object")
+            return header
     if data[:4] == b"PK\x03\x04":
         raise RuntimeError(
             f"{what} is a zip archive (the format of torch.save), not a safetensors file. {_PICKLE_HINT}"
         )
-    if data[:1] == b"\x80":
+    if data[:1] == b"\x80" and data[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
         raise RuntimeError(
             f"{what} is a pickle (the legacy format of torch.save), not a safetensors file. {_PICKLE_HINT}"
         )
-    bad = RuntimeError(f"{what} is not a safetensors file. {_PICKLE_HINT}")
-    if len(data) < 8:
-        raise bad
-    (n,) = struct.unpack("<Q", data[:8])
-    if n > len(data) - 8:
-        raise bad
-    try:
-        header = json.loads(bytes(data[8 : 8 + n]).decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise bad from None
-    if not isinstance(header, dict):
-        raise bad
-    return header
+    raise RuntimeError(f"{what} is not a safetensors file. {_PICKLE_HINT}")
 
 
-def _decode(node, tensors):
+class _Malformed(Exception):
+    pass
+
+
+def _v1_tokens(node):
+    r"""The tokens of a format-1 structure (a JSON tree of the same nodes)."""
+    tokens = []
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict) or "T" in node:
+            tokens.append(node)  # (a list here is malformed; _decode refuses it)
+            continue
+        tag = next((t for t in ("D", "L", "U") if t in node), None)
+        elements = node.get(tag)
+        if not isinstance(elements, list):
+            raise _Malformed
+        tokens.append({tag: len(elements), "od": node.get("od", False)})
+        if tag == "D":
+            if not all(isinstance(kv, list) and len(kv) == 2 for kv in elements):
+                raise _Malformed
+            elements = [x for kv in elements for x in kv]
+        stack.extend(reversed(elements))
+    return tokens
+
+
+def _container(tag, elements, ordered):
+    if tag == "L":
+        return elements
+    if tag == "U":
+        return tuple(elements)
+    return (collections.OrderedDict if ordered else dict)(zip(elements[0::2], elements[1::2]))
+
+
+def _decode(tokens, tensors):
+    r"""Rebuild the object from ``_Encoder`` tokens, with an explicit stack."""
     from .nn.parameter import Buffer, Parameter
 
-    if not isinstance(node, dict):
-        if isinstance(node, list):
-            raise RuntimeError("ferrograd.load: malformed structure in the file's metadata")
-        return node
-    if "T" in node:
-        key = node["T"]
-        if key not in tensors:
-            raise RuntimeError(f"ferrograd.load: the file's metadata names a missing tensor {key!r}")
-        t = tensors[key]
-        cls = node.get("cls")
-        if cls == "Parameter":
-            return Parameter(t, requires_grad=bool(node.get("rg", False)))
-        if cls == "Buffer":
-            t = Buffer(t, persistent=node.get("persistent", True))
-        if node.get("rg", False):
-            t.requires_grad_(True)
-        return t
-    if "D" in node:
-        out = collections.OrderedDict() if node.get("od") else {}
-        for k, v in node["D"]:
-            out[_decode(k, tensors)] = _decode(v, tensors)
-        return out
-    if "L" in node:
-        return [_decode(v, tensors) for v in node["L"]]
-    if "U" in node:
-        return tuple(_decode(v, tensors) for v in node["U"])
-    raise RuntimeError("ferrograd.load: malformed structure in the file's metadata")
+    if not isinstance(tokens, list):
+        raise _Malformed
+    stack = []  # open containers: [tag, elements still to come, elements so far, ordered]
+    done = False
+    for tok in tokens:
+        if done or isinstance(tok, list):
+            raise _Malformed  # tokens after the end of the object, or a stray list
+        if not isinstance(tok, dict):
+            value = tok
+        elif "T" in tok:
+            key = tok["T"]
+            if key not in tensors:
+                raise RuntimeError(f"ferrograd.load: the file's metadata names a missing tensor {key!r}")
+            value = tensors[key]
+            cls = tok.get("cls")
+            if cls == "Parameter":
+                value = Parameter(value, requires_grad=bool(tok.get("rg", False)))
+            else:
+                if cls == "Buffer":
+                    value = Buffer(value, persistent=tok.get("persistent", True))
+                if tok.get("rg", False):
+                    value.requires_grad_(True)
+        else:
+            tag = next((t for t in ("D", "L", "U") if t in tok), None)
+            n = tok.get(tag)
+            if type(n) is not int or n < 0:
+                raise _Malformed
+            if len(stack) >= _MAX_DEPTH:
+                raise RuntimeError(
+                    f"ferrograd.load: nesting deeper than {_MAX_DEPTH} levels of dicts, lists and "
+                    "tuples is not supported"
+                )
+            ordered = bool(tok.get("od", False))
+            if n:
+                stack.append([tag, 2 * n if tag == "D" else n, [], ordered])
+                continue
+            value = _container(tag, [], ordered)
+        # place the value; each container it completes is placed in turn
+        while stack:
+            top = stack[-1]
+            top[2].append(value)
+            top[1] -= 1
+            if top[1]:
+                break
+            stack.pop()
+            value = _container(top[0], top[2], top[3])
+        else:
+            done, result = True, value
+    if not done:
+        raise _Malformed  # no tokens, or they end inside a container
+    return result
 
 
 def _check_map_location(map_location):
@@ -269,21 +373,28 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     except safetensors.SafetensorError as e:
         raise RuntimeError(f"{_describe(f)} is not a valid safetensors file: {e}") from None
 
-    tensors = {name: from_numpy(a) for name, a in arrays.items()}
+    # a BOOL tensor's bytes may be anything in a crafted file: stored as 0 / 1
+    tensors = {name: from_numpy(a.view("uint8").astype(bool) if a.dtype == bool else a)
+               for name, a in arrays.items()}
 
     if _META_KEY not in metadata:
         return tensors
+    malformed = RuntimeError("ferrograd.load: malformed structure in the file's metadata")
     try:
         info = json.loads(metadata[_META_KEY])
         version, structure = info["version"], info["obj"]
     except (ValueError, TypeError, KeyError):
-        raise RuntimeError("ferrograd.load: malformed structure in the file's metadata") from None
-    if version != _VERSION:
+        raise malformed from None
+    except RecursionError:
+        # only a format-1 file (a JSON tree) can nest this deep; format 2 is flat
+        raise RuntimeError(
+            "ferrograd.load: the structure in the file's metadata is nested too deeply to read"
+        ) from None
+    if version not in (1, 2):
         raise RuntimeError(
             f"ferrograd.load: the file was written by a newer ferrograd (format version {version})"
         )
     try:
-        return _decode(structure, tensors)
-    except (TypeError, ValueError, KeyError, AttributeError):
-        raise RuntimeError("ferrograd.load: malformed structure in the file's metadata") from None
-
+        return _decode(_v1_tokens(structure) if version == 1 else structure, tensors)
+    except (_Malformed, TypeError, ValueError, KeyError, AttributeError):
+        raise malformed from None

@@ -62,6 +62,32 @@ pub fn is_checkpoint_valid() -> bool {
     TASKS.with(|t| t.borrow().iter().all(|(_, plain)| *plain))
 }
 
+/// The thread-local state a backward runs under: grad mode, the backward passes it is nested
+/// in and the active saved-tensor hooks. A nested backward moved to another thread (to bound
+/// the native stack, as PyTorch's engine hands reentrant backwards past depth 60 to a pool
+/// thread) runs under the state of the thread that asked for it.
+pub struct ThreadState {
+    grad_enabled: bool,
+    tasks: Vec<(u64, bool)>,
+    saved_hooks: Vec<std::sync::Arc<dyn super::hooks::SavedTensorsHooks>>,
+}
+
+impl ThreadState {
+    pub fn capture() -> ThreadState {
+        ThreadState {
+            grad_enabled: super::is_grad_enabled(),
+            tasks: TASKS.with(|t| t.borrow().clone()),
+            saved_hooks: super::hooks::saved_hooks(),
+        }
+    }
+    /// Makes this the calling thread's state.
+    pub fn install(self) {
+        super::set_grad_enabled(self.grad_enabled);
+        TASKS.with(|t| *t.borrow_mut() = self.tasks);
+        super::hooks::set_saved_hooks(self.saved_hooks);
+    }
+}
+
 /// Runs backward from `roots` seeded with `grads`. Returns, for `autograd.grad`, the gradient of
 /// each of `opts.inputs` (None where unused and allowed).
 pub fn run_backward(

@@ -8,6 +8,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::layout::{fmt_list, Shape};
 use crate::tensor::{Tensor, WeakTensor};
+use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -30,6 +31,8 @@ pub type BackwardFn = dyn Fn(&mut BackwardCtx) -> Result<Vec<Option<Tensor>>> + 
 /// A backward implemented outside the core (a Python `autograd.Function`).
 pub trait ExternalBackward: Send + Sync {
     fn call(&self, grads: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>>;
+    /// As `GradHook::as_any`.
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 #[derive(Clone)]
@@ -353,6 +356,70 @@ impl Drop for NodeRef {
     fn drop(&mut self) {
         release(self.0);
     }
+}
+
+// --- what Python's cycle collector sees -------------------------------------------------------
+
+/// Calls `visit` on each callback object (a custom Function's backward, a hook, a packed saved
+/// tensor) that `t` owns alone: its own hooks, and those of its grad_fn when `t` holds the
+/// node's only reference. As PyTorch's tensor traverse, a node shared with other tensors or
+/// nodes is not visited: its other owners are invisible to the collector, which would
+/// otherwise count the callbacks as garbage while the graph still needs them. A lock held by
+/// another thread means nothing is visited (the collector then keeps the objects). Stops at
+/// the first `visit` returning false.
+pub fn visit_owned_callbacks(t: &Tensor, visit: &mut dyn FnMut(&dyn Any) -> bool) -> bool {
+    if !t.is_unique() {
+        return true;
+    }
+    let Some(m) = t.try_meta() else {
+        return true;
+    };
+    for h in &m.hooks {
+        if !visit(h.f.as_any()) {
+            return false;
+        }
+    }
+    match &m.grad_fn {
+        Some(f) => visit_node_callbacks(f.id(), 1, visit),
+        None => true,
+    }
+}
+
+/// `visit_owned_callbacks` for a node held by exactly `owners` references.
+pub fn visit_node_callbacks(
+    id: NodeId,
+    owners: u32,
+    visit: &mut dyn FnMut(&dyn Any) -> bool,
+) -> bool {
+    let a = match ARENA.try_lock() {
+        Ok(a) => a,
+        Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => return true,
+    };
+    let Some(n) = a.get(id) else {
+        return true;
+    };
+    if n.refcount != owners {
+        return true;
+    }
+    if let NodeKind::External(b) = &n.kind {
+        if !visit(b.as_any()) {
+            return false;
+        }
+    }
+    for h in &n.hooks {
+        if !visit(h.f.as_any()) {
+            return false;
+        }
+    }
+    for s in &n.saved {
+        if let SavedData::Packed(p, _) = &s.tensor {
+            if !visit(p.as_any()) {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// Where a gradient for `t` enters the graph: its grad_fn, or its AccumulateGrad node for a leaf

@@ -17,6 +17,8 @@ pub trait GradHook: Send + Sync {
         grads: &[Option<Tensor>],
         extra: Option<&[Option<Tensor>]>,
     ) -> Result<Option<Vec<Option<Tensor>>>>;
+    /// The hook as `Any`, so the binding layer can show Python's cycle collector what it holds.
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -73,6 +75,8 @@ pub fn run_tensor_hooks(
 /// A saved tensor after `pack`: what the pack hook returned, unpacked on use.
 pub trait PackedTensor: Send + Sync {
     fn unpack(&self) -> Result<Tensor>;
+    /// As `GradHook::as_any`.
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 /// `autograd.graph.saved_tensors_hooks(pack, unpack)`.
@@ -93,6 +97,15 @@ pub fn push_saved_hooks(h: Arc<dyn SavedTensorsHooks>) {
 
 pub fn pop_saved_hooks() {
     SAVED_HOOKS.with(|s| s.borrow_mut().pop());
+}
+
+/// The active saved-tensor hooks of this thread, innermost last.
+pub fn saved_hooks() -> Vec<Arc<dyn SavedTensorsHooks>> {
+    SAVED_HOOKS.with(|s| s.borrow().clone())
+}
+
+pub fn set_saved_hooks(hooks: Vec<Arc<dyn SavedTensorsHooks>>) {
+    SAVED_HOOKS.with(|s| *s.borrow_mut() = hooks);
 }
 
 /// Packs `t` with the innermost active saved-tensor hooks; None when there are none (or when

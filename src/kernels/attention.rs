@@ -4,7 +4,8 @@
 
 use super::matmul::transpose_into;
 use super::optim::Real;
-use crate::storage::Elem;
+use crate::error::Result;
+use crate::storage::{try_filled, Elem};
 
 /// Sizes of one attention call: `bh` slices (`heads` per batch) of queries (l x e), keys
 /// (s x e), values (s x ev).
@@ -371,9 +372,9 @@ pub fn forward<T: Real + Elem>(
     mask: Option<&[T]>,
     causal: bool,
     o_rows: Rows,
-) -> (Vec<T>, Vec<T>) {
-    let mut o = vec![T::of(0.0); d.bh * d.l * d.ev];
-    let mut p = vec![T::of(0.0); d.bh * d.l * d.s];
+) -> Result<(Vec<T>, Vec<T>)> {
+    let mut o = try_filled(checked_len(&[d.bh, d.l, d.ev])?, T::of(0.0))?;
+    let mut p = try_filled(checked_len(&[d.bh, d.l, d.s])?, T::of(0.0))?;
     let pp = Out(p.as_mut_ptr());
     let dest = Dest {
         ptr: Out(o.as_mut_ptr()),
@@ -417,7 +418,12 @@ pub fn forward<T: Real + Elem>(
             }
         }
     });
-    (o, p)
+    Ok((o, p))
+}
+
+/// The product of sizes, or an error when it overflows.
+fn checked_len(sizes: &[usize]) -> Result<usize> {
+    crate::layout::checked_numel(sizes)
 }
 
 /// The backward of `forward` from the saved P: (dq, dk, dv), laid out as `grad_rows` gives.
@@ -432,10 +438,10 @@ pub fn backward<T: Real + Elem>(
     scale: f64,
     causal: bool,
     grad_rows: [Rows; 3],
-) -> (Vec<T>, Vec<T>, Vec<T>) {
-    let mut dq = vec![T::of(0.0); d.bh * d.l * d.e];
-    let mut dk = vec![T::of(0.0); d.bh * d.s * d.e];
-    let mut dv = vec![T::of(0.0); d.bh * d.s * d.ev];
+) -> Result<(Vec<T>, Vec<T>, Vec<T>)> {
+    let mut dq = try_filled(checked_len(&[d.bh, d.l, d.e])?, T::of(0.0))?;
+    let mut dk = try_filled(checked_len(&[d.bh, d.s, d.e])?, T::of(0.0))?;
+    let mut dv = try_filled(checked_len(&[d.bh, d.s, d.ev])?, T::of(0.0))?;
     let dests = [
         Dest {
             ptr: Out(dq.as_mut_ptr()),
@@ -503,7 +509,7 @@ pub fn backward<T: Real + Elem>(
             }
         }
     });
-    (dq, dk, dv)
+    Ok((dq, dk, dv))
 }
 
 /// One (batch, head) slice of the forward: q, k, v from their first element, rows `qs`, `ks`,

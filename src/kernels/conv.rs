@@ -14,7 +14,7 @@ use super::matmul::{matmul_strided, Mat, GEMM_PAR_THRESHOLD};
 use super::optim::Real;
 use super::{alloc, par_ok};
 use crate::error::Result;
-use crate::storage::Elem;
+use crate::storage::{try_vec, Elem};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Geom {
@@ -39,6 +39,35 @@ pub struct Geom {
 }
 
 impl Geom {
+    /// Checks that every size the kernels compute from this geometry (buffers of the whole
+    /// batch, padded and dilated extents, window offsets) fits in `isize`, so the kernels'
+    /// plain arithmetic cannot overflow; the buffers themselves are then allocated fallibly.
+    pub fn check(&self) -> Result<()> {
+        let mul = |v: &[usize]| v.iter().try_fold(1usize, |a, &b| a.checked_mul(b));
+        let fits = |v: Option<usize>| v.filter(|&x| x <= isize::MAX as usize).is_some();
+        let extent = |o: usize, s: usize, k: usize, d: usize, len: usize, p: usize| {
+            o.checked_mul(s)
+                .zip(k.checked_mul(d))
+                .and_then(|(a, b)| a.checked_add(b))
+                .zip(p.checked_mul(2).and_then(|p2| p2.checked_add(len)))
+                .and_then(|(a, b)| a.checked_add(b))
+        };
+        let ok = fits(mul(&[self.n, self.groups, self.c, self.h, self.w]))
+            && fits(mul(&[self.n, self.groups, self.og, self.oh, self.ow]))
+            && fits(mul(&[self.n, self.c, self.kh, self.kw, self.oh, self.ow]))
+            && fits(mul(&[self.groups, self.og, self.c, self.kh, self.kw]))
+            && fits(extent(self.oh, self.sh, self.kh, self.dh, self.h, self.ph))
+            && fits(extent(self.ow, self.sw, self.kw, self.dw, self.w, self.pw));
+        if ok {
+            Ok(())
+        } else {
+            Err(crate::error::Error::Runtime(format!(
+                "convolution sizes overflow: input {}x{}x{}x{}, output {}x{}, kernel {}x{}, stride {}x{}, padding {}x{}, dilation {}x{}",
+                self.n, self.groups * self.c, self.h, self.w, self.oh, self.ow, self.kh, self.kw,
+                self.sh, self.sw, self.ph, self.pw, self.dh, self.dw
+            )))
+        }
+    }
     /// Rows of the column matrix: c * kh * kw.
     pub fn rows(&self) -> usize {
         self.c * self.kh * self.kw
@@ -281,12 +310,28 @@ fn batch_parts(g: &Geom) -> usize {
 }
 
 /// Runs `f(first sample, last sample, part)` over the batch cut into `parts` ranges.
-fn over_batch(n: usize, parts: usize, f: &(dyn Fn(usize, usize, usize) + Sync)) {
+fn over_batch(
+    n: usize,
+    parts: usize,
+    f: &(dyn Fn(usize, usize, usize) -> Result<()> + Sync),
+) -> Result<()> {
     let per = n.div_ceil(parts.max(1));
     if parts <= 1 {
-        f(0, n, 0);
-    } else {
-        super::pool::run_parts(parts, &|p| f((p * per).min(n), ((p + 1) * per).min(n), p));
+        return f(0, n, 0);
+    }
+    // a part that fails (its scratch buffers could not be allocated) reports the first error
+    let failed = std::sync::Mutex::new(None);
+    super::pool::run_parts(parts, &|p| {
+        if let Err(e) = f((p * per).min(n), ((p + 1) * per).min(n), p) {
+            failed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_or_insert(e);
+        }
+    });
+    match failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(()),
     }
 }
 
@@ -301,7 +346,7 @@ impl<'a, T> Chunks<'a, T> {
                 .collect(),
         )
     }
-    fn with(&self, i: usize, f: impl FnOnce(&mut [T])) {
+    fn with<R>(&self, i: usize, f: impl FnOnce(&mut [T]) -> R) -> R {
         let mut c = self.0[i].lock().unwrap_or_else(|e| e.into_inner());
         f(&mut c)
     }
@@ -382,7 +427,7 @@ pub fn forward<T: Real + Elem>(
     g: &Geom,
 ) -> Result<Vec<T>> {
     let (rows, l) = (g.rows(), g.cols());
-    let mut out = vec![T::default(); g.n * g.matrix_len()];
+    let mut out = crate::storage::try_filled(g.n * g.matrix_len(), T::default())?;
     if out.is_empty() {
         return Ok(out);
     }
@@ -390,8 +435,8 @@ pub fn forward<T: Real + Elem>(
     let chunks = Chunks::new(&mut out, g.matrix_len());
     over_batch(g.n, parts, &|s0, s1, _| {
         let gl = group_len::<T>(g, s1 - s0);
-        let mut cols = vec![T::default(); rows * gl * l];
-        let mut prod = vec![T::default(); g.og * gl * l];
+        let mut cols = try_vec::<T>(rows * gl * l)?;
+        let mut prod = try_vec::<T>(g.og * gl * l)?;
         for first in (s0..s1).step_by(gl) {
             let cnt = gl.min(s1 - first);
             let width = cnt * l;
@@ -427,14 +472,15 @@ pub fn forward<T: Real + Elem>(
                 }
             }
         }
-    });
+        Ok(())
+    })?;
     Ok(out)
 }
 
 /// image[n, g] = col2im(W[g]^T @ matrix[n, g]) (+ bias[channel]), several samples per gemm.
 pub fn data<T: Real + Elem>(matrix: &[T], w: &[T], bias: Option<&[T]>, g: &Geom) -> Result<Vec<T>> {
     let (rows, l) = (g.rows(), g.cols());
-    let mut out = vec![T::default(); g.n * g.image_len()];
+    let mut out = crate::storage::try_filled(g.n * g.image_len(), T::default())?;
     if out.is_empty() {
         return Ok(out);
     }
@@ -442,8 +488,8 @@ pub fn data<T: Real + Elem>(matrix: &[T], w: &[T], bias: Option<&[T]>, g: &Geom)
     let chunks = Chunks::new(&mut out, g.image_len());
     over_batch(g.n, parts, &|s0, s1, _| {
         let gl = group_len::<T>(g, s1 - s0);
-        let mut gathered = vec![T::default(); if gl > 1 { g.og * gl * l } else { 0 }];
-        let mut cols = vec![T::default(); rows * gl * l];
+        let mut gathered = try_vec::<T>(if gl > 1 { g.og * gl * l } else { 0 })?;
+        let mut cols = try_vec::<T>(rows * gl * l)?;
         for first in (s0..s1).step_by(gl) {
             let cnt = gl.min(s1 - first);
             let width = cnt * l;
@@ -476,7 +522,8 @@ pub fn data<T: Real + Elem>(matrix: &[T], w: &[T], bias: Option<&[T]>, g: &Geom)
                 }
             }
         }
-    });
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -488,17 +535,15 @@ pub fn weight<T: Real + Elem>(matrix: &[T], image: &[T], g: &Geom) -> Result<Vec
     let parts = batch_parts(g);
     let mut partials: Vec<Vec<T>> = Vec::with_capacity(parts);
     for _ in 0..parts {
-        let mut v = alloc::<T>(wlen)?;
-        v.resize(wlen, T::default());
-        partials.push(v);
+        partials.push(crate::storage::try_vec::<T>(wlen)?);
     }
     let partial_chunks = Chunks::new(&mut partials, 1);
     over_batch(g.n, parts, &|s0, s1, p| {
         partial_chunks.with(p, |acc| {
             let acc = &mut acc[0];
             let gl = group_len::<T>(g, s1 - s0);
-            let mut gathered = vec![T::default(); if gl > 1 { g.og * gl * l } else { 0 }];
-            let mut cols = vec![T::default(); rows * gl * l];
+            let mut gathered = try_vec::<T>(if gl > 1 { g.og * gl * l } else { 0 })?;
+            let mut cols = try_vec::<T>(rows * gl * l)?;
             for first in (s0..s1).step_by(gl) {
                 let cnt = gl.min(s1 - first);
                 let width = cnt * l;
@@ -510,8 +555,9 @@ pub fn weight<T: Real + Elem>(matrix: &[T], image: &[T], g: &Geom) -> Result<Vec
                     gemm(parts > 1, g.og, width, rows, a, b, d, true);
                 }
             }
-        });
-    });
+            Ok(())
+        })
+    })?;
     let mut total = partials.swap_remove(0);
     for p in partials {
         for (t, v) in total.iter_mut().zip(p) {
@@ -532,19 +578,20 @@ pub fn pool_out_len(
     dilation: usize,
     ceil: bool,
 ) -> i64 {
+    // in i128: huge hostile sizes cannot overflow; the count saturates at i64's range
     let (len, k, pad, stride, dil) = (
-        len as i64,
-        k as i64,
-        pad as i64,
-        stride as i64,
-        dilation as i64,
+        len as i128,
+        k as i128,
+        pad as i128,
+        stride as i128,
+        dilation as i128,
     );
     let num = len + 2 * pad - dil * (k - 1) - 1 + if ceil { stride - 1 } else { 0 };
     let mut out = num.div_euclid(stride) + 1;
     if ceil && (out - 1) * stride >= len + pad {
         out -= 1;
     }
-    out
+    out.clamp(i64::MIN as i128, i64::MAX as i128) as i64
 }
 
 /// One max-pooling geometry over planes of h x w.
@@ -565,13 +612,50 @@ pub struct PoolGeom {
     pub ow: usize,
 }
 
+impl PoolGeom {
+    /// Checks that the window arithmetic of `max_pool` (in isize) and its outputs cannot
+    /// overflow.
+    pub fn check(&self) -> Result<()> {
+        let fits = |v: Option<usize>| v.filter(|&x| x <= isize::MAX as usize / 2).is_some();
+        let reach = |o: usize, s: usize, k: usize, d: usize, p: usize| {
+            o.checked_mul(s)
+                .zip(k.checked_mul(d))
+                .and_then(|(a, b)| a.checked_add(b))
+                .and_then(|a| a.checked_add(p))
+        };
+        let ok = fits(reach(self.oh, self.sh, self.kh, self.dh, self.ph))
+            && fits(reach(self.ow, self.sw, self.kw, self.dw, self.pw))
+            && fits(crate::layout::checked_numel(&[self.planes, self.oh, self.ow]).ok())
+            && fits(crate::layout::checked_numel(&[self.planes, self.h, self.w]).ok());
+        if ok {
+            Ok(())
+        } else {
+            Err(crate::error::Error::Runtime(format!(
+                "max pooling sizes overflow: kernel {}x{}, stride {}x{}, padding {}x{}, dilation {}x{}",
+                self.kh, self.kw, self.sh, self.sw, self.ph, self.pw, self.dh, self.dw
+            )))
+        }
+    }
+}
+
+/// The first position `start + i * step` (i >= 0) that is not negative.
+fn first_inside(start: isize, step: usize) -> isize {
+    if start >= 0 {
+        start
+    } else {
+        let back = start.unsigned_abs().div_ceil(step) * step;
+        start + back as isize
+    }
+}
+
 /// Max pooling with PyTorch's CPU rule: the first maximum of a window wins, NaN wins over
 /// numbers; indices are positions in the h*w plane.
 pub fn max_pool<T: Real + Elem>(x: &[T], g: &PoolGeom) -> Result<(Vec<T>, Vec<i64>)> {
+    g.check()?;
     let (hw, ohw) = (g.h * g.w, g.oh * g.ow);
     let n = g.planes * ohw;
-    let mut vals = vec![T::default(); n];
-    let mut idx = vec![0i64; n];
+    let mut vals = crate::storage::try_filled(n, T::default())?;
+    let mut idx = crate::storage::try_filled(n, 0i64)?;
     // every window inside the plane, no dilation: per output row, each window element is
     // compared across all output columns at once (a loop that vectorises), in PyTorch's
     // window order, so the first maximum still wins
@@ -604,17 +688,13 @@ pub fn max_pool<T: Real + Elem>(x: &[T], g: &PoolGeom) -> Result<(Vec<T>, Vec<i6
         }
         let src = &x[p * hw..(p + 1) * hw];
         for oy in 0..g.oh {
-            let mut y0 = oy as isize * g.sh as isize - g.ph as isize;
+            let y0 = oy as isize * g.sh as isize - g.ph as isize;
             let y1 = (y0 + ((g.kh - 1) * g.dh + 1) as isize).min(g.h as isize);
-            while y0 < 0 {
-                y0 += g.dh as isize;
-            }
+            let y0 = first_inside(y0, g.dh);
             for ox in 0..g.ow {
-                let mut x0 = ox as isize * g.sw as isize - g.pw as isize;
+                let x0 = ox as isize * g.sw as isize - g.pw as isize;
                 let x1 = (x0 + ((g.kw - 1) * g.dw + 1) as isize).min(g.w as isize);
-                while x0 < 0 {
-                    x0 += g.dw as isize;
-                }
+                let x0 = first_inside(x0, g.dw);
                 let mut best = T::of(f64::NEG_INFINITY);
                 let mut at = (y0 * g.w as isize + x0) as i64;
                 if g.dh == 1 && g.dw == 1 {
@@ -786,8 +866,8 @@ pub fn max_pool_scatter<T: Real + Elem>(
     planes: usize,
     hw: usize,
     ohw: usize,
-) -> Vec<T> {
-    let mut out = vec![T::of(0.0); planes * hw];
+) -> Result<Vec<T>> {
+    let mut out = try_vec::<T>(planes * hw)?;
     for p in 0..planes {
         let dst = &mut out[p * hw..(p + 1) * hw];
         for (&v, &i) in g[p * ohw..(p + 1) * ohw]
@@ -797,7 +877,7 @@ pub fn max_pool_scatter<T: Real + Elem>(
             dst[i as usize] = dst[i as usize] + v;
         }
     }
-    out
+    Ok(out)
 }
 
 /// An averaging window: rows [y0, y1), columns [x0, x1), and what the sum is divided by.
@@ -817,8 +897,8 @@ pub fn window_avg<T: Real + Elem>(
     h: usize,
     w: usize,
     windows: &[Window],
-) -> Vec<T> {
-    let mut out = Vec::with_capacity(planes * windows.len());
+) -> Result<Vec<T>> {
+    let mut out = alloc(planes * windows.len())?;
     for p in 0..planes {
         let src = &x[p * h * w..(p + 1) * h * w];
         for win in windows {
@@ -835,7 +915,7 @@ pub fn window_avg<T: Real + Elem>(
             });
         }
     }
-    out
+    Ok(out)
 }
 
 /// The adjoint of `window_avg`: every window spreads g / div over its positions.
@@ -845,8 +925,8 @@ pub fn window_avg_adjoint<T: Real + Elem>(
     h: usize,
     w: usize,
     windows: &[Window],
-) -> Vec<T> {
-    let mut out = vec![T::of(0.0); planes * h * w];
+) -> Result<Vec<T>> {
+    let mut out = try_vec::<T>(planes * h * w)?;
     for p in 0..planes {
         let dst = &mut out[p * h * w..(p + 1) * h * w];
         for (win, &gv) in windows
@@ -864,7 +944,7 @@ pub fn window_avg_adjoint<T: Real + Elem>(
             }
         }
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -37,19 +37,9 @@ pub const PAR_THRESHOLD: usize = 1 << 18;
 /// The same for kernels costing ~10x more per element (exp, tanh, erf...).
 pub const PAR_THRESHOLD_COSTLY: usize = 1 << 15;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
-/// An empty Vec with room for `n` elements, allocated fallibly.
-pub fn alloc<T>(n: usize) -> Result<Vec<T>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| {
-        Error::Memory(format!(
-            "DefaultCPUAllocator: not enough memory: you tried to allocate {} bytes.",
-            n.saturating_mul(std::mem::size_of::<T>())
-        ))
-    })?;
-    Ok(v)
-}
+pub use crate::storage::alloc;
 
 /// True when work of size `n` should run on the rayon pool: `n` reaches `threshold` and this is
 /// the process whose rayon pool is alive. A child forked after the pool started has the pool's

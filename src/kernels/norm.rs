@@ -11,7 +11,8 @@
 //! `dx = rstd * (dxh - mean(dxh) - xhat * mean(dxh * xhat))` with `dxh = dy * w`.
 
 use super::optim::Real;
-use crate::storage::Elem;
+use crate::error::Result;
+use crate::storage::{alloc, try_filled, Elem};
 
 /// `sum f(x_i)` in f64 over 8 independent lanes (vectorised; a single running sum would wait on
 /// every addition).
@@ -86,13 +87,13 @@ pub fn rows_forward<T: Real + Elem>(
     w: Option<&[T]>,
     b: Option<&[T]>,
     aff: Affine,
-) -> (Vec<T>, Vec<T>, Vec<T>) {
+) -> Result<(Vec<T>, Vec<T>, Vec<T>)> {
     let rows = x.len().checked_div(n).unwrap_or(0);
-    let mut y = vec![T::of(0.0); x.len()];
-    let mut means = vec![T::of(0.0); rows];
-    let mut rstds = vec![T::of(0.0); rows];
+    let mut y = try_filled(x.len(), T::of(0.0))?;
+    let mut means = try_filled(rows, T::of(0.0))?;
+    let mut rstds = try_filled(rows, T::of(0.0))?;
     if rows == 0 {
-        return (y, means, rstds);
+        return Ok((y, means, rstds));
     }
     let per = rows_per_part(rows, n);
     let parts: Vec<_> = y
@@ -110,7 +111,7 @@ pub fn rows_forward<T: Real + Elem>(
         };
         best!(forward_rows, forward_rows_avx512, forward_rows_avx2; part, w, b, y, means, rstds)
     });
-    (y, means, rstds)
+    Ok((y, means, rstds))
 }
 
 /// The rows of one part of a row normalization: rows `first..` of the whole buffer, `x` starting
@@ -195,12 +196,12 @@ pub fn rows_backward<T: Real + Elem>(
     w: Option<&[T]>,
     naff: usize,
     aff: Affine,
-) -> (Vec<T>, Vec<f64>, Vec<f64>) {
+) -> Result<(Vec<T>, Vec<f64>, Vec<f64>)> {
     let rows = x.len().checked_div(n).unwrap_or(0);
-    let mut dx = vec![T::of(0.0); x.len()];
+    let mut dx = try_filled(x.len(), T::of(0.0))?;
     let (mut dw, mut db) = (vec![0.0f64; naff], vec![0.0f64; naff]);
     if rows == 0 {
-        return (dx, dw, db);
+        return Ok((dx, dw, db));
     }
     let per = rows_per_part(rows, n);
     // each part sums its own dw, db
@@ -221,7 +222,7 @@ pub fn rows_backward<T: Real + Elem>(
         dw.iter_mut().zip(pw).for_each(|(a, v)| *a += v.to_f64());
         db.iter_mut().zip(pb).for_each(|(a, v)| *a += v.to_f64());
     }
-    (dx, dw, db)
+    Ok((dx, dw, db))
 }
 
 /// `sum a_i * b_i` in f64 over 8 lanes.
@@ -392,8 +393,8 @@ pub fn channel_affine<T: Real + Elem>(
     rstd: &[f64],
     w: Option<&[T]>,
     b: Option<&[T]>,
-) -> Vec<T> {
-    let mut y = Vec::with_capacity(x.len());
+) -> Result<Vec<T>> {
+    let mut y = alloc(x.len())?;
     for o in 0..outer {
         for ch in 0..c {
             let scale = rstd[ch] * w.map_or(1.0, |w| w[ch].to_f64());
@@ -406,7 +407,7 @@ pub fn channel_affine<T: Real + Elem>(
             );
         }
     }
-    y
+    Ok(y)
 }
 
 /// Batch norm backward per channel: (dx, dw, db). With `training`, the statistics depend on x
@@ -422,7 +423,7 @@ pub fn channel_backward<T: Real + Elem>(
     rstd: &[f64],
     w: Option<&[T]>,
     training: bool,
-) -> (Vec<T>, Vec<f64>, Vec<f64>) {
+) -> Result<(Vec<T>, Vec<f64>, Vec<f64>)> {
     let n = (outer * inner) as f64;
     let mut sum_dy = vec![0.0; c];
     let mut sum_dy_xh = vec![0.0; c];
@@ -437,7 +438,7 @@ pub fn channel_backward<T: Real + Elem>(
             }
         }
     }
-    let mut dx = Vec::with_capacity(x.len());
+    let mut dx = alloc(x.len())?;
     for o in 0..outer {
         for ch in 0..c {
             let base = (o * c + ch) * inner;
@@ -459,7 +460,7 @@ pub fn channel_backward<T: Real + Elem>(
             );
         }
     }
-    (dx, sum_dy_xh, sum_dy)
+    Ok((dx, sum_dy_xh, sum_dy))
 }
 
 #[cfg(test)]
@@ -473,10 +474,10 @@ mod tests {
         let dy: Vec<f64> = (0..12).map(|i| (i as f64 * 0.7).cos()).collect();
         let aff = Affine::Columns;
         let loss = |x: &[f64]| -> f64 {
-            let (y, _, _) = rows_forward(x, 4, 1e-5, Some(&w), None, aff);
+            let (y, _, _) = rows_forward(x, 4, 1e-5, Some(&w), None, aff).unwrap();
             y.iter().zip(&dy).map(|(a, b)| a * b).sum()
         };
-        let (dx, _, _) = rows_backward(&x, &dy, 4, 1e-5, Some(&w), 4, aff);
+        let (dx, _, _) = rows_backward(&x, &dy, 4, 1e-5, Some(&w), 4, aff).unwrap();
         for i in 0..x.len() {
             let mut xp = x.clone();
             xp[i] += 1e-6;

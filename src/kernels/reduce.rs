@@ -76,7 +76,7 @@ where
                 .map(sum_slice)
                 .collect_into_vec(&mut out);
             if red == 0 {
-                out = vec![T::default(); outer];
+                out = crate::storage::try_filled(outer, T::default())?;
             }
         } else if red == 0 {
             out.resize(outer, T::default());

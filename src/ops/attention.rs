@@ -78,7 +78,7 @@ pub fn sdpa(
             super::with_slices::<T, _>(&[mask_full.as_ref()], |m| {
                 ka::forward(ops[0], ops[1], ops[2], d, scale, m[0], causal, o_rows)
             })
-        })??;
+        })???;
         (laid_out(o, [nb, nh, d.l, d.ev], o_order)?, Tensor::from_vec(p, full.to_vec())?)
     });
     if needs_grad(&[q, k, v]) {
@@ -117,7 +117,7 @@ pub fn sdpa(
                             super::with_slices::<T, _>(&[Some(p)], |s| {
                                 ka::backward(ops[0], ops[1], ops[2], s[0].expect("given"), ops[3], d, scale, causal, grad_rows)
                             })
-                        })??;
+                        })???;
                         (
                             laid_out(dq, [nb, nh, d.l, d.e], orders[0])?,
                             laid_out(dk, [nb, nh, d.s, d.e], orders[1])?,

@@ -33,7 +33,7 @@ impl From<f64> for Operand {
 }
 
 impl Operand {
-    fn tensor(&self) -> Option<&Tensor> {
+    pub fn tensor(&self) -> Option<&Tensor> {
         match self {
             Operand::T(t) => Some(t),
             Operand::S(_) => None,
@@ -128,6 +128,12 @@ trait Arith: Elem {
     fn bitand(a: Self, b: Self) -> Self;
     fn bitor(a: Self, b: Self) -> Self;
     fn bitxor(a: Self, b: Self) -> Self;
+    /// The value comparisons see: a bool's byte is any non-zero value in memory shared with
+    /// numpy, compared as true.
+    #[inline(always)]
+    fn canon(self) -> Self {
+        self
+    }
 }
 
 macro_rules! float_arith {
@@ -297,6 +303,10 @@ impl Arith for u8 {
     fn bitxor(a: Self, b: Self) -> Self {
         ((a != 0) ^ (b != 0)) as u8
     }
+    #[inline(always)]
+    fn canon(self) -> Self {
+        (self != 0) as u8
+    }
 }
 
 fn kernel<T: Arith>(op: BinOp, a: &Tensor, b: &Tensor, shape: &[usize]) -> Result<Tensor> {
@@ -312,7 +322,9 @@ fn kernel<T: Arith>(op: BinOp, a: &Tensor, b: &Tensor, shape: &[usize]) -> Resul
     macro_rules! cmp {
         ($f:expr) => {
             Tensor::from_vec(
-                elementwise::binary(&da, &la, &db, &lb, |x: T, y: T| -> u8 { $f(x, y) as u8 })?,
+                elementwise::binary(&da, &la, &db, &lb, |x: T, y: T| -> u8 {
+                    $f(x.canon(), y.canon()) as u8
+                })?,
                 shape.to_vec(),
             )
         };
@@ -344,7 +356,7 @@ fn kernel<T: Arith>(op: BinOp, a: &Tensor, b: &Tensor, shape: &[usize]) -> Resul
 }
 
 fn any_zero(t: &Tensor) -> bool {
-    t.to_f64_vec().contains(&0.0)
+    t.any_f64(|v| v == 0.0)
 }
 
 /// Forward of a binary op, without autograd: promotion, checks, kernel.
@@ -375,7 +387,7 @@ pub fn binary_forward(op: BinOp, a: &Operand, b: &Operand) -> Result<Tensor> {
     if matches!(op, BinOp::FloorDiv | BinOp::Rem) && dtype == DType::I64 && any_zero(&db) {
         return Err(Error::Runtime("ZeroDivisionError".into()));
     }
-    if op == BinOp::Pow && dtype == DType::I64 && db.to_f64_vec().iter().any(|&v| v < 0.0) {
+    if op == BinOp::Pow && dtype == DType::I64 && db.any_f64(|v| v < 0.0) {
         return Err(Error::Runtime(
             "Integers to negative integer powers are not allowed.".into(),
         ));

@@ -297,6 +297,16 @@ fn conv_geometry(
             .collect::<Vec<_>>()
             .join(" x ")
     };
+    let overflow = || {
+        Error::Runtime(format!(
+            "convolution sizes overflow: input {}, weight {}, stride {:?}, padding {:?}, dilation {:?}",
+            fmt_list(xs),
+            fmt_list(ws),
+            p.stride,
+            p.padding,
+            p.dilation
+        ))
+    };
     // the geometry from an image of (h, w) to a matrix of (oh, ow) positions
     let geom = |(h, w): (usize, usize), (oh, ow): (usize, usize)| Geom {
         n,
@@ -324,19 +334,21 @@ fn conv_geometry(
             )));
         }
         let len = |i: usize, s: usize, p: usize, d: usize, k: usize, op: usize| -> Result<usize> {
-            let v = (i as i64 - 1) * s as i64 - 2 * p as i64 + (d * (k - 1)) as i64 + op as i64 + 1;
+            let [i, s, p, d, k, op] = [i, s, p, d, k, op].map(|v| v as i128);
+            let v = (i - 1) * s - 2 * p + d * (k - 1) + op + 1;
             if v < 0 {
                 return Err(Error::Runtime(format!(
                     "Given input size per channel: ({}). Calculated output size per channel: ({v}). Output size is too small",
                     dims_text(&xs[2..])
                 )));
             }
-            Ok(v as usize)
+            usize::try_from(v).map_err(|_| overflow())
         };
         let oh = len(ih, sh, ph, dh, kh, oph)?;
         let ow = len(iw, sw, pw, dw, kw, opw)?;
         // the image is the output, the matrix the input
         let g = geom((oh, ow), (ih, iw));
+        g.check()?;
         let image = if nd == 1 {
             vec![n, out_channels, ow]
         } else {
@@ -351,8 +363,18 @@ fn conv_geometry(
             },
         ));
     }
-    let padded = [ih + 2 * ph, iw + 2 * pw];
-    let kext = [dh * (kh - 1) + 1, dw * (kw - 1) + 1];
+    let extent = |i: usize, p: usize| p.checked_mul(2).and_then(|p2| p2.checked_add(i));
+    let dilated = |d: usize, k: usize| d.checked_mul(k - 1).and_then(|e| e.checked_add(1));
+    let (Some(ph2), Some(pw2), Some(kh2), Some(kw2)) = (
+        extent(ih, ph),
+        extent(iw, pw),
+        dilated(dh, kh),
+        dilated(dw, kw),
+    ) else {
+        return Err(overflow());
+    };
+    let padded = [ph2, pw2];
+    let kext = [kh2, kw2];
     if padded[0] < kext[0] || padded[1] < kext[1] {
         let (pi, ke): (Vec<usize>, Vec<usize>) = if nd == 1 {
             (vec![padded[1]], vec![kext[1]])
@@ -368,6 +390,7 @@ fn conv_geometry(
     let oh = (padded[0] - kext[0]) / sh + 1;
     let ow = (padded[1] - kext[1]) / sw + 1;
     let g = geom((ih, iw), (oh, ow));
+    g.check()?;
     let matrix = if nd == 1 {
         vec![n, out_channels, ow]
     } else {
@@ -483,9 +506,9 @@ fn max_pool_backward(
     ishape: &[usize],
 ) -> Result<Tensor> {
     let ohw = indices.numel() / planes.max(1);
-    let idx = indices.to_vec::<i64>();
+    let idx = indices.try_to_vec::<i64>()?;
     let out = dispatch_float!(g.dtype(), T => {
-        let v = with_slice::<T, _>(g, |gs| kc::max_pool_scatter(gs, &idx, planes, hw, ohw))?;
+        let v = with_slice::<T, _>(g, |gs| kc::max_pool_scatter(gs, &idx, planes, hw, ohw))??;
         Tensor::from_vec(v, ishape.to_vec())?
     });
     if needs_grad(&[g]) {
@@ -556,8 +579,8 @@ fn avg_windows(
     padding: (usize, usize),
     count_include_pad: bool,
     divisor: Option<i64>,
-) -> Vec<Window> {
-    let mut out = Vec::with_capacity(oh * ow);
+) -> Result<Vec<Window>> {
+    let mut out = crate::storage::alloc(window_count(oh, ow)?)?;
     for oy in 0..oh {
         for ox in 0..ow {
             let y0 = (oy * stride.0) as i64 - padding.0 as i64;
@@ -581,14 +604,19 @@ fn avg_windows(
             });
         }
     }
-    out
+    Ok(out)
+}
+
+/// `oh * ow` windows, or an error when that count overflows.
+fn window_count(oh: usize, ow: usize) -> Result<usize> {
+    crate::layout::checked_numel(&[oh, ow])
 }
 
 /// Windows of `adaptive_avg_pool2d`: [floor(i*h/oh), ceil((i+1)*h/oh)).
-fn adaptive_windows(h: usize, w: usize, oh: usize, ow: usize) -> Vec<Window> {
+fn adaptive_windows(h: usize, w: usize, oh: usize, ow: usize) -> Result<Vec<Window>> {
     let start = |i: usize, len: usize, out: usize| (i * len) / out;
     let end = |i: usize, len: usize, out: usize| ((i + 1) * len).div_ceil(out);
-    let mut v = Vec::with_capacity(oh * ow);
+    let mut v = crate::storage::alloc(window_count(oh, ow)?)?;
     for oy in 0..oh {
         for ox in 0..ow {
             let (y0, y1) = (start(oy, h, oh), end(oy, h, oh));
@@ -602,7 +630,7 @@ fn adaptive_windows(h: usize, w: usize, oh: usize, ow: usize) -> Vec<Window> {
             });
         }
     }
-    v
+    Ok(v)
 }
 
 /// Where an averaging pool reads: its windows over `planes` planes of h x w, and the shapes
@@ -626,7 +654,7 @@ fn window_op(x: &Tensor, adjoint: bool, name: &'static str, plan: WindowPlan) ->
             kc::window_avg_adjoint(s, plan.planes, plan.h, plan.w, &plan.windows)
         } else {
             kc::window_avg(s, plan.planes, plan.h, plan.w, &plan.windows)
-        })?;
+        })??;
         Tensor::from_vec(v, shape.clone())?
     });
     if needs_grad(&[x]) {
@@ -679,7 +707,7 @@ pub fn avg_pool2d(
         padding,
         count_include_pad,
         divisor,
-    );
+    )?;
     let plan = WindowPlan {
         windows: std::sync::Arc::new(windows),
         planes,
@@ -720,7 +748,7 @@ pub fn adaptive_avg_pool2d(x: &Tensor, out: (usize, usize)) -> Result<Tensor> {
         // PyTorch computes a global average pool as a mean (MeanBackward1)
         return super::reduce::mean(x, Some(&[-2, -1]), true, None);
     }
-    let windows = adaptive_windows(h, w, out.0, out.1);
+    let windows = adaptive_windows(h, w, out.0, out.1)?;
     let plan = WindowPlan {
         windows: std::sync::Arc::new(windows),
         planes,
@@ -744,8 +772,11 @@ fn blocks_geom(
     p: (usize, usize),
     s: (usize, usize),
 ) -> Result<Geom> {
+    // in i128: hostile sizes cannot overflow (the geometry is checked below)
     let blocks = |len: usize, k: usize, d: usize, p: usize, s: usize| {
-        (len as i64 + 2 * p as i64 - (d * (k.max(1) - 1)) as i64 - 1) / s.max(1) as i64 + 1
+        let [len, k, d, p, s] = [len, k, d, p, s].map(|v| v as i128);
+        let v = (len + 2 * p - d * (k.max(1) - 1) - 1).div_euclid(s.max(1)) + 1;
+        v.clamp(i64::MIN as i128, i64::MAX as i128) as i64
     };
     let (oh, ow) = (blocks(h, k.0, d.0, p.0, s.0), blocks(w, k.1, d.1, p.1, s.1));
     if oh < 1 || ow < 1 {
@@ -754,7 +785,7 @@ fn blocks_geom(
             k.0, k.1, d.0, d.1, p.0, p.1
         )));
     }
-    Ok(Geom {
+    let g = Geom {
         n,
         groups: 1,
         c,
@@ -771,7 +802,9 @@ fn blocks_geom(
         dw: d.1,
         oh: oh as usize,
         ow: ow as usize,
-    })
+    };
+    g.check()?;
+    Ok(g)
 }
 
 /// `F.unfold` (Im2ColBackward0): (N, C, H, W) -> (N, C*kh*kw, L), or unbatched (C, H, W) ->
@@ -798,12 +831,12 @@ pub fn unfold(
     let (rows, l) = (g.rows(), g.cols());
     let out = dispatch_float!(x.dtype(), T => {
         let v = with_slice::<T, _>(x, |src| {
-            let mut out = vec![T::default(); n * rows * l];
+            let mut out = crate::storage::try_filled(n * rows * l, T::default())?;
             for (i, cols) in out.chunks_mut((rows * l).max(1)).enumerate().take(n) {
                 kc::im2col(&src[i * c * h * w..(i + 1) * c * h * w], &g, cols);
             }
-            out
-        })?;
+            Ok(out)
+        })??;
         let shape = if batched { vec![n, rows, l] } else { vec![rows, l] };
         Tensor::from_vec(v, shape)?
     });
@@ -858,12 +891,12 @@ pub fn fold(
     let (h, w) = out_size;
     let out = dispatch_float!(x.dtype(), T => {
         let v = with_slice::<T, _>(x, |src| {
-            let mut out = vec![T::default(); n * c * h * w];
+            let mut out = crate::storage::try_filled(n * c * h * w, T::default())?;
             for (i, img) in out.chunks_mut((c * h * w).max(1)).enumerate().take(n) {
                 kc::col2im(&src[i * ckk * l..(i + 1) * ckk * l], &g, img);
             }
-            out
-        })?;
+            Ok(out)
+        })??;
         let shape = if batched { vec![n, c, h, w] } else { vec![c, h, w] };
         Tensor::from_vec(v, shape)?
     });

@@ -15,7 +15,7 @@ fn check_index_dtype(index: &Tensor, what: &str) -> Result<Vec<i64>> {
             "{what}(): Expected dtype int64 for index"
         )));
     }
-    Ok(index.to_vec::<i64>())
+    index.try_to_vec::<i64>()
 }
 
 fn wrap_index(i: i64, size: usize, dim: usize) -> Result<usize> {
@@ -60,7 +60,7 @@ pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     let mut mi = vec![0usize; n];
     let out = dispatch!(t.dtype(), T => {
         let src = t.storage().read::<T>();
-        let mut v: Vec<T> = Vec::with_capacity(idx.len());
+        let mut v: Vec<T> = crate::storage::alloc(idx.len())?;
         for (k, &ix) in idx.iter().enumerate() {
             unravel(k, &ishape, &mut mi);
             for (q, &m) in mi.iter().enumerate() {
@@ -210,9 +210,11 @@ pub fn index_add(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<T
     Ok(out)
 }
 
-/// Result shape and source positions (row-major linear indices into `shape`) of advanced
-/// indexing with one optional int64 index tensor per dim, PyTorch's placement rules included.
-fn plan_advanced(shape: &[usize], indices: &[Option<Tensor>]) -> Result<(Vec<usize>, Vec<usize>)> {
+/// Result shape and source positions (storage offsets in `layout`) of advanced indexing with
+/// one optional int64 index tensor per dim, PyTorch's placement rules included. The source is
+/// read where it lies, so an expanded (stride-0) tensor is never copied.
+fn plan_advanced(layout: &Layout, indices: &[Option<Tensor>]) -> Result<(Vec<usize>, Vec<usize>)> {
+    let shape = &layout.shape[..];
     let n = shape.len();
     let adv: Vec<usize> = (0..indices.len())
         .filter(|&i| indices[i].is_some())
@@ -239,7 +241,7 @@ fn plan_advanced(shape: &[usize], indices: &[Option<Tensor>]) -> Result<(Vec<usi
     for &i in &adv {
         let t = indices[i].as_ref().expect("adv");
         let l = Layout::contiguous(t.shape().to_vec()).broadcast_to(&bshape)?;
-        vals.push((i, t.to_vec::<i64>(), l));
+        vals.push((i, t.try_to_vec::<i64>()?, l));
     }
     let adjacent = adv.windows(2).all(|w| w[1] == w[0] + 1);
     let first = adv.first().copied().unwrap_or(0);
@@ -257,11 +259,11 @@ fn plan_advanced(shape: &[usize], indices: &[Option<Tensor>]) -> Result<(Vec<usi
     out_shape.extend(&bshape);
     out_shape.extend(post.iter().map(|&i| shape[i]));
     let total = crate::layout::checked_numel(&out_shape)?;
-    let strides = contiguous_strides(shape);
+    let strides = &layout.strides;
     let bn = bshape.len();
     let mut oi = vec![0usize; out_shape.len()];
     let mut src = vec![0usize; n];
-    let mut lin = Vec::with_capacity(total);
+    let mut lin = crate::storage::alloc::<usize>(total)?;
     for k in 0..total {
         unravel(k, &out_shape, &mut oi);
         for (j, &d) in pre.iter().enumerate() {
@@ -275,7 +277,7 @@ fn plan_advanced(shape: &[usize], indices: &[Option<Tensor>]) -> Result<(Vec<usi
         for (j, &d) in post.iter().enumerate() {
             src[d] = oi[pre.len() + bn + j];
         }
-        lin.push(src.iter().zip(&strides).map(|(i, s)| i * s).sum());
+        lin.push(layout.offset + src.iter().zip(strides).map(|(i, s)| i * s).sum::<usize>());
     }
     Ok((out_shape, lin))
 }
@@ -288,10 +290,12 @@ pub fn index(t: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor> {
             t.ndim()
         )));
     }
-    let (shape, lin) = plan_advanced(t.shape(), indices)?;
+    let (shape, at) = plan_advanced(t.layout(), indices)?;
     let out = dispatch!(t.dtype(), T => {
-        let data = t.to_vec::<T>();
-        Tensor::from_vec(lin.iter().map(|&i| data[i]).collect(), shape)?
+        let data = t.storage().read::<T>();
+        let v = crate::storage::try_collect(at.len(), at.iter().map(|&i| data[i]))?;
+        drop(data);
+        Tensor::from_vec(v, shape)?
     });
     if needs_grad(&[t]) {
         let (ishape, ind) = (t.shape().to_vec(), indices.to_vec());
@@ -311,7 +315,7 @@ pub fn index_put(
     values: &Tensor,
     accumulate: bool,
 ) -> Result<Tensor> {
-    let (shape, lin) = plan_advanced(t.shape(), indices)?;
+    let (shape, lin) = plan_advanced(&Layout::contiguous(t.shape().to_vec()), indices)?;
     let vals = super::shape::broadcast_to(&values.detach(), &shape).map_err(|_| {
         Error::Runtime(format!(
             "shape mismatch: value tensor of shape {} cannot be broadcast to indexing result of shape {}",
@@ -353,10 +357,13 @@ pub fn index_put(
 
 /// Positions of the true elements of a bool mask, one int64 tensor per mask dim.
 pub fn nonzero_split(mask: &Tensor) -> Result<Vec<Tensor>> {
-    let vals = mask.to_vec::<u8>();
+    let vals = mask.try_to_vec::<u8>()?;
     let shape = mask.shape().to_vec();
     let n = shape.len();
-    let mut cols: Vec<Vec<i64>> = vec![Vec::new(); n];
+    let count = vals.iter().filter(|&&v| v != 0).count();
+    let mut cols: Vec<Vec<i64>> = (0..n)
+        .map(|_| crate::storage::alloc(count))
+        .collect::<Result<_>>()?;
     let mut mi = vec![0usize; n];
     for (k, &v) in vals.iter().enumerate() {
         if v != 0 {

@@ -41,7 +41,7 @@ fn batched_typed<T: Elem>(
 ) -> Result<Vec<T>> {
     let nb = la.ndim() - 2;
     let batch: usize = la.shape[..nb].iter().product();
-    let mut out = alloc::<T>(batch * n * m)?;
+    let mut out = alloc::<T>(crate::layout::checked_numel(&[batch, n, m])?)?;
     out.resize(batch * n * m, T::default());
     let da = a.storage().read::<T>();
     let db = b.storage().read::<T>();
@@ -154,7 +154,7 @@ fn addmm_values(bias: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
             let bd = bias.storage().read::<T>();
             if bias.ndim() == 1 && bl.strides == [0, 1] {
                 let row = &bd[bl.offset..bl.offset + m];
-                let mut v = alloc::<T>(n * m)?;
+                let mut v = alloc::<T>(crate::layout::checked_numel(&[n, m])?)?;
                 for _ in 0..n {
                     v.extend_from_slice(row);
                 }

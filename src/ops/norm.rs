@@ -180,7 +180,7 @@ fn rows_norm(
     let out = dispatch_float!(x.dtype(), T => {
         let (y, _, _) = with_slices::<T, _>(&[Some(x), w, b], |s| {
             kn::rows_forward(s[0].expect("given"), n, eps, s[1], s[2], aff)
-        })?;
+        })??;
         Tensor::from_vec(y, shape.clone())?
     });
     let fused = Arc::new(
@@ -189,7 +189,7 @@ fn rows_norm(
                 let (dx, dw, db) = with_slices::<T, _>(&[Some(x), Some(go), w], |s| {
                     let (xv, gv) = (s[0].expect("given"), s[1].expect("given"));
                     kn::rows_backward(xv, gv, n, eps, s[2], naff, aff)
-                })?;
+                })??;
                 let to = |v: Vec<f64>| -> Result<Tensor> {
                     let v: Vec<T> = v.into_iter().map(<T as crate::storage::Elem>::from_f64).collect();
                     let s = w.map(|w| w.shape().to_vec()).unwrap_or_else(|| vec![v.len()]);
@@ -410,7 +410,7 @@ pub fn batch_norm(
     let out = dispatch_float!(x.dtype(), T => {
         let y = with_slices::<T, _>(&[Some(x), w, b], |s| {
             kn::channel_affine(s[0].expect("given"), outer, c, inner, &mean_v, &rstd_v, s[1], s[2])
-        })?;
+        })??;
         Tensor::from_vec(y, s.clone())?
     });
     let (mean_v, rstd_v) = (Arc::new(mean_v), Arc::new(rstd_v));
@@ -421,7 +421,7 @@ pub fn batch_norm(
                 let (dx, dw, db) = with_slices::<T, _>(&[Some(x), Some(go), w], |s| {
                     let (xv, gv) = (s[0].expect("given"), s[1].expect("given"));
                     kn::channel_backward(xv, gv, outer, c, inner, &m2, &r2, s[2], training)
-                })?;
+                })??;
                 let to = |v: Vec<f64>| Tensor::from_vec(v.into_iter().map(<T as crate::storage::Elem>::from_f64).collect::<Vec<T>>(), vec![c]);
                 Ok([Tensor::from_vec(dx, x.shape().to_vec())?, to(dw)?, to(db)?])
             })

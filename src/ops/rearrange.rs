@@ -207,7 +207,12 @@ pub fn repeat(t: &Tensor, sizes: &[i64]) -> Result<Tensor> {
         .chain(t.shape().iter().copied())
         .collect();
     let reps: Vec<usize> = sizes.iter().map(|&s| s as usize).collect();
-    let out_shape: Vec<usize> = xshape.iter().zip(&reps).map(|(a, b)| a * b).collect();
+    let out_shape: Vec<usize> = xshape
+        .iter()
+        .zip(&reps)
+        .map(|(a, b)| a.checked_mul(*b).unwrap_or(usize::MAX))
+        .collect();
+    crate::layout::checked_numel(&out_shape)?;
     let nd = t.ndim();
     let out = remap(t, &out_shape, |o, si| {
         for k in 0..nd {
@@ -278,9 +283,9 @@ fn sort_impl(t: &Tensor, dim: i64, descending: bool, k: Option<usize>) -> Result
     oshape[d] = keep;
     let x = super::materialize(t)?;
     let (vals, idx) = dispatch!(t.dtype(), T => {
-        let data = x.to_vec::<T>();
-        let mut vals = vec![T::default(); outer * keep * inner];
-        let mut idx = vec![0i64; outer * keep * inner];
+        let data = x.try_to_vec::<T>()?;
+        let mut vals = crate::storage::try_filled(outer * keep * inner, T::default())?;
+        let mut idx = crate::storage::try_filled(outer * keep * inner, 0i64)?;
         let mut row = Vec::with_capacity(n);
         for o in 0..outer {
             for j in 0..inner {
@@ -463,7 +468,7 @@ fn scatter_values(
         }
         return Err(Error::Runtime(msg));
     }
-    let idx = index.to_vec::<i64>();
+    let idx = index.try_to_vec::<i64>()?;
     let ostrides = crate::layout::contiguous_strides(&sshape);
     let size = sshape[d];
     dispatch!(out.dtype(), T => {
@@ -529,7 +534,7 @@ pub fn embedding(
         )));
     }
     let (num, dim) = (weight.shape()[0], weight.shape()[1]);
-    let idx = indices.to_vec::<i64>();
+    let idx = indices.try_to_vec::<i64>()?;
     if idx.iter().any(|&i| i < 0 || i as usize >= num) {
         return Err(Error::Index("index out of range in self".into()));
     }
@@ -547,7 +552,7 @@ pub fn embedding(
             vec![],
             move |ctx| {
                 let g = reshape(&ctx.grad(0)?, &[idx.len(), dim])?;
-                let mut scale = vec![1.0f64; idx.len()];
+                let mut scale = crate::storage::try_filled(idx.len(), 1.0f64)?;
                 if let Some(p) = padding_idx {
                     for (s, &i) in scale.iter_mut().zip(&idx) {
                         if i == p {
@@ -605,13 +610,22 @@ pub fn constant_pad_nd(x: &Tensor, pad: &[i64], value: crate::dtype::Scalar) -> 
     for (k, pair) in pad.chunks(2).enumerate() {
         let d = nd - 1 - k;
         let (before, after, size) = (pair[0], pair[1], x.shape()[d] as i64);
+        let overflow = || {
+            Error::Runtime(format!(
+                "padding ({before}, {after}) of a dimension of size {size} overflows"
+            ))
+        };
         let len = size + before.min(0) + after.min(0);
-        if len < 0 || size + before + after < 0 {
+        let total = size
+            .checked_add(before)
+            .and_then(|t| t.checked_add(after))
+            .ok_or_else(overflow)?;
+        if len < 0 || total < 0 {
             return Err(Error::Runtime(
                 "narrow(): length must be non-negative.".into(),
             ));
         }
-        out_shape[d] = (size + before + after) as usize;
+        out_shape[d] = total as usize;
         spans.push((
             d,
             (-before).max(0) as usize,
@@ -656,7 +670,7 @@ pub fn one_hot(indices: &Tensor, num_classes: i64) -> Result<Tensor> {
             "one_hot is only applicable to index tensor of type LongTensor.".into(),
         ));
     }
-    let idx = indices.to_vec::<i64>();
+    let idx = indices.try_to_vec::<i64>()?;
     let mut shape = indices.shape().to_vec();
     if idx.is_empty() {
         if num_classes <= 0 {
@@ -692,7 +706,7 @@ pub fn one_hot(indices: &Tensor, num_classes: i64) -> Result<Tensor> {
 /// For reflection / replication padding of the last `pad.len() / 2` dims of a tensor of
 /// `shape`: the padded shape, and for each element of one padded block (the padded dims, in
 /// row-major order) the offset of its source element in one unpadded block.
-fn pad_sources(shape: &[usize], pad: &[i64], reflect: bool) -> (Vec<usize>, Vec<usize>) {
+fn pad_sources(shape: &[usize], pad: &[i64], reflect: bool) -> Result<(Vec<usize>, Vec<usize>)> {
     let nd = shape.len();
     let np = pad.len() / 2;
     let mut out_shape = shape.to_vec();
@@ -700,38 +714,46 @@ fn pad_sources(shape: &[usize], pad: &[i64], reflect: bool) -> (Vec<usize>, Vec<
     for d in nd - np..nd {
         let k = nd - 1 - d;
         let (before, after, size) = (pad[2 * k], pad[2 * k + 1], shape[d] as i64);
-        let len = (size + before + after).max(0);
+        let len = size
+            .checked_add(before)
+            .and_then(|l| l.checked_add(after))
+            .ok_or_else(|| {
+                Error::Runtime(format!(
+                    "padding ({before}, {after}) of a dimension of size {size} overflows"
+                ))
+            })?
+            .max(0);
         out_shape[d] = len as usize;
-        maps.push(
-            (0..len)
-                .map(|i| {
-                    let j = i - before;
-                    let j = if reflect {
-                        // reflect about the edges (pads are smaller than the dim)
-                        let j = j.abs();
-                        if j >= size {
-                            2 * (size - 1) - j
-                        } else {
-                            j
-                        }
-                    } else {
-                        j.clamp(0, size - 1)
-                    };
-                    j as usize
-                })
-                .collect(),
-        );
+        let sources = (0..len).map(|i| {
+            let j = i - before;
+            let j = if reflect {
+                // reflect about the edges (pads are smaller than the dim)
+                let j = j.abs();
+                if j >= size {
+                    2 * (size - 1) - j
+                } else {
+                    j
+                }
+            } else {
+                j.clamp(0, size - 1)
+            };
+            j as usize
+        });
+        maps.push(crate::storage::try_collect(len as usize, sources)?);
     }
     // offsets in one block, row-major over the padded dims
     let in_strides = crate::layout::contiguous_strides(&shape[nd - np..]);
+    let block = crate::layout::checked_numel(&out_shape[nd - np..])?;
+    crate::layout::checked_numel(&out_shape)?;
     let mut table = vec![0usize];
     for (m, &st) in maps.iter().zip(&in_strides) {
-        table = table
+        let next = table
             .iter()
-            .flat_map(|&base| m.iter().map(move |&j| base + j * st))
-            .collect();
+            .flat_map(|&base| m.iter().map(move |&j| base + j * st));
+        table = crate::storage::try_collect(table.len() * m.len(), next)?;
     }
-    (out_shape, table)
+    debug_assert_eq!(table.len(), block);
+    Ok((out_shape, table))
 }
 
 /// PyTorch's node names for reflection / replication padding of `np` dims.
@@ -756,16 +778,17 @@ fn pad_node_name(reflect: bool, np: usize, backward: bool) -> &'static str {
 /// checked by the caller): every output element copies its source element. The gradient is
 /// `index_pad_backward`, its adjoint.
 pub fn index_pad(x: &Tensor, pad: &[i64], reflect: bool) -> Result<Tensor> {
-    let (out_shape, table) = pad_sources(x.shape(), pad, reflect);
+    let (out_shape, table) = pad_sources(x.shape(), pad, reflect)?;
     let in_block: usize = x.shape()[x.ndim() - pad.len() / 2..].iter().product();
     let out = dispatch!(x.dtype(), T => {
         let v = super::with_slice::<T, _>(x, |s| {
-            let mut out: Vec<T> = Vec::with_capacity(table.len() * s.len().checked_div(in_block).unwrap_or(0));
-            for block in s.chunks(in_block.max(1)).take(s.len().checked_div(in_block).unwrap_or(0)) {
+            let blocks = s.len().checked_div(in_block).unwrap_or(0);
+            let mut out: Vec<T> = crate::storage::alloc(table.len() * blocks)?;
+            for block in s.chunks(in_block.max(1)).take(blocks) {
                 out.extend(table.iter().map(|&t| block[t]));
             }
-            out
-        })?;
+            Ok::<_, Error>(out)
+        })??;
         Tensor::from_vec(v, out_shape.clone())?
     });
     if needs_grad(&[x]) {
@@ -791,12 +814,12 @@ pub fn index_pad_backward(
     pad: &[i64],
     reflect: bool,
 ) -> Result<Tensor> {
-    let (_, table) = pad_sources(shape, pad, reflect);
+    let (_, table) = pad_sources(shape, pad, reflect)?;
     let in_block: usize = shape[shape.len() - pad.len() / 2..].iter().product();
     let n: usize = shape.iter().product();
     let out = dispatch_float!(g.dtype(), T => {
         let v = super::with_slice::<T, _>(g, |s| {
-            let mut out = vec![<T as Elem>::from_f64(0.0); n];
+            let mut out = crate::storage::try_filled(n, <T as Elem>::from_f64(0.0))?;
             if !table.is_empty() && in_block > 0 {
                 for (block, gb) in out.chunks_mut(in_block).zip(s.chunks(table.len())) {
                     for (&t, &v) in table.iter().zip(gb) {
@@ -804,8 +827,8 @@ pub fn index_pad_backward(
                     }
                 }
             }
-            out
-        })?;
+            Ok(out)
+        })??;
         Tensor::from_vec(v, shape.to_vec())?
     });
     if needs_grad(&[g]) {

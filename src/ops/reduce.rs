@@ -113,7 +113,9 @@ pub fn sum_dims(
     };
     let rd = dims_of(dims, t.ndim())?;
     let kshape = keep_shape(t.shape(), &rd);
-    let out = if src.is_contiguous() && !rd.windows(2).all(|w| w[1] == w[0] + 1) {
+    let out = if let Some(out) = sum_expanded(&src, &rd, keepdim)? {
+        out
+    } else if src.is_contiguous() && !rd.windows(2).all(|w| w[1] == w[0] + 1) {
         // reduced dims not adjacent (a conv bias grad sums N, H, W): the last run of adjacent
         // dims first, kept as size 1, then the rest; two passes over shrinking data instead
         // of a permuted copy of the whole tensor
@@ -160,6 +162,55 @@ pub fn sum_dims(
         });
     }
     Ok(out)
+}
+
+/// A sum over a tensor with expanded (stride-0) dims, read in place instead of copied: such a
+/// dim holds one value, so it is summed as that value times its size when reduced, and the
+/// result is broadcast along it when kept. None when the tensor has no expanded dim.
+fn sum_expanded(src: &Tensor, rd: &[usize], keepdim: bool) -> Result<Option<Tensor>> {
+    let l = src.layout();
+    let expanded = |d: usize| l.strides[d] == 0 && l.shape[d] > 1;
+    if !(0..l.shape.len()).any(expanded) {
+        return Ok(None);
+    }
+    let _g = crate::autograd::GradModeGuard::new(false);
+    let mut shape = l.shape.clone();
+    let mut factor = 1usize;
+    for d in (0..shape.len()).filter(|&d| expanded(d)) {
+        if rd.contains(&d) {
+            factor *= shape[d];
+        }
+        shape[d] = 1;
+    }
+    let distinct = src.detach().with_layout(Layout {
+        shape,
+        strides: l.strides.clone(),
+        offset: l.offset,
+    });
+    let dims: Vec<i64> = rd.iter().map(|&d| d as i64).collect();
+    let mut s = sum_dims(&distinct, Some(&dims), true, None)?;
+    if factor != 1 {
+        let k = if s.dtype().is_float() {
+            Scalar::Float(factor as f64)
+        } else {
+            Scalar::Int(factor as i64)
+        };
+        s = binary(BinOp::Mul, &Operand::T(s), &Operand::S(k))?;
+    }
+    let kshape: Vec<i64> = keep_shape(src.shape(), rd)
+        .iter()
+        .map(|&d| d as i64)
+        .collect();
+    let s = super::contiguous(&expand(&s, &kshape)?)?;
+    Ok(Some(if keepdim {
+        s
+    } else {
+        let out_shape: Vec<usize> = (0..src.ndim())
+            .filter(|i| !rd.contains(i))
+            .map(|i| src.shape()[i])
+            .collect();
+        reshape(&s, &out_shape)?
+    }))
 }
 
 pub fn sum(t: &Tensor) -> Result<Tensor> {
@@ -241,7 +292,7 @@ pub fn prod(t: &Tensor, dim: Option<i64>, keepdim: bool, dtype: Option<DType>) -
                 let (x, o) = (&ctx.saved[0], &ctx.saved[1]);
                 let ge = expand_back(&g, &ishape, &kshape)?;
                 let oe = expand_back(o, &ishape, &kshape)?;
-                let has_zero = x.to_f64_vec().contains(&0.0);
+                let has_zero = x.any_f64(|v| v == 0.0);
                 let d = if !has_zero {
                     binary(BinOp::Div, &Operand::T(oe), &Operand::T(x.clone()))?
                 } else if crate::autograd::is_grad_enabled() && x.requires_grad() {
@@ -294,7 +345,7 @@ fn prod_others(x: &Tensor, rd: &[usize]) -> Result<Tensor> {
             .collect();
         groups.entry(key).or_default().push(i);
     }
-    let mut out = vec![0.0; n];
+    let mut out = crate::storage::try_filled(n, 0.0)?;
     for idx in groups.values() {
         for &i in idx {
             out[i] = idx.iter().filter(|&&j| j != i).map(|&j| vals[j]).product();
@@ -690,7 +741,7 @@ fn softmax_forward(x: &Tensor, d: usize, log: bool) -> Result<Tensor> {
     let (outer, red, inner) = (p.outer, p.red, p.inner);
     let out = dispatch!(x.dtype(), T => {
         let v = contiguous_slice::<T, _>(&p.data, |s| {
-            let mut out = vec![T::default(); s.len()];
+            let mut out = crate::storage::try_filled(s.len(), T::default())?;
             for o in 0..outer {
                 for i in 0..inner {
                     let at = |r: usize| o * red * inner + r * inner + i;
@@ -710,8 +761,8 @@ fn softmax_forward(x: &Tensor, d: usize, log: bool) -> Result<Tensor> {
                     }
                 }
             }
-            out
-        });
+            Ok::<_, Error>(out)
+        })?;
         Tensor::from_vec(v, x.shape().to_vec())?
     });
     Ok(if p.data.ptr_eq(x) || x.is_contiguous() {

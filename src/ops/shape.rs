@@ -266,6 +266,9 @@ pub fn expand(t: &Tensor, sizes: &[i64]) -> Result<Tensor> {
             shape.push(s as usize);
         }
     }
+    // as PyTorch, a shape whose element count does not fit in int64 is refused
+    crate::layout::checked_numel(&shape)
+        .map_err(|_| Error::Runtime("numel: integer multiplication overflow".into()))?;
     let out = view_of(t, t.layout().broadcast_to(&shape)?);
     if needs_grad(&[t]) {
         let ishape = t.shape().to_vec();
@@ -392,7 +395,7 @@ pub fn narrow(t: &Tensor, dim: i64, start: i64, len: i64) -> Result<Tensor> {
             -size, size, start
         )));
     }
-    if len < 0 || start + len > size {
+    if len < 0 || len > size - start {
         return Err(Error::Runtime(format!(
             "start ({start}) + length ({len}) exceeds dimension size ({size})."
         )));
@@ -550,10 +553,10 @@ pub fn stack(ts: &[Tensor], dim: i64) -> Result<Tensor> {
 /// Several regions of `t` as views recorded by one multi-output node (SplitBackward0,
 /// UnbindBackward0, ...): its backward embeds each output's gradient back in place.
 pub fn regions(t: &Tensor, regions: Vec<Region>, name: &'static str) -> Result<Vec<Tensor>> {
-    let outs: Vec<Tensor> = regions
-        .iter()
-        .map(|r| view_of(t, r.apply(t.layout())))
-        .collect();
+    // one tensor object (a few hundred bytes with its layout) per region
+    crate::storage::check_fits(regions.len().saturating_mul(256))?;
+    let mut outs: Vec<Tensor> = crate::storage::alloc(regions.len())?;
+    outs.extend(regions.iter().map(|r| view_of(t, r.apply(t.layout()))));
     if needs_grad(&[t]) {
         let (shape, dtype) = (t.shape().to_vec(), t.dtype());
         let refs: Vec<&Tensor> = outs.iter().collect();
@@ -609,9 +612,8 @@ pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
         ));
     }
     let d = wrap_dim(dim, t.ndim())?;
-    let rs = (0..t.shape()[d])
-        .map(|i| Region::Select { dim: d, index: i })
-        .collect();
+    let n = t.shape()[d];
+    let rs = crate::storage::try_collect(n, (0..n).map(|i| Region::Select { dim: d, index: i }))?;
     regions(t, rs, "UnbindBackward0")
 }
 

@@ -1,7 +1,8 @@
 //! The one place where Rust errors become Python exceptions, and the one helper that runs core
-//! work (releasing the GIL when it is heavy) with panics caught.
+//! work with panics caught, deciding (`Work`) whether the GIL is released meanwhile.
 
 use crate::error::Error;
+use crate::tensor::Tensor;
 use pyo3::exceptions::{
     PyIndexError, PyMemoryError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError,
 };
@@ -22,6 +23,43 @@ pub fn stash_pyerr(e: PyErr) -> Error {
     Error::Runtime(PYTHON_ERROR.into())
 }
 
+/// The Python exception stashed on this thread, if any (to move it to another thread).
+pub fn take_pending() -> Option<PyErr> {
+    PENDING.with(|p| p.borrow_mut().take())
+}
+
+pub fn restore_pending(e: PyErr) {
+    PENDING.with(|p| *p.borrow_mut() = Some(e));
+}
+
+static OUT_OF_MEMORY: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> =
+    pyo3::sync::PyOnceLock::new();
+
+/// `ferrograd.OutOfMemoryError`: an allocation the system refused. PyTorch raises a
+/// RuntimeError there (and `torch.OutOfMemoryError`, a RuntimeError, on GPUs); it is also a
+/// MemoryError, as Python code expects of memory exhaustion.
+pub fn out_of_memory_error(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::PyType>> {
+    OUT_OF_MEMORY
+        .get_or_try_init(py, || {
+            let builtins = py.import("builtins")?;
+            let bases = (
+                builtins.getattr("RuntimeError")?,
+                builtins.getattr("MemoryError")?,
+            );
+            let ns = pyo3::types::PyDict::new(py);
+            ns.set_item("__module__", "ferrograd")?;
+            ns.set_item(
+                "__doc__",
+                "An allocation the system refused (a RuntimeError, as in PyTorch, and a MemoryError).",
+            )?;
+            let cls = builtins
+                .getattr("type")?
+                .call1(("OutOfMemoryError", bases, ns))?;
+            Ok(cls.cast_into::<pyo3::types::PyType>()?.unbind())
+        })
+        .map(|c| c.bind(py))
+}
+
 impl From<Error> for PyErr {
     fn from(e: Error) -> PyErr {
         if let Some(p) = PENDING.with(|p| p.borrow_mut().take()) {
@@ -33,7 +71,10 @@ impl From<Error> for PyErr {
             Error::Value(m) => PyValueError::new_err(m),
             Error::Type(m) => PyTypeError::new_err(m),
             Error::NotImplemented(m) => PyNotImplementedError::new_err(m),
-            Error::Memory(m) => PyMemoryError::new_err(m),
+            Error::Memory(m) => Python::attach(|py| match out_of_memory_error(py) {
+                Ok(cls) => PyErr::from_type(cls.clone(), m),
+                Err(_) => PyMemoryError::new_err(m),
+            }),
         }
     }
 }
@@ -56,14 +97,43 @@ fn catch<T>(f: impl FnOnce() -> crate::Result<T>) -> crate::Result<T> {
     }
 }
 
-/// Runs core work with panics turned into RuntimeError. With `heavy`, the GIL is released
-/// around it (`Python::detach`), so other Python threads run meanwhile.
+/// How core work is run: with the GIL kept, or released so other Python threads run meanwhile.
+/// Built by the constructors below, which are the one place that decides.
+#[derive(Clone, Copy)]
+pub struct Work {
+    release: bool,
+}
+
+impl Work {
+    /// `n` elements (or multiply-adds) of work over `tensors`. The GIL is released when the
+    /// work is heavy (at least `HEAVY_NUMEL`) and none of the tensors' memory is shared with
+    /// numpy (`from_numpy` / `.numpy()`): Python code writing through numpy must not run while
+    /// a kernel reads or writes that memory, so such work keeps the GIL.
+    pub fn over<'a>(tensors: impl IntoIterator<Item = &'a Tensor>, n: usize) -> Work {
+        let mut tensors = tensors.into_iter();
+        Work {
+            release: n >= HEAVY_NUMEL && !tensors.any(|t| t.storage().is_shared()),
+        }
+    }
+    /// Work proportional to the tensors' element count.
+    pub fn elems<'a>(tensors: impl IntoIterator<Item = &'a Tensor> + Clone) -> Work {
+        let n = tensors.clone().into_iter().map(|t| t.numel()).sum();
+        Work::over(tensors, n)
+    }
+    /// Work too small to be worth releasing the GIL.
+    pub const LIGHT: Work = Work { release: false };
+    /// The backward engine: always without the GIL, which Python backwards and hooks take for
+    /// themselves (the tensors it touches are not known in advance).
+    pub const ENGINE: Work = Work { release: true };
+}
+
+/// Runs core work with panics turned into RuntimeError, releasing the GIL as `work` says.
 pub fn run<T: Send>(
     py: Python<'_>,
-    heavy: bool,
+    work: Work,
     f: impl FnOnce() -> crate::Result<T> + Send,
 ) -> PyResult<T> {
-    let r = if heavy {
+    let r = if work.release {
         py.detach(|| catch(f))
     } else {
         catch(f)
@@ -76,5 +146,5 @@ pub fn guarded<T>(f: impl FnOnce() -> crate::Result<T>) -> PyResult<T> {
     catch(f).map_err(PyErr::from)
 }
 
-/// Element count above which forward kernels release the GIL.
+/// Element count from which work releases the GIL.
 pub const HEAVY_NUMEL: usize = 1 << 15;

@@ -10,8 +10,11 @@ use crate::autograd::hooks::{self, GradHook, Hook, HookKind, PackedTensor, Saved
 use crate::error::Result;
 use crate::tensor::Tensor;
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
+use pyo3::PyTraverseError;
+use std::any::Any;
 use std::sync::Arc;
 
 fn to_tuple<'py>(py: Python<'py>, grads: &[Option<Tensor>]) -> PyResult<Bound<'py, PyTuple>> {
@@ -66,6 +69,44 @@ impl GradHook for PyGradHook {
             r.map_err(stash_pyerr)
         })
     }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Shows Python's cycle collector the Python objects of a callback held by the core (a hook,
+/// a custom Function's backward, a packed saved tensor); see `graph::visit_owned_callbacks`.
+pub fn visit_callback(
+    obj: &dyn Any,
+    visit: &PyVisit<'_>,
+) -> std::result::Result<(), PyTraverseError> {
+    if let Some(h) = obj.downcast_ref::<PyGradHook>() {
+        visit.call(&h.f)
+    } else if let Some(p) = obj.downcast_ref::<PyPacked>() {
+        visit.call(&p.obj)?;
+        visit.call(&p.unpack)
+    } else if let Some(b) = obj.downcast_ref::<super::node::PyBackward>() {
+        visit.call(&b.f)
+    } else {
+        Ok(())
+    }
+}
+
+/// Runs a core visit (`graph::visit_owned_callbacks` / `visit_node_callbacks`) with
+/// `visit_callback`, returning the collector's first error.
+pub fn traverse_with(
+    visit: &PyVisit<'_>,
+    walk: impl FnOnce(&mut dyn FnMut(&dyn Any) -> bool) -> bool,
+) -> std::result::Result<(), PyTraverseError> {
+    let mut err = None;
+    walk(&mut |obj| match visit_callback(obj, visit) {
+        Ok(()) => true,
+        Err(e) => {
+            err = Some(e);
+            false
+        }
+    });
+    err.map_or(Ok(()), Err)
 }
 
 fn hook_kind(kind: &str, output_nr: u32) -> PyResult<HookKind> {
@@ -163,6 +204,9 @@ impl PackedTensor for PyPacked {
                 )))),
             }
         })
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
     }
 }
 

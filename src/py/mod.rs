@@ -17,7 +17,7 @@ use crate::ops::{self, Operand};
 use crate::storage::{Elem, Storage};
 use crate::tensor::Tensor;
 use convert::{operand, required_dtype, PyDType};
-use errors::run;
+use errors::{run, Work};
 use numpy::{PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -48,8 +48,10 @@ fn _from_array(a: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         "<f8" => copy_array::<f64>(a)?,
         "<i8" => copy_array::<i64>(a)?,
         "|b1" => {
+            // numpy's bools may hold any non-zero byte (views of other data): stored as 0 / 1
             let u8s = a.call_method1("view", ("uint8",))?;
             let t = copy_array::<u8>(&u8s)?;
+            t.storage().write::<u8>().iter_mut().for_each(|b| *b = (*b != 0) as u8);
             Tensor::from_parts(t.storage().clone(), t.layout().clone(), DType::Bool)
         }
         other => {
@@ -139,24 +141,14 @@ fn _eye(n: usize, m: usize, dtype: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
 #[pyo3(signature = (tensors, dim=0))]
 fn cat(py: Python<'_>, tensors: Vec<PyRef<'_, PyTensor>>, dim: i64) -> PyResult<PyTensor> {
     let ts = self::tensors(&tensors);
-    run(
-        py,
-        ts.iter().map(|t| t.numel()).sum::<usize>() > errors::HEAVY_NUMEL,
-        move || ops::cat(&ts, dim),
-    )
-    .map(PyTensor::new)
+    run(py, Work::elems(&ts), move || ops::cat(&ts, dim)).map(PyTensor::new)
 }
 
 #[pyfunction]
 #[pyo3(signature = (tensors, dim=0))]
 fn stack(py: Python<'_>, tensors: Vec<PyRef<'_, PyTensor>>, dim: i64) -> PyResult<PyTensor> {
     let ts = self::tensors(&tensors);
-    run(
-        py,
-        ts.iter().map(|t| t.numel()).sum::<usize>() > errors::HEAVY_NUMEL,
-        move || ops::stack(&ts, dim),
-    )
-    .map(PyTensor::new)
+    run(py, Work::elems(&ts), move || ops::stack(&ts, dim)).map(PyTensor::new)
 }
 
 #[pyfunction]
@@ -172,10 +164,8 @@ fn where_(
         .ok_or_else(|| PyTypeError::new_err("where(): input must be a Tensor or a number"))?;
     let b = operand(other)
         .ok_or_else(|| PyTypeError::new_err("where(): other must be a Tensor or a number"))?;
-    run(py, c.numel() > errors::HEAVY_NUMEL, move || {
-        ops::where_op(&c, &a, &b)
-    })
-    .map(PyTensor::new)
+    let work = Work::elems([&c].into_iter().chain(a.tensor()).chain(b.tensor()));
+    run(py, work, move || ops::where_op(&c, &a, &b)).map(PyTensor::new)
 }
 
 #[pyfunction]
@@ -188,9 +178,94 @@ fn _set_grad_enabled(mode: bool) {
     crate::autograd::set_grad_enabled(mode);
 }
 
+/// Raises OutOfMemoryError for `bytes` the machine cannot hold (for Python code about to make
+/// that many objects).
+#[pyfunction]
+fn _check_fits(bytes: usize) -> PyResult<()> {
+    errors::guarded(|| crate::storage::check_fits(bytes))
+}
+
 #[pyfunction]
 fn _live_nodes() -> usize {
     crate::autograd::graph::live_nodes()
+}
+
+thread_local! {
+    /// Backward passes running on this thread's native stack (nested through Python backwards
+    /// calling `autograd.grad`).
+    static STACKED_BACKWARDS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Nested backwards run on one thread's stack up to this depth (each level is a few KB of
+/// engine and interpreter frames: the 8 MB main stack overflowed between 1,500 and 2,000).
+const MAX_STACKED_BACKWARDS: usize = 48;
+/// Stack of a thread that continues a deep nesting.
+const NESTED_STACK_BYTES: usize = 16 << 20;
+
+struct StackDepth(usize);
+
+impl StackDepth {
+    fn enter(depth: usize) -> StackDepth {
+        STACKED_BACKWARDS.with(|d| d.set(depth + 1));
+        StackDepth(depth)
+    }
+}
+
+impl Drop for StackDepth {
+    fn drop(&mut self) {
+        STACKED_BACKWARDS.with(|d| d.set(self.0));
+    }
+}
+
+/// Runs a backward on this thread, or, when `MAX_STACKED_BACKWARDS` are already nested on its
+/// stack, on a new thread with a stack of known size that takes over this thread's autograd
+/// state (as PyTorch's engine hands reentrant backwards past depth 60 to another thread), so
+/// nesting is bounded by memory, not by the native stack. What the backward leaves in
+/// thread-locals (a Python exception, a deferred error, anomaly mode's failed node) comes back
+/// with its result.
+fn on_bounded_stack<T: Send>(f: impl FnOnce() -> crate::Result<T> + Send) -> crate::Result<T> {
+    let depth = STACKED_BACKWARDS.with(|d| d.get());
+    if depth < MAX_STACKED_BACKWARDS {
+        let _depth = StackDepth::enter(depth);
+        return f();
+    }
+    let state = crate::autograd::engine::ThreadState::capture();
+    let spawned = std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("ferrograd-nested-backward".into())
+            .stack_size(NESTED_STACK_BYTES)
+            .spawn_scoped(s, move || {
+                state.install();
+                let _depth = StackDepth::enter(0);
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+                (
+                    r,
+                    errors::take_pending(),
+                    crate::error::take_deferred_error(),
+                    crate::autograd::hooks::take_failed_node(),
+                )
+            })
+            .map(|h| h.join())
+    });
+    let (r, pending, deferred, failed) = match spawned {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(payload)) => std::panic::resume_unwind(payload),
+        Err(e) => {
+            return Err(crate::Error::Runtime(format!(
+                "could not start a thread for a backward nested {depth} levels deep: {e}"
+            )))
+        }
+    };
+    if let Some(e) = pending {
+        errors::restore_pending(e);
+    }
+    if let Some(e) = deferred {
+        crate::error::defer_error(e);
+    }
+    if let Some((name, trace)) = failed {
+        crate::autograd::hooks::set_failed_node(name, trace);
+    }
+    r.unwrap_or_else(|payload| std::panic::resume_unwind(payload))
 }
 
 /// The engine entry point behind `backward()` and `autograd.grad()`; runs without the GIL.
@@ -217,7 +292,10 @@ fn _run_backward(
         accumulate,
         allow_unused,
     };
-    let out = run(py, true, move || run_backward(&roots, grads, opts)).inspect_err(|_| {
+    let out = run(py, Work::ENGINE, move || {
+        on_bounded_stack(move || run_backward(&roots, grads, opts))
+    })
+    .inspect_err(|_| {
         if crate::autograd::hooks::anomaly_enabled() {
             hooks::report_anomaly(py);
         }
@@ -251,7 +329,7 @@ fn _scalar_binary(
             "{name}(): at least one argument must be a Tensor"
         )));
     }
-    run(py, false, move || ops::binary(op, &x, &y)).map(PyTensor::new)
+    run(py, Work::LIGHT, move || ops::binary(op, &x, &y)).map(PyTensor::new)
 }
 
 /// `torch.set_num_threads`.
@@ -276,7 +354,9 @@ fn get_num_threads() -> usize {
 #[pyo3(name = "_core")]
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::tune_allocator();
+    crate::fork::install();
     m.add_class::<PyTensor>()?;
+    m.add("OutOfMemoryError", errors::out_of_memory_error(m.py())?)?;
     m.add_class::<PyDType>()?;
     m.add_class::<node::PyNodeHandle>()?;
     random::register(m)?;
@@ -302,6 +382,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(is_grad_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(_set_grad_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(_live_nodes, m)?)?;
+    m.add_function(wrap_pyfunction!(_check_fits, m)?)?;
     m.add_function(wrap_pyfunction!(_run_backward, m)?)?;
     m.add_function(wrap_pyfunction!(_scalar_binary, m)?)?;
     m.add_function(wrap_pyfunction!(node::_record_function, m)?)?;

@@ -1,14 +1,10 @@
 //! Bindings of the fused nn ops: losses, linear, leaky_relu.
 
-use super::errors::{run, HEAVY_NUMEL};
+use super::errors::{run, Work};
 use super::tensor::PyTensor;
 use crate::ops::loss::{self, Pointwise, Reduction};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-
-fn heavy(n: usize) -> bool {
-    n > HEAVY_NUMEL
-}
 
 #[pyfunction]
 #[pyo3(signature = (kind, input, target, reduction, param = 1.0, weight = None, pos_weight = None))]
@@ -25,6 +21,13 @@ fn _pointwise_loss(
 ) -> PyResult<PyTensor> {
     let r = Reduction::parse(reduction)?;
     let weight = weight.map(|w| w.t.clone());
+    let (x, y) = (input.t.clone(), target.t.clone());
+    let work = Work::elems(
+        [&x, &y]
+            .into_iter()
+            .chain(&weight)
+            .chain(pos_weight.as_ref().map(|w| &w.t)),
+    );
     let kind = match kind {
         "mse" => Pointwise::Mse,
         "smooth_l1" => Pointwise::SmoothL1 { beta: param },
@@ -36,11 +39,7 @@ fn _pointwise_loss(
         },
         _ => return Err(PyValueError::new_err(format!("unknown loss {kind}"))),
     };
-    let (x, y) = (input.t.clone(), target.t.clone());
-    run(py, heavy(x.numel()), move || {
-        loss::pointwise_loss(kind, &x, &y, r)
-    })
-    .map(PyTensor::new)
+    run(py, work, move || loss::pointwise_loss(kind, &x, &y, r)).map(PyTensor::new)
 }
 
 #[pyfunction]
@@ -58,9 +57,11 @@ fn _nll_loss(
         target.t.clone(),
         weight.map(|w| w.t.clone()),
     );
-    run(py, heavy(x.numel()), move || {
-        loss::nll_loss(&x, &tg, w.as_ref(), r, ignore_index)
-    })
+    run(
+        py,
+        Work::elems([&x, &tg].into_iter().chain(&w)),
+        move || loss::nll_loss(&x, &tg, w.as_ref(), r, ignore_index),
+    )
     .map(PyTensor::new)
 }
 
@@ -71,7 +72,7 @@ fn _leaky_relu(
     negative_slope: f64,
 ) -> PyResult<PyTensor> {
     let x = input.t.clone();
-    run(py, heavy(x.numel()), move || {
+    run(py, Work::elems([&x]), move || {
         crate::ops::leaky_relu(&x, negative_slope)
     })
     .map(PyTensor::new)
@@ -87,9 +88,11 @@ fn linear(
 ) -> PyResult<PyTensor> {
     let (x, w, b) = (input.t.clone(), weight.t.clone(), bias.map(|b| b.t.clone()));
     let work = x.numel() * w.shape().first().copied().unwrap_or(1);
-    run(py, heavy(work), move || {
-        crate::ops::linear(&x, &w, b.as_ref())
-    })
+    run(
+        py,
+        Work::over([&x, &w].into_iter().chain(&b), work),
+        move || crate::ops::linear(&x, &w, b.as_ref()),
+    )
     .map(PyTensor::new)
 }
 
@@ -153,9 +156,11 @@ fn conv(
     };
     let (x, w, b) = (input.t.clone(), weight.t.clone(), bias.map(|b| b.t.clone()));
     let work = x.numel() * w.numel();
-    run(py, heavy(work), move || {
-        crate::ops::conv::convolution(&x, &w, b.as_ref(), &p)
-    })
+    run(
+        py,
+        Work::over([&x, &w].into_iter().chain(&b), work),
+        move || crate::ops::conv::convolution(&x, &w, b.as_ref(), &p),
+    )
     .map(PyTensor::new)
 }
 
@@ -178,7 +183,7 @@ fn max_pool2d(
         two(&sizes(&dilation, "dilation")?),
     );
     let x = input.t.clone();
-    run(py, heavy(x.numel()), move || {
+    run(py, Work::elems([&x]), move || {
         crate::ops::conv::max_pool2d(&x, k, s, p, d, ceil_mode)
     })
     .map(|(v, i)| (PyTensor::new(v), PyTensor::new(i)))
@@ -202,7 +207,7 @@ fn avg_pool2d(
     );
     let p = two(&sizes(&padding, "pool padding")?);
     let x = input.t.clone();
-    run(py, heavy(x.numel()), move || {
+    run(py, Work::elems([&x]), move || {
         crate::ops::conv::avg_pool2d(&x, k, s, p, ceil_mode, count_include_pad, divisor_override)
     })
     .map(PyTensor::new)
@@ -216,7 +221,7 @@ fn adaptive_avg_pool2d(
 ) -> PyResult<PyTensor> {
     let o = two(&sizes(&output_size, "output size")?);
     let x = input.t.clone();
-    run(py, heavy(x.numel()), move || {
+    run(py, Work::elems([&x]), move || {
         crate::ops::conv::adaptive_avg_pool2d(&x, o)
     })
     .map(PyTensor::new)
@@ -238,9 +243,11 @@ fn layer_norm(
 ) -> PyResult<PyTensor> {
     let shape = sizes(&normalized_shape, "normalized_shape")?;
     let (x, w, b) = (input.t.clone(), opt(&weight), opt(&bias));
-    run(py, heavy(x.numel()), move || {
-        crate::ops::norm::layer_norm(&x, &shape, w.as_ref(), b.as_ref(), eps)
-    })
+    run(
+        py,
+        Work::elems([&x].into_iter().chain(&w).chain(&b)),
+        move || crate::ops::norm::layer_norm(&x, &shape, w.as_ref(), b.as_ref(), eps),
+    )
     .map(PyTensor::new)
 }
 
@@ -256,9 +263,11 @@ fn group_norm(
 ) -> PyResult<PyTensor> {
     let groups = sizes(&[num_groups], "num_groups")?[0];
     let (x, w, b) = (input.t.clone(), opt(&weight), opt(&bias));
-    run(py, heavy(x.numel()), move || {
-        crate::ops::norm::group_norm(&x, groups, w.as_ref(), b.as_ref(), eps)
-    })
+    run(
+        py,
+        Work::elems([&x].into_iter().chain(&w).chain(&b)),
+        move || crate::ops::norm::group_norm(&x, groups, w.as_ref(), b.as_ref(), eps),
+    )
     .map(PyTensor::new)
 }
 
@@ -277,18 +286,22 @@ fn batch_norm(
 ) -> PyResult<PyTensor> {
     let (x, w, b) = (input.t.clone(), opt(&weight), opt(&bias));
     let (rm, rv) = (opt(&running_mean), opt(&running_var));
-    run(py, heavy(x.numel()), move || {
-        crate::ops::norm::batch_norm(
-            &x,
-            w.as_ref(),
-            b.as_ref(),
-            rm.as_ref(),
-            rv.as_ref(),
-            training,
-            momentum,
-            eps,
-        )
-    })
+    run(
+        py,
+        Work::elems([&x].into_iter().chain(&w).chain(&b).chain(&rm).chain(&rv)),
+        move || {
+            crate::ops::norm::batch_norm(
+                &x,
+                w.as_ref(),
+                b.as_ref(),
+                rm.as_ref(),
+                rv.as_ref(),
+                training,
+                momentum,
+                eps,
+            )
+        },
+    )
     .map(PyTensor::new)
 }
 
@@ -311,9 +324,11 @@ fn _sdpa(
         opt(&attn_mask),
     );
     let work = q.numel() * k.shape().get(2).copied().unwrap_or(1);
-    run(py, heavy(work), move || {
-        crate::ops::attention::sdpa(&q, &k, &v, m.as_ref(), is_causal, scale)
-    })
+    run(
+        py,
+        Work::over([&q, &k, &v].into_iter().chain(&m), work),
+        move || crate::ops::attention::sdpa(&q, &k, &v, m.as_ref(), is_causal, scale),
+    )
     .map(PyTensor::new)
 }
 
@@ -336,7 +351,7 @@ fn im2col(
         two(&sizes(&stride, "stride")?),
     );
     let x = input.t.clone();
-    run(py, heavy(x.numel() * k.0 * k.1), move || {
+    run(py, Work::over([&x], x.numel() * k.0 * k.1), move || {
         crate::ops::conv::unfold(&x, k, d, p, s)
     })
     .map(PyTensor::new)
@@ -363,7 +378,7 @@ fn col2im(
         two(&sizes(&stride, "stride")?),
     );
     let x = input.t.clone();
-    run(py, heavy(x.numel()), move || {
+    run(py, Work::elems([&x]), move || {
         crate::ops::conv::fold(&x, o, k, d, p, s)
     })
     .map(PyTensor::new)

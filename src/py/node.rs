@@ -4,13 +4,16 @@
 use super::errors::stash_pyerr;
 use super::tensor::{wrap_cached, PyTensor};
 use crate::autograd::graph::{
-    record_node, unpack_saved, ExternalBackward, NodeId, NodeKind, NodeRef, Saved,
+    record_node, unpack_saved, visit_node_callbacks, ExternalBackward, NodeId, NodeKind, NodeRef,
+    Saved,
 };
 use crate::error::Result;
 use crate::tensor::Tensor;
+use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyTuple;
+use pyo3::PyTraverseError;
 use std::sync::Arc;
 
 /// A counted reference to a node, wrapped by `ferrograd.autograd.graph.Node` objects.
@@ -21,6 +24,12 @@ pub struct PyNodeHandle {
 
 #[pymethods]
 impl PyNodeHandle {
+    /// The cycle collector sees the callbacks of a node this handle owns alone (a grad_fn kept
+    /// as a Python attribute of its own Function's ctx).
+    fn __traverse__(&self, visit: PyVisit<'_>) -> std::result::Result<(), PyTraverseError> {
+        let id = self.node.id();
+        super::hooks::traverse_with(&visit, |f| visit_node_callbacks(id, 1, f))
+    }
     fn name(&self) -> String {
         self.node.name()
     }
@@ -81,8 +90,8 @@ pub fn node_object(py: Python<'_>, n: NodeRef) -> PyResult<Bound<'_, PyAny>> {
 }
 
 /// The backward of a Python `autograd.Function`: calls `fn(*grads)` with the GIL held.
-struct PyBackward {
-    f: Py<PyAny>,
+pub(crate) struct PyBackward {
+    pub(crate) f: Py<PyAny>,
 }
 
 impl ExternalBackward for PyBackward {
@@ -124,6 +133,9 @@ impl ExternalBackward for PyBackward {
                 })
                 .collect()
         })
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
 

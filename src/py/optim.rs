@@ -1,6 +1,6 @@
 //! Bindings of the fused optimizer steps and the foreach helpers of `nn.utils`.
 
-use super::errors::{run, HEAVY_NUMEL};
+use super::errors::{run, Work};
 use super::tensor::PyTensor;
 use crate::kernels::optim::{Adagrad, Adam, RmsProp, Sgd};
 use crate::ops::optim::{self, AdamState, RmsPropState};
@@ -9,10 +9,6 @@ use pyo3::prelude::*;
 
 fn ts(v: &[PyRef<'_, PyTensor>]) -> Vec<Tensor> {
     v.iter().map(|t| t.t.clone()).collect()
-}
-
-fn heavy(params: &[Tensor]) -> bool {
-    params.iter().map(|t| t.numel()).sum::<usize>() > HEAVY_NUMEL
 }
 
 #[pyfunction]
@@ -43,7 +39,9 @@ fn _sgd_step(
         maximize,
         init_buffer: false,
     };
-    let out = run(py, heavy(&p), || optim::sgd_step(&p, &g, bufs, a))?;
+    let out = run(py, Work::elems(p.iter().chain(&g)), || {
+        optim::sgd_step(&p, &g, bufs, a)
+    })?;
     // existing buffers come back as the same Python objects
     out.into_iter()
         .zip(momentum_buffers)
@@ -98,7 +96,9 @@ fn _adam_step(
         decoupled: decoupled_weight_decay,
         step: 0.0,
     };
-    run(py, heavy(&p), || optim::adam_step(&p, &g, &s, a))
+    run(py, Work::elems(p.iter().chain(&g)), || {
+        optim::adam_step(&p, &g, &s, a)
+    })
 }
 
 #[pyfunction]
@@ -141,7 +141,9 @@ fn _rmsprop_step(
         centered,
         maximize,
     };
-    run(py, heavy(&p), || optim::rmsprop_step(&p, &g, &s, h))
+    run(py, Work::elems(p.iter().chain(&g)), || {
+        optim::rmsprop_step(&p, &g, &s, h)
+    })
 }
 
 #[pyfunction]
@@ -167,7 +169,7 @@ fn _adagrad_step(
         maximize,
         step: 0.0,
     };
-    run(py, heavy(&p), || {
+    run(py, Work::elems(p.iter().chain(&g)), || {
         optim::adagrad_step(&p, &g, &sums, &steps, a)
     })
 }
@@ -179,7 +181,7 @@ fn _foreach_norm(
     ord: f64,
 ) -> PyResult<PyTensor> {
     let t = ts(&tensors);
-    run(py, heavy(&t), || optim::foreach_norm(&t, ord)).map(PyTensor::new)
+    run(py, Work::elems(&t), || optim::foreach_norm(&t, ord)).map(PyTensor::new)
 }
 
 #[pyfunction]
@@ -193,7 +195,7 @@ fn _foreach_mul_(
         Err(_) => scalar.extract()?,
     };
     let t = ts(&tensors);
-    run(py, heavy(&t), || optim::foreach_mul_(&t, s))
+    run(py, Work::elems(&t), || optim::foreach_mul_(&t, s))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -1,7 +1,7 @@
 //! Random sampling: `ferrograd.Generator` and the samplers that take a `generator=`.
 
 use super::convert::required_dtype;
-use super::errors::{guarded, run, HEAVY_NUMEL};
+use super::errors::{guarded, run, Work};
 use super::tensor::PyTensor;
 use crate::creation::{self, Dist, Generator};
 use crate::tensor::Tensor;
@@ -127,11 +127,9 @@ pub fn _random(
 ) -> PyResult<PyTensor> {
     let d = required_dtype(dtype)?;
     let dist = dist(kind, a, b)?;
-    let (g, heavy) = (
-        gen_of(&generator),
-        shape.iter().product::<usize>() > HEAVY_NUMEL,
-    );
-    run(py, heavy, move || {
+    let g = gen_of(&generator);
+    let work = Work::over([], shape.iter().product::<usize>());
+    run(py, work, move || {
         creation::random(&shape, dist, d, g.as_ref())
     })
     .map(PyTensor::new)
@@ -150,7 +148,7 @@ pub fn _fill_random(
 ) -> PyResult<()> {
     let dist = dist(kind, a, b)?;
     let (x, g) = (t.t.clone(), gen_of(&generator));
-    run(py, x.numel() > HEAVY_NUMEL, move || {
+    run(py, Work::elems([&x]), move || {
         creation::fill_random(&x, dist, g.as_ref())
     })
 }
@@ -170,7 +168,7 @@ pub fn _randperm(
     }
     let d = required_dtype(dtype)?;
     let g = gen_of(&generator);
-    run(py, n as usize > HEAVY_NUMEL, move || {
+    run(py, Work::over([], n as usize), move || {
         creation::randperm(n as usize, d, g.as_ref())
     })
     .map(PyTensor::new)

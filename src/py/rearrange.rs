@@ -1,13 +1,9 @@
 //! Bindings of the element-moving ops: tril/triu, flip, roll, repeat, sort/topk, scatter.
 
-use super::errors::{run, HEAVY_NUMEL};
+use super::errors::{run, Work};
 use super::tensor::PyTensor;
 use crate::ops::rearrange as ra;
 use pyo3::prelude::*;
-
-fn heavy(t: &PyTensor) -> bool {
-    t.t.numel() > HEAVY_NUMEL
-}
 
 #[pyfunction]
 fn _tri(
@@ -17,13 +13,16 @@ fn _tri(
     upper: bool,
 ) -> PyResult<PyTensor> {
     let x = input.t.clone();
-    run(py, heavy(&input), move || ra::tri(&x, diagonal, upper)).map(PyTensor::new)
+    run(py, Work::elems([&input.t]), move || {
+        ra::tri(&x, diagonal, upper)
+    })
+    .map(PyTensor::new)
 }
 
 #[pyfunction]
 fn _flip(py: Python<'_>, input: PyRef<'_, PyTensor>, dims: Vec<i64>) -> PyResult<PyTensor> {
     let x = input.t.clone();
-    run(py, heavy(&input), move || ra::flip(&x, &dims)).map(PyTensor::new)
+    run(py, Work::elems([&input.t]), move || ra::flip(&x, &dims)).map(PyTensor::new)
 }
 
 #[pyfunction]
@@ -34,13 +33,16 @@ fn _roll(
     dims: Vec<i64>,
 ) -> PyResult<PyTensor> {
     let x = input.t.clone();
-    run(py, heavy(&input), move || ra::roll(&x, &shifts, &dims)).map(PyTensor::new)
+    run(py, Work::elems([&input.t]), move || {
+        ra::roll(&x, &shifts, &dims)
+    })
+    .map(PyTensor::new)
 }
 
 #[pyfunction]
 fn _repeat(py: Python<'_>, input: PyRef<'_, PyTensor>, sizes: Vec<i64>) -> PyResult<PyTensor> {
     let x = input.t.clone();
-    run(py, heavy(&input), move || ra::repeat(&x, &sizes)).map(PyTensor::new)
+    run(py, Work::elems([&input.t]), move || ra::repeat(&x, &sizes)).map(PyTensor::new)
 }
 
 #[pyfunction]
@@ -54,7 +56,7 @@ fn _sort(
 ) -> PyResult<(PyTensor, PyTensor)> {
     let x = input.t.clone();
     let given = stable.is_some();
-    run(py, heavy(&input), move || {
+    run(py, Work::elems([&input.t]), move || {
         ra::sort(&x, dim, descending, given)
     })
     .map(|(v, i)| (PyTensor::new(v), PyTensor::new(i)))
@@ -69,8 +71,10 @@ fn _topk(
     largest: bool,
 ) -> PyResult<(PyTensor, PyTensor)> {
     let x = input.t.clone();
-    run(py, heavy(&input), move || ra::topk(&x, k, dim, largest))
-        .map(|(v, i)| (PyTensor::new(v), PyTensor::new(i)))
+    run(py, Work::elems([&input.t]), move || {
+        ra::topk(&x, k, dim, largest)
+    })
+    .map(|(v, i)| (PyTensor::new(v), PyTensor::new(i)))
 }
 
 #[pyfunction]
@@ -92,7 +96,7 @@ fn _scatter(
         })?,
     };
     let (x, i, s) = (input.t.clone(), index.t.clone(), src.map(|s| s.t.clone()));
-    run(py, heavy(&input), move || {
+    run(py, Work::elems([&x, &i].into_iter().chain(&s)), move || {
         ra::scatter(&x, dim, &i, s.as_ref(), value)
     })
     .map(PyTensor::new)
@@ -108,8 +112,8 @@ fn _embedding(
     scale_grad_by_freq: bool,
 ) -> PyResult<PyTensor> {
     let (w, i) = (weight.t.clone(), indices.t.clone());
-    let heavy = i.numel() * w.shape().get(1).copied().unwrap_or(1) > HEAVY_NUMEL;
-    run(py, heavy, move || {
+    let work = Work::over([&w, &i], i.numel() * w.shape().get(1).copied().unwrap_or(1));
+    run(py, work, move || {
         ra::embedding(&w, &i, padding_idx, scale_grad_by_freq)
     })
     .map(PyTensor::new)
@@ -136,7 +140,7 @@ fn _constant_pad_nd(
         })?,
     };
     let x = input.t.clone();
-    run(py, heavy(&input), move || {
+    run(py, Work::elems([&input.t]), move || {
         ra::constant_pad_nd(&x, &pad, value)
     })
     .map(PyTensor::new)
@@ -146,7 +150,10 @@ fn _constant_pad_nd(
 #[pyo3(signature = (tensor, num_classes=-1))]
 fn _one_hot(py: Python<'_>, tensor: PyRef<'_, PyTensor>, num_classes: i64) -> PyResult<PyTensor> {
     let x = tensor.t.clone();
-    run(py, heavy(&tensor), move || ra::one_hot(&x, num_classes)).map(PyTensor::new)
+    run(py, Work::elems([&tensor.t]), move || {
+        ra::one_hot(&x, num_classes)
+    })
+    .map(PyTensor::new)
 }
 
 /// Reflection (`mode="reflect"`) or replication (`"replicate"`) padding; sizes checked by the
@@ -168,7 +175,10 @@ fn _index_pad(
         }
     };
     let x = input.t.clone();
-    run(py, heavy(&input), move || ra::index_pad(&x, &pad, reflect)).map(PyTensor::new)
+    run(py, Work::elems([&input.t]), move || {
+        ra::index_pad(&x, &pad, reflect)
+    })
+    .map(PyTensor::new)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

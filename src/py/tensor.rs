@@ -4,17 +4,19 @@
 use super::convert::{
     dims_arg, dtype_arg, operand, parse_index, required_dtype, scalar_of, shape_args, PyDType,
 };
-use super::errors::{guarded, run, HEAVY_NUMEL};
+use super::errors::{guarded, run, Work};
 use super::node::node_object;
 use crate::autograd::graph::NodeRef;
 use crate::dtype::{DType, Scalar};
 use crate::ops::{self, BinOp, Operand};
 use crate::tensor::Tensor;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::pyclass::CompareOp;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyList, PyTuple, PyWeakrefMethods, PyWeakrefReference};
+use pyo3::PyTraverseError;
 
 #[pyclass(name = "Tensor", module = "ferrograd", subclass, frozen, weakref)]
 pub struct PyTensor {
@@ -36,7 +38,7 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         let dt = dtype_arg(dtype)?;
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || {
+        run(py, Work::elems([&t]), move || {
             let t = match dt {
                 Some(d) => ops::to_dtype(&t, d)?,
                 None => t,
@@ -48,13 +50,8 @@ impl PyTensor {
 
     fn unary(&self, py: Python<'_>, f: fn(&Tensor) -> crate::Result<Tensor>) -> PyResult<PyTensor> {
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || f(&t)).map(wrap)
+        run(py, Work::elems([&t]), move || f(&t)).map(wrap)
     }
-}
-
-fn heavy(ts: &[&Tensor]) -> bool {
-    ts.iter().map(|t| t.numel()).sum::<usize>() >= HEAVY_NUMEL
-        && !ts.iter().any(|t| t.storage().is_shared())
 }
 
 fn wrap(t: Tensor) -> PyTensor {
@@ -104,12 +101,12 @@ pub fn size_object<'py>(py: Python<'py>, shape: &[usize]) -> PyResult<Bound<'py,
 }
 
 fn binop(py: Python<'_>, op: BinOp, a: Operand, b: Operand) -> PyResult<PyTensor> {
-    let hv = match (&a, &b) {
-        (Operand::T(x), Operand::T(y)) => heavy(&[x, y]),
-        (Operand::T(x), _) | (_, Operand::T(x)) => heavy(&[x]),
-        _ => false,
-    };
-    run(py, hv, || ops::binary(op, &a, &b)).map(wrap)
+    run(py, operand_work(&[&a, &b]), || ops::binary(op, &a, &b)).map(wrap)
+}
+
+/// The work of an elementwise op over these operands (numbers count for nothing).
+fn operand_work(operands: &[&Operand]) -> Work {
+    Work::elems(operands.iter().filter_map(|o| o.tensor()))
 }
 
 /// `self op other`, or NotImplemented for operands that are not tensors or numbers.
@@ -156,6 +153,15 @@ fn tensor_arg(o: &Bound<'_, PyAny>, what: &str) -> PyResult<Tensor> {
 
 #[pymethods]
 impl PyTensor {
+    /// Shows Python's cycle collector the hooks and the custom Function backward this tensor
+    /// owns through the Rust graph (`ctx.out = y`, a hook capturing its own leaf), so such
+    /// cycles are collected as in PyTorch. Nothing needs clearing here: every cycle through a
+    /// tensor also runs through a Python object the collector clears (a dict, a closure).
+    fn __traverse__(&self, visit: PyVisit<'_>) -> std::result::Result<(), PyTraverseError> {
+        super::hooks::traverse_with(&visit, |f| {
+            crate::autograd::graph::visit_owned_callbacks(&self.t, f)
+        })
+    }
     /// The legacy constructor: `Tensor()` (empty), `Tensor(2, 3)` (zeros of that shape),
     /// `Tensor(data)` (float32 copy of a list/array), `Tensor(tensor)` (shares its data, no
     /// history: what `Parameter(t)` builds on).
@@ -483,25 +489,25 @@ impl PyTensor {
         let items: Vec<Bound<'py, PyAny>> = match self.t.dtype() {
             DType::F32 => self
                 .t
-                .to_vec::<f32>()
+                .try_to_vec::<f32>()?
                 .into_iter()
                 .map(|v| Ok((v as f64).into_pyobject(py)?.into_any()))
                 .collect::<PyResult<_>>()?,
             DType::F64 => self
                 .t
-                .to_vec::<f64>()
+                .try_to_vec::<f64>()?
                 .into_iter()
                 .map(|v| Ok(v.into_pyobject(py)?.into_any()))
                 .collect::<PyResult<_>>()?,
             DType::I64 => self
                 .t
-                .to_vec::<i64>()
+                .try_to_vec::<i64>()?
                 .into_iter()
                 .map(|v| Ok(v.into_pyobject(py)?.into_any()))
                 .collect::<PyResult<_>>()?,
             DType::Bool => self
                 .t
-                .to_vec::<u8>()
+                .try_to_vec::<u8>()?
                 .into_iter()
                 .map(|v| Ok(pyo3::types::PyBool::new(py, v != 0).to_owned().into_any()))
                 .collect::<PyResult<_>>()?,
@@ -569,7 +575,7 @@ impl PyTensor {
         if d == t.dtype() && !copy {
             return Ok(slf.clone().into_any());
         }
-        let r = run(slf.py(), heavy(&[&t]), move || {
+        let r = run(slf.py(), Work::elems([&t]), move || {
             let r = ops::to_dtype(&t, d)?;
             if r.ptr_eq(&t) {
                 ops::clone(&t)
@@ -609,7 +615,7 @@ impl PyTensor {
         };
         // PyTorch computes `s / x` as reciprocal(x) * s
         let t = self.t.clone();
-        let r = run(py, heavy(&[&t]), move || {
+        let r = run(py, Work::elems([&t]), move || {
             ops::binary(
                 BinOp::Mul,
                 &Operand::T(ops::reciprocal(&t)?),
@@ -659,7 +665,7 @@ impl PyTensor {
             return Ok(py.NotImplemented());
         };
         let (a, c) = (self.t.clone(), b.get().t.clone());
-        let r = run(py, heavy(&[&a, &c]), move || ops::matmul(&a, &c))?;
+        let r = run(py, Work::elems([&a, &c]), move || ops::matmul(&a, &c))?;
         Ok(wrap(r).into_pyobject(py)?.into_any().unbind())
     }
     fn __rmatmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
@@ -667,7 +673,7 @@ impl PyTensor {
             return Ok(py.NotImplemented());
         };
         let (a, s) = (b.get().t.clone(), self.t.clone());
-        let r = run(py, heavy(&[&a, &s]), move || ops::matmul(&a, &s))?;
+        let r = run(py, Work::elems([&a, &s]), move || ops::matmul(&a, &s))?;
         Ok(wrap(r).into_pyobject(py)?.into_any().unbind())
     }
     fn __pos__(&self) -> PyTensor {
@@ -744,7 +750,7 @@ impl PyTensor {
         let _ = non_blocking;
         let s = tensor_arg(src, "copy_(): argument 'src'")?;
         let t = slf.get().t.clone();
-        run(slf.py(), heavy(&[&t, &s]), move || ops::copy_(&t, &s))?;
+        run(slf.py(), Work::elems([&t, &s]), move || ops::copy_(&t, &s))?;
         Ok(slf.clone())
     }
     #[pyo3(signature = (min=None, max=None))]
@@ -755,7 +761,7 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, Self>> {
         let t = slf.get().t.clone();
         let (lo, hi) = (min.map(Scalar::Float), max.map(Scalar::Float));
-        run(slf.py(), false, move || {
+        run(slf.py(), Work::LIGHT, move || {
             ops::apply_inplace(&t, &[], |s| ops::clamp(s, lo, hi))
         })?;
         Ok(slf.clone())
@@ -775,7 +781,7 @@ impl PyTensor {
             })
             .ok_or_else(|| PyTypeError::new_err("masked_fill_(): value must be a number"))?;
         let t = slf.get().t.clone();
-        run(slf.py(), false, move || {
+        run(slf.py(), Work::LIGHT, move || {
             ops::apply_inplace(&t, &[], |s| ops::masked_fill(s, &m, v))
         })?;
         Ok(slf.clone())
@@ -825,33 +831,32 @@ impl PyTensor {
     }
     fn matmul(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         let (a, b) = (self.t.clone(), other.t.clone());
-        let hv = a
-            .numel()
-            .saturating_mul(b.shape().last().copied().unwrap_or(1))
-            >= 1 << 15
-            && !a.storage().is_shared()
-            && !b.storage().is_shared();
-        run(py, hv, move || ops::matmul(&a, &b)).map(wrap)
+        let work = Work::over(
+            [&a, &b],
+            a.numel()
+                .saturating_mul(b.shape().last().copied().unwrap_or(1)),
+        );
+        run(py, work, move || ops::matmul(&a, &b)).map(wrap)
     }
     fn mm(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         let (a, b) = (self.t.clone(), other.t.clone());
-        run(py, heavy(&[&a, &b]), move || ops::mm(&a, &b)).map(wrap)
+        run(py, Work::elems([&a, &b]), move || ops::mm(&a, &b)).map(wrap)
     }
     fn bmm(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         let (a, b) = (self.t.clone(), other.t.clone());
-        run(py, heavy(&[&a, &b]), move || ops::bmm(&a, &b)).map(wrap)
+        run(py, Work::elems([&a, &b]), move || ops::bmm(&a, &b)).map(wrap)
     }
     fn mv(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         let (a, b) = (self.t.clone(), other.t.clone());
-        run(py, heavy(&[&a, &b]), move || ops::mv(&a, &b)).map(wrap)
+        run(py, Work::elems([&a, &b]), move || ops::mv(&a, &b)).map(wrap)
     }
     fn dot(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         let (a, b) = (self.t.clone(), other.t.clone());
-        run(py, heavy(&[&a, &b]), move || ops::dot(&a, &b)).map(wrap)
+        run(py, Work::elems([&a, &b]), move || ops::dot(&a, &b)).map(wrap)
     }
     fn outer(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         let (a, b) = (self.t.clone(), other.t.clone());
-        run(py, false, move || ops::outer(&a, &b)).map(wrap)
+        run(py, Work::LIGHT, move || ops::outer(&a, &b)).map(wrap)
     }
     #[pyo3(signature = (min=None, max=None))]
     fn _clamp(
@@ -873,7 +878,7 @@ impl PyTensor {
         };
         let (lo, hi) = (bound(min)?, bound(max)?);
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::clamp(&t, lo, hi)).map(wrap)
+        run(py, Work::elems([&t]), move || ops::clamp(&t, lo, hi)).map(wrap)
     }
     fn masked_fill(
         &self,
@@ -892,7 +897,7 @@ impl PyTensor {
             }
         };
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::masked_fill(&t, &m, v)).map(wrap)
+        run(py, Work::elems([&t]), move || ops::masked_fill(&t, &m, v)).map(wrap)
     }
     #[pyo3(signature = (approximate="none"))]
     fn _gelu(&self, py: Python<'_>, approximate: &str) -> PyResult<PyTensor> {
@@ -906,7 +911,7 @@ impl PyTensor {
             }
         };
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::gelu(&t, tanh)).map(wrap)
+        run(py, Work::elems([&t]), move || ops::gelu(&t, tanh)).map(wrap)
     }
 
     // ---- reductions ----
@@ -922,7 +927,7 @@ impl PyTensor {
         let dims = dims_arg(dim.or(axis))?;
         let dt = dtype_arg(dtype)?;
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || {
+        run(py, Work::elems([&t]), move || {
             ops::sum_dims(&t, dims.as_deref(), keepdim, dt)
         })
         .map(wrap)
@@ -939,7 +944,7 @@ impl PyTensor {
         let dims = dims_arg(dim.or(axis))?;
         let dt = dtype_arg(dtype)?;
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || {
+        run(py, Work::elems([&t]), move || {
             ops::mean(&t, dims.as_deref(), keepdim, dt)
         })
         .map(wrap)
@@ -955,7 +960,7 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         let dt = dtype_arg(dtype)?;
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || {
+        run(py, Work::elems([&t]), move || {
             ops::prod(&t, dim.or(axis), keepdim, dt)
         })
         .map(wrap)
@@ -970,7 +975,7 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         let dims = dims_arg(dim.or(axis))?;
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || {
+        run(py, Work::elems([&t]), move || {
             ops::amax(&t, dims.as_deref(), keepdim, true)
         })
         .map(wrap)
@@ -985,14 +990,14 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         let dims = dims_arg(dim.or(axis))?;
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || {
+        run(py, Work::elems([&t]), move || {
             ops::amax(&t, dims.as_deref(), keepdim, false)
         })
         .map(wrap)
     }
     fn _max_all(&self, py: Python<'_>, want_max: bool) -> PyResult<PyTensor> {
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::max_all(&t, want_max)).map(wrap)
+        run(py, Work::elems([&t]), move || ops::max_all(&t, want_max)).map(wrap)
     }
     fn _max_dim(
         &self,
@@ -1002,7 +1007,7 @@ impl PyTensor {
         want_max: bool,
     ) -> PyResult<(PyTensor, PyTensor)> {
         let t = self.t.clone();
-        let (v, i) = run(py, heavy(&[&t]), move || {
+        let (v, i) = run(py, Work::elems([&t]), move || {
             ops::max_dim(&t, dim, keepdim, want_max)
         })?;
         Ok((wrap(v), wrap(i)))
@@ -1016,7 +1021,7 @@ impl PyTensor {
         axis: Option<i64>,
     ) -> PyResult<PyTensor> {
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || {
+        run(py, Work::elems([&t]), move || {
             ops::argmax(&t, dim.or(axis), keepdim, true)
         })
         .map(wrap)
@@ -1030,7 +1035,7 @@ impl PyTensor {
         axis: Option<i64>,
     ) -> PyResult<PyTensor> {
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || {
+        run(py, Work::elems([&t]), move || {
             ops::argmax(&t, dim.or(axis), keepdim, false)
         })
         .map(wrap)
@@ -1044,7 +1049,7 @@ impl PyTensor {
         take_sqrt: bool,
     ) -> PyResult<PyTensor> {
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || {
+        run(py, Work::elems([&t]), move || {
             ops::var(&t, dims.as_deref(), correction, keepdim, take_sqrt)
         })
         .map(wrap)
@@ -1058,7 +1063,10 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         let dims = dims_arg(Some(dim))?.unwrap_or_default();
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::logsumexp(&t, &dims, keepdim)).map(wrap)
+        run(py, Work::elems([&t]), move || {
+            ops::logsumexp(&t, &dims, keepdim)
+        })
+        .map(wrap)
     }
     fn _norm(
         &self,
@@ -1068,7 +1076,7 @@ impl PyTensor {
         keepdim: bool,
     ) -> PyResult<PyTensor> {
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || {
+        run(py, Work::elems([&t]), move || {
             ops::norm(&t, p, dims.as_deref(), keepdim)
         })
         .map(wrap)
@@ -1128,7 +1136,7 @@ impl PyTensor {
             None => shape_args(args)?,
         };
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::reshape_i(&t, &s)).map(wrap)
+        run(py, Work::elems([&t]), move || ops::reshape_i(&t, &s)).map(wrap)
     }
     #[pyo3(signature = (*dims))]
     fn permute(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
@@ -1223,11 +1231,11 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         let dt = dtype_arg(dtype)?;
         let t = self.t.clone();
-        run(py, heavy(&[&t]), move || ops::cumsum(&t, dim, dt)).map(wrap)
+        run(py, Work::elems([&t]), move || ops::cumsum(&t, dim, dt)).map(wrap)
     }
     fn gather(&self, py: Python<'_>, dim: i64, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         let (t, i) = (self.t.clone(), index.t.clone());
-        run(py, heavy(&[&t, &i]), move || ops::gather(&t, dim, &i)).map(wrap)
+        run(py, Work::elems([&t, &i]), move || ops::gather(&t, dim, &i)).map(wrap)
     }
     fn scatter_add(
         &self,
@@ -1237,7 +1245,7 @@ impl PyTensor {
         src: PyRef<'_, PyTensor>,
     ) -> PyResult<PyTensor> {
         let (t, i, s) = (self.t.clone(), index.t.clone(), src.t.clone());
-        run(py, heavy(&[&t, &i]), move || {
+        run(py, Work::elems([&t, &i]), move || {
             ops::scatter_add(&t, dim, &i, &s)
         })
         .map(wrap)
@@ -1249,7 +1257,10 @@ impl PyTensor {
         index: PyRef<'_, PyTensor>,
     ) -> PyResult<PyTensor> {
         let (t, i) = (self.t.clone(), index.t.clone());
-        run(py, heavy(&[&t, &i]), move || ops::index_select(&t, dim, &i)).map(wrap)
+        run(py, Work::elems([&t, &i]), move || {
+            ops::index_select(&t, dim, &i)
+        })
+        .map(wrap)
     }
     fn index_add(
         &self,
@@ -1259,7 +1270,7 @@ impl PyTensor {
         source: PyRef<'_, PyTensor>,
     ) -> PyResult<PyTensor> {
         let (t, i, s) = (self.t.clone(), index.t.clone(), source.t.clone());
-        run(py, heavy(&[&t, &i]), move || {
+        run(py, Work::elems([&t, &i]), move || {
             ops::index_add(&t, dim, &i, &s)
         })
         .map(wrap)
@@ -1267,8 +1278,12 @@ impl PyTensor {
     fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let idx = parse_index(&self.t, key)?;
         let t = self.t.clone();
-        let hv = idx.advanced.is_some() && heavy(&[&t]);
-        run(py, hv, move || idx.get(&t)).map(wrap)
+        let work = if idx.advanced.is_some() {
+            Work::elems([&t])
+        } else {
+            Work::LIGHT
+        };
+        run(py, work, move || idx.get(&t)).map(wrap)
     }
     fn __setitem__(
         &self,
@@ -1285,7 +1300,7 @@ impl PyTensor {
             }
         };
         let t = self.t.clone();
-        run(py, false, move || ops::setitem(&t, &idx, &v))
+        run(py, Work::LIGHT, move || ops::setitem(&t, &idx, &v))
     }
 }
 
@@ -1296,8 +1311,8 @@ fn inplace<'py>(
 ) -> PyResult<Bound<'py, PyTensor>> {
     let other = other_operand(o)?;
     let t = slf.get().t.clone();
-    let hv = heavy(&[&t]);
-    run(slf.py(), hv, move || ops::binary_inplace(op, &t, &other))?;
+    let work = operand_work(&[&Operand::T(t.clone()), &other]);
+    run(slf.py(), work, move || ops::binary_inplace(op, &t, &other))?;
     Ok(slf.clone())
 }
 

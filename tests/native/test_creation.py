@@ -1,5 +1,10 @@
 """Factories: dtypes inferred as PyTorch does, deterministic values equal to PyTorch's."""
 
+import os
+import subprocess
+import sys
+import warnings
+
 import numpy as np
 import pytest
 
@@ -74,3 +79,121 @@ def test_conversions():
     assert t.numel() == 2 and str(t.device) == "cpu"
     with pytest.raises(RuntimeError, match="a Tensor with 2 elements cannot be converted to Scalar"):
         t.item()
+
+
+# --- from_numpy / as_tensor of a read-only array: PyTorch's one-time UserWarning ---------------
+
+NOT_WRITABLE = (
+    "The given NumPy array is not writable, and PyTorch does not support non-writable tensors. "
+    "This means writing to this tensor will result in undefined behavior. You may want to copy the "
+    "array to protect its data or make it writable before converting it to a tensor. This type of "
+    "warning will be suppressed for the rest of this program."
+)
+
+
+def read_only(a):
+    a.flags.writeable = False
+    return a
+
+
+@pytest.fixture
+def fresh_warning(monkeypatch):
+    """As in a new process: the read-only warning has not been given yet."""
+    monkeypatch.setattr(fg, "_not_writable_warned", False)
+
+
+def test_from_numpy_read_only_warns_once(fresh_warning):
+    a = read_only(np.arange(3.0))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        t = fg.from_numpy(a)
+        fg.from_numpy(a)
+        fg.as_tensor(read_only(np.zeros(2)))
+    assert [(x.category, str(x.message)) for x in w] == [(UserWarning, NOT_WRITABLE)]
+    assert w[0].filename == __file__  # at the caller, as PyTorch's
+    assert t.tolist() == [0.0, 1.0, 2.0]
+    assert np.shares_memory(t.numpy(), a)  # still no copy
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda a: fg.as_tensor(a),
+        lambda a: fg.as_tensor(a, dtype=fg.float32),  # copies, and warns all the same
+        lambda a: fg.from_numpy(a[::2]),
+        lambda a: fg.from_numpy(np.broadcast_to(np.zeros(3), (2, 3))),  # read-only view
+        lambda a: fg.from_numpy(a[:0]),
+    ],
+)
+def test_read_only_array_warns(make, fresh_warning):
+    with pytest.warns(UserWarning, match="^The given NumPy array is not writable"):
+        make(read_only(np.arange(4.0)))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda a: fg.tensor(a),  # a copy: nothing to warn about
+        lambda a: fg.from_numpy(a.copy()),
+        lambda a: fg.as_tensor(a.tolist()),
+    ],
+)
+def test_copies_and_writable_arrays_do_not_warn(make, fresh_warning):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        make(read_only(np.arange(4.0)))
+    assert not fg._not_writable_warned
+
+
+def test_read_only_warning_comes_first_and_is_spent_when_raised(fresh_warning):
+    bad = read_only(np.arange(3.0)[::-1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(UserWarning, match="not writable"):
+            fg.from_numpy(bad)  # the warning, before the negative-stride error
+        with pytest.raises(ValueError, match="negative"):
+            fg.from_numpy(bad)  # once given (even as an error), never again
+        fg.from_numpy(read_only(np.zeros(2)))
+
+
+_WARNING_SCRIPT = """
+import sys, warnings
+import numpy as np
+lib = __import__(sys.argv[1])
+def ro(a):
+    a.flags.writeable = False
+    return a
+calls = {
+    "tensor": lambda: lib.tensor(ro(np.zeros(3))),
+    "from_numpy": lambda: lib.from_numpy(ro(np.zeros(3))),
+    "as_tensor": lambda: lib.as_tensor(ro(np.zeros(3))),
+    "as_tensor_f32": lambda: lib.as_tensor(ro(np.zeros(3)), dtype=lib.float32),
+    "neg_stride": lambda: lib.from_numpy(ro(np.zeros(3)[::-1])),
+}
+for name in sys.argv[2].split(","):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            calls[name]()
+            err = None
+        except Exception as e:
+            err = type(e).__name__
+    msgs = [(x.category.__name__, str(x.message).split(" (Triggered internally")[0]) for x in w]
+    print(repr((name, err, msgs)))
+"""
+
+
+@pytest.mark.parametrize(
+    "calls", ["tensor,from_numpy,from_numpy,as_tensor", "as_tensor_f32,from_numpy", "neg_stride,as_tensor"]
+)
+def test_read_only_warnings_match_torch(calls):
+    pytest.importorskip("torch")
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+
+    def run(lib):  # a new process each: the warning is once per process
+        argv = [sys.executable, "-c", _WARNING_SCRIPT, lib, calls]
+        return subprocess.run(argv, capture_output=True, text=True, check=True, env=env).stdout
+
+    theirs = run("torch")
+    assert NOT_WRITABLE in theirs
+    assert run("ferrograd") == theirs
