@@ -47,19 +47,23 @@ def mlp():
     return nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
 
 
-def training_phase():
-    model = mlp()
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+def sgd_steps(model, in_features, momentum=0.0):
+    """A training step of `model` on random batches of 32 (SGD, cross-entropy)."""
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=momentum)
     loss_fn = nn.CrossEntropyLoss()
 
     def step():
-        x, y = torch.randn(32, 64), torch.randint(0, 10, (32,))
+        x, y = torch.randn(32, in_features), torch.randint(0, 10, (32,))
         loss = loss_fn(model(x), y)
         opt.zero_grad()
         loss.backward()
         opt.step()
 
     return step
+
+
+def training_phase():
+    return sgd_steps(mlp(), 64, momentum=0.9)
 
 
 def create_graph_phase():
@@ -106,18 +110,7 @@ class CtxMLP(nn.Module):
 
 
 def ctx_attr_phase():
-    model = CtxMLP()
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    loss_fn = nn.CrossEntropyLoss()
-
-    def step():
-        x, y = torch.randn(32, 784), torch.randint(0, 10, (32,))
-        loss = loss_fn(model(x), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-
-    return step
+    return sgd_steps(CtxMLP(), 784)
 
 
 def no_backward_phase():

@@ -130,11 +130,7 @@ pub fn sum_dims(
         if keepdim {
             all
         } else {
-            let out_shape: Vec<usize> = (0..t.ndim())
-                .filter(|i| !rd.contains(i))
-                .map(|i| t.shape()[i])
-                .collect();
-            reshape(&all, &out_shape)?
+            squeeze_reduced(&all, t.shape(), &rd)?
         }
     } else {
         let p = plan(&src, &rd, keepdim)?;
@@ -205,12 +201,17 @@ fn sum_expanded(src: &Tensor, rd: &[usize], keepdim: bool) -> Result<Option<Tens
     Ok(Some(if keepdim {
         s
     } else {
-        let out_shape: Vec<usize> = (0..src.ndim())
-            .filter(|i| !rd.contains(i))
-            .map(|i| src.shape()[i])
-            .collect();
-        reshape(&s, &out_shape)?
+        squeeze_reduced(&s, src.shape(), rd)?
     }))
+}
+
+/// A keepdim reduction of a tensor of `shape` over `rd`, without the reduced dims.
+fn squeeze_reduced(t: &Tensor, shape: &[usize], rd: &[usize]) -> Result<Tensor> {
+    let out_shape: Vec<usize> = (0..shape.len())
+        .filter(|i| !rd.contains(i))
+        .map(|i| shape[i])
+        .collect();
+    reshape(t, &out_shape)
 }
 
 pub fn sum(t: &Tensor) -> Result<Tensor> {
