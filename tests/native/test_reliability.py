@@ -37,11 +37,16 @@ def work():
     a, b = T.randn(256, 256), T.randn(256, 256)
     while not stop:
         if busy == "random":
-            T.randn(4096)
-            T.rand(64, generator=g)
+            # draws large enough to run without the GIL, so the fork can happen mid-draw
+            T.randn(1 << 18)
+            T.rand(1 << 16, generator=g)
         elif busy == "backward":
-            x = T.randn(64, 64, requires_grad=True)
-            (x.tanh() @ x).sum().backward()
+            # a long graph: the engine (without the GIL) holds the graph's lock a while
+            x = T.randn(8, requires_grad=True)
+            y = x
+            for _ in range(3000):
+                y = y * 1.0001
+            y.sum().backward()
         else:
             a @ b
 
@@ -95,7 +100,7 @@ def test_dataloader_workers_while_a_thread_draws_random_numbers():
     stop = False
     def draw():
         while not stop:
-            T.randn(2048)
+            T.randn(1 << 18)  # large enough to run without the GIL
     th = threading.Thread(target=draw)
     th.start()
     data = TensorDataset(T.arange(64.0), T.arange(64))
