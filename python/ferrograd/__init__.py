@@ -367,7 +367,9 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         raise RuntimeError(
             f"{input.dtype} did not match {other.dtype}"
         )
-    close = (input == other) | ((input - other).abs() <= atol + rtol * other.abs())
+    # PyTorch's rule: an infinite error (inf against -inf) is never close
+    error = (input - other).abs()
+    close = (input == other) | (isfinite(error) & (error <= atol + rtol * other.abs()))
     if equal_nan and input.is_floating_point():
         close = close | (isnan(input) & isnan(other))
     return close

@@ -251,6 +251,13 @@ def sub_(self, other, *, alpha=1):
     return self._sub_(other)
 
 
+def _is_integral(x):
+    """An int64 tensor or a Python int (not bool)."""
+    if isinstance(x, Tensor):
+        return x.dtype == _core.int64
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
 def div(self, other, *, rounding_mode=None):
     if rounding_mode is None:
         return self._binary("div", other)
@@ -258,7 +265,13 @@ def div(self, other, *, rounding_mode=None):
         return self._binary("floor_divide", other)
     if rounding_mode == "trunc":
         q = self._binary("div", other)
-        return q.sign() * q.abs()._binary("floor_divide", 1) if q.is_floating_point() else q
+        if q.is_floating_point() and not (self.dtype == _core.int64 and _is_integral(other)):
+            return q.sign() * q.abs()._binary("floor_divide", 1)
+        # integers stay integers (exactly): the floor quotient, plus one where it rounded a
+        # negative inexact quotient down
+        floor = self._binary("floor_divide", other)
+        inexact = (self - floor * other) != 0
+        return floor + (inexact & ((self < 0) != (other < 0))).to(floor.dtype)
     raise RuntimeError(
         f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
     )

@@ -563,7 +563,14 @@ fn record_binary(op: BinOp, a: &Operand, b: &Operand, out: &Tensor) {
                     let ga = if ctx.needs(0) {
                         let em1 = sub(e, &Tensor::scalar(Scalar::Float(1.0), e.dtype()))?;
                         let p = binary(BinOp::Pow, &T(x.clone()), &T(em1))?;
-                        Some(mul(&mul(&g, e)?, &p)?)
+                        let d = mul(&mul(&g, e)?, &p)?;
+                        // 0 where x = 0 and the exponent is 0 (0 * 0^-1 is nan), as PyTorch's
+                        // pow_backward_self gives; masked only there, so the gradient stays
+                        // differentiable in the exponent elsewhere
+                        let x0 = binary(BinOp::Eq, &T(x.clone()), &S(Scalar::Int(0)))?;
+                        let e0 = binary(BinOp::Eq, &T(e.clone()), &S(Scalar::Int(0)))?;
+                        let m = binary(BinOp::LogicalAnd, &T(x0), &T(e0))?;
+                        Some(masked_fill(&d, &m, Scalar::Float(0.0))?)
                     } else {
                         None
                     };
