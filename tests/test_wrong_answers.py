@@ -69,3 +69,84 @@ def test_against_torch():
             ours = (x.grad.tolist(), e.grad.tolist())
         else:
             assert ours == (x.grad.tolist(), e.grad.tolist())
+
+
+class _Twice(T.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = x * 2
+        return y, y
+
+    @staticmethod
+    def backward(ctx, g1, g2):
+        return (g1 + g2) * 2
+
+
+def test_function_returning_one_tensor_twice():
+    # the tensor is output 1 (its last position), as in PyTorch: output 0 gets zeros
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    a, b = _Twice.apply(x)
+    assert a is b
+    (a.sum() + 3 * b.sum()).backward()
+    assert x.grad.tolist() == [8.0, 8.0]
+
+
+@pytest.mark.parametrize("inplace", ["mul", "add_self", "chain"])
+def test_retained_grad_follows_in_place_ops(inplace):
+    # .grad of a tensor that retains its grad is the gradient of its final value
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    if inplace == "mul":
+        y.mul_(3)
+    elif inplace == "add_self":
+        y.add_(y)
+    else:
+        y.mul_(3)
+        y.add_(1)
+    (y * y).sum().backward()
+    final = y.detach()
+    assert y.grad.tolist() == (2 * final).tolist()
+    assert y.grad_fn is not None and y.retains_grad
+
+
+def test_sequence_inside_an_index_tuple():
+    x = T.arange(24.0).reshape(2, 3, 4)
+    b = T.tensor([0, 2])
+    assert x[(0,), b, ...].tolist() == x[[0], b, ...].tolist()
+    assert list(x[(0,), b, ...].shape) == [2, 4]
+    assert list(x[0, (1, 2)].shape) == [2, 4]
+    assert x[range(1, 2)].tolist() == x[[1]].tolist()
+    assert list(x[:, range(0, 3, 2)].shape) == [2, 2, 4]
+
+
+def test_autograd_rules_against_torch():
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        class Twice(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                y = x * 2
+                return y, y
+
+            @staticmethod
+            def backward(ctx, g1, g2):
+                return g1 * 5 + g2 * 7
+
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        a, b = Twice.apply(x)
+        (a.sum() + 3 * b.sum()).backward()
+        out = [x.grad.tolist()]
+        for op in ("mul", "add_self"):
+            x = lib.tensor([1.0, 2.0], requires_grad=True)
+            y = x * 2
+            y.retain_grad()
+            y.mul_(3) if op == "mul" else y.add_(y)
+            (y * y).sum().backward()
+            out += [y.grad.tolist(), x.grad.tolist()]
+        t = lib.arange(24.0).reshape(2, 3, 4)
+        out.append(t[(0,), lib.tensor([0, 2]), ...].tolist())
+        return out
+
+    assert run(T) == run(torch)

@@ -582,11 +582,44 @@ pub fn record_node(
             continue;
         }
         let mut m = out.meta();
-        m.grad_fn = Some(node_ref.clone());
-        m.output_nr = i as u32;
+        set_history(out, &mut m, Some(node_ref.clone()), i as u32);
         m.requires_grad = true;
     }
     node_ref
+}
+
+/// Makes output `nr` of `node` the grad_fn of `t` (`m` is `t`'s locked metadata). A tensor
+/// that retains its grad and gets a new history (an in-place op, `mark_dirty`) retains the
+/// gradient of its new value: its entry moves to the new node, as PyTorch moves the
+/// retains_grad hook.
+pub fn set_history(
+    t: &Tensor,
+    m: &mut crate::tensor::AutogradMeta,
+    node: Option<NodeRef>,
+    nr: u32,
+) {
+    let old = std::mem::replace(&mut m.grad_fn, node);
+    m.output_nr = nr;
+    let (Some(old), Some(new), true) = (&old, &m.grad_fn, m.retains_grad) else {
+        return;
+    };
+    if old.id() == new.id() {
+        return;
+    }
+    let me = t.id();
+    let mut a = arena();
+    let moved = a.get_mut(old.id()).is_some_and(|n| {
+        let before = n.retained.len();
+        n.retained.retain(|(_, w)| w.as_ptr() as usize != me);
+        n.retained.len() != before
+    });
+    if moved {
+        if let Some(n) = a.get_mut(new.id()) {
+            n.retained.push((nr, t.downgrade()));
+        }
+    }
+    // the lock goes before the old node reference does (freeing the node may drop tensors)
+    drop(a);
 }
 
 /// Records a built-in op: `f` computes the input gradients from the output gradients and the

@@ -131,8 +131,7 @@ pub fn apply_inplace(
         (m.grad_fn.clone(), m.output_nr)
     };
     let mut m = x.meta();
-    m.grad_fn = gf;
-    m.output_nr = nr;
+    crate::autograd::graph::set_history(x, &mut m, gf, nr);
     m.requires_grad = true;
     Ok(())
 }

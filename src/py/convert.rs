@@ -165,10 +165,15 @@ pub fn parse_index(t: &Tensor, key: &Bound<'_, PyAny>) -> PyResult<ParsedIndex> 
     } else {
         vec![key.clone()]
     };
-    // convert lists and arrays to tensors up front
+    // convert sequences (lists, a tuple inside the index tuple, ranges) and arrays to tensors up
+    // front, as PyTorch does
     let mut conv: Vec<Bound<'_, PyAny>> = Vec::with_capacity(items.len());
     for it in items {
-        if it.is_instance_of::<PyList>() || it.hasattr("__array_interface__")? {
+        if it.is_instance_of::<PyList>()
+            || it.is_instance_of::<PyTuple>()
+            || it.is_instance_of::<pyo3::types::PyRange>()
+            || it.hasattr("__array_interface__")?
+        {
             let tt = to_tensor(&it)?;
             conv.push(Bound::new(it.py(), PyTensor { t: tt })?.into_any());
         } else {

@@ -253,8 +253,10 @@ def test_kernels_keep_the_gil_on_numpy_shared_memory(name):
 
     shared_ops = make(True)
     private_ops = make(False)
-    assert _counted(shared_ops) == 0
-    assert _counted(private_ops) > 0
+    # three tries each, so another process taking the CPU (or a thread of an earlier test)
+    # cannot decide the outcome; a kernel that releases the GIL lets the counter run every time
+    assert min(_counted(shared_ops) for _ in range(3)) == 0
+    assert max(_counted(private_ops) for _ in range(3)) > 0
 
 
 def test_numpy_thread_writing_while_ferrograd_reads():

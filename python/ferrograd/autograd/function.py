@@ -113,7 +113,10 @@ class Function:
                     non_differentiable.append(outs[k])
         # every tensor output is an output of the node (integer ones never get a gradient)
         node_outs = [o for o in outs if isinstance(o, Tensor)]
-        slots = [_index(node_outs, o) if isinstance(o, Tensor) else None for o in outs]
+        # output k of the node is the k-th tensor output, even when one tensor is returned
+        # twice (it then belongs to its last position, as in PyTorch)
+        positions = iter(range(len(node_outs)))
+        slots = [next(positions) if isinstance(o, Tensor) else None for o in outs]
         meta = [(list(o.shape), o.dtype) for o in node_outs]
         name = getattr(cls, "_node_name", cls.__name__ + "Backward")
         n_args = len(args)
@@ -170,10 +173,6 @@ def _tp_name(obj):
 
 def _contains(seq, t):
     return any(x is t for x in seq)
-
-
-def _index(seq, t):
-    return next(i for i, x in enumerate(seq) if x is t)
 
 
 class _DelayedError(Function):
