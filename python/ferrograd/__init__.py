@@ -462,3 +462,28 @@ from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
+from . import accelerator, amp, backends, cuda, onnx  # noqa: E402,F401
+
+
+def is_complex(input):
+    """False: ferrograd has no complex dtypes."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_complex(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return False
+
+
+_compile_warned = False
+
+
+def compile(model=None, **kwargs):
+    """``torch.compile`` as an identity: returns the model (or function) unchanged, warning once
+    that nothing is compiled. Usable as ``@compile`` and ``@compile(mode=...)``."""
+    global _compile_warned
+    if not _compile_warned:
+        _compile_warned = True
+        _warnings.warn("torch.compile is not supported by ferrograd: the model runs uncompiled",
+                       UserWarning, stacklevel=2)
+    if model is None:
+        return lambda m: m
+    return model
