@@ -136,6 +136,20 @@ impl Layout {
     }
 
     /// Layout of this tensor broadcast to `shape` (stride 0 on broadcast dims).
+    /// The elements actually stored: every expanded (stride-0) dim cut to its one element.
+    pub fn stored(&self) -> Layout {
+        Layout {
+            shape: self
+                .shape
+                .iter()
+                .zip(&self.strides)
+                .map(|(&d, &s)| if s == 0 { d.min(1) } else { d })
+                .collect(),
+            strides: self.strides.clone(),
+            offset: self.offset,
+        }
+    }
+
     pub fn broadcast_to(&self, shape: &[usize]) -> Result<Layout> {
         let n = shape.len();
         if self.ndim() > n {

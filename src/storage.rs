@@ -190,21 +190,45 @@ unsafe impl Sync for Storage {}
 /// A size whose bytes overflow is a RuntimeError, memory the system refuses is
 /// `Error::Memory` (PyTorch's DefaultCPUAllocator message); never an abort.
 pub fn alloc<T>(n: usize) -> Result<Vec<T>> {
+    let bytes = checked_bytes::<T>(n)?;
+    let mut v: Vec<T> = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| out_of_memory(bytes))?;
+    Ok(v)
+}
+
+/// The bytes of `n` elements of `T`, refused when they overflow or exceed what the machine can
+/// hold at all. (mimalloc maps huge blocks without reserving them, so the kernel's overcommit
+/// check never refuses them and the process is killed when the pages are touched: refuse first,
+/// as the system allocator would.)
+fn checked_bytes<T>(n: usize) -> Result<usize> {
     let size = std::mem::size_of::<T>().max(1);
     let Some(bytes) = n.checked_mul(size).filter(|&b| b <= isize::MAX as usize) else {
         return Err(Error::Runtime(format!(
             "Trying to create tensor with {n} elements, which exceeds the maximum supported size"
         )));
     };
-    // mimalloc maps huge blocks without reserving them, so the kernel's overcommit check never
-    // refuses them and the process is killed when the pages are touched: refuse first what the
-    // machine cannot hold at all, as the system allocator would
-    if bytes > memory_limit() {
+    check_fits(bytes)?;
+    Ok(bytes)
+}
+
+/// `n` zeros, allocated fallibly and zeroed by the allocator (fresh pages are not written a
+/// second time, as `vec![0; n]` avoids it).
+pub fn try_vec<T: Elem>(n: usize) -> Result<Vec<T>> {
+    let bytes = checked_bytes::<T>(n)?;
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<T>(n).map_err(|_| out_of_memory(bytes))?;
+    // SAFETY: the layout has a non-zero size: n > 0 and every Elem type (f32, f64, i64, u8) has
+    // a non-zero size.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) } as *mut T;
+    if ptr.is_null() {
         return Err(out_of_memory(bytes));
     }
-    let mut v: Vec<T> = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| out_of_memory(bytes))?;
-    Ok(v)
+    // SAFETY: `ptr` comes from the global allocator with the layout of `[T; n]` (so capacity n
+    // and T's alignment, as Vec allocates), and all n elements are initialised: all-zero bits
+    // are a valid zero of every Elem type.
+    Ok(unsafe { Vec::from_raw_parts(ptr, n, n) })
 }
 
 /// Refuses `bytes` of many small allocations (one tensor object per element of an `unbind`)
@@ -248,11 +272,6 @@ pub fn try_filled<T: Clone>(n: usize, value: T) -> Result<Vec<T>> {
     let mut v = alloc::<T>(n)?;
     v.resize(n, value);
     Ok(v)
-}
-
-/// `try_filled` with `T::default()` (zero).
-pub fn try_vec<T: Clone + Default>(n: usize) -> Result<Vec<T>> {
-    try_filled(n, T::default())
 }
 
 /// `alloc(n)` filled from `items` (at most `n` of them).

@@ -86,9 +86,7 @@ impl Tensor {
     pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Result<Tensor> {
         let n = checked_numel(shape)?;
         dispatch!(dtype, T => {
-            let mut v = try_vec::<T>(n)?;
-            let x = scalar_as::<T>(value);
-            v.iter_mut().for_each(|e| *e = x);
+            let v = crate::storage::try_filled(n, scalar_as::<T>(value))?;
             Tensor::from_vec(v, shape.to_vec())
         })
     }
@@ -212,46 +210,36 @@ impl Tensor {
     /// Copies the elements, in row-major order, into a new Vec.
     /// The elements in row-major order, or an error when they do not fit in memory.
     pub fn try_to_vec<T: Elem>(&self) -> Result<Vec<T>> {
+        let mut out = crate::storage::alloc::<T>(self.numel())?;
+        self.extend_into(&mut out);
+        Ok(out)
+    }
+
+    /// Appends the elements in row-major order to `out`.
+    fn extend_into<T: Elem>(&self, out: &mut Vec<T>) {
         let data = self.0.storage.read::<T>();
         let l = &self.0.layout;
-        let mut out = crate::storage::alloc::<T>(l.numel())?;
         match l.contiguous_range() {
             Some(r) => out.extend_from_slice(&data[r]),
             None => l.for_each_offset(|o| out.push(data[o])),
         }
-        Ok(out)
     }
 
     /// Whether any element satisfies `pred` (as f64). Reads each stored element once: an
     /// expanded (stride-0) dim is scanned as its one element, without copying.
     pub fn any_f64(&self, pred: impl Fn(f64) -> bool) -> bool {
-        let l = &self.0.layout;
-        let distinct = crate::layout::Layout {
-            shape: l
-                .shape
-                .iter()
-                .zip(&l.strides)
-                .map(|(&d, &s)| if s == 0 { d.min(1) } else { d })
-                .collect(),
-            strides: l.strides.clone(),
-            offset: l.offset,
-        };
+        let stored = self.0.layout.stored();
         dispatch!(self.dtype(), T => {
             let data = self.0.storage.read::<T>();
             let mut found = false;
-            distinct.for_each_offset(|o| found = found || pred(data[o].to_f64()));
+            stored.for_each_offset(|o| found = found || pred(data[o].to_f64()));
             found
         })
     }
 
     pub fn to_vec<T: Elem>(&self) -> Vec<T> {
-        let data = self.0.storage.read::<T>();
-        let l = &self.0.layout;
-        if let Some(r) = l.contiguous_range() {
-            return data[r].to_vec();
-        }
-        let mut out = Vec::with_capacity(l.numel());
-        l.for_each_offset(|o| out.push(data[o]));
+        let mut out = Vec::with_capacity(self.numel());
+        self.extend_into(&mut out);
         out
     }
 

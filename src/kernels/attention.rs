@@ -5,7 +5,7 @@
 use super::matmul::transpose_into;
 use super::optim::Real;
 use crate::error::Result;
-use crate::storage::{try_filled, Elem};
+use crate::storage::{try_vec, Elem};
 
 /// Sizes of one attention call: `bh` slices (`heads` per batch) of queries (l x e), keys
 /// (s x e), values (s x ev).
@@ -373,8 +373,8 @@ pub fn forward<T: Real + Elem>(
     causal: bool,
     o_rows: Rows,
 ) -> Result<(Vec<T>, Vec<T>)> {
-    let mut o = try_filled(checked_len(&[d.bh, d.l, d.ev])?, T::of(0.0))?;
-    let mut p = try_filled(checked_len(&[d.bh, d.l, d.s])?, T::of(0.0))?;
+    let mut o = try_vec::<T>(checked_len(&[d.bh, d.l, d.ev])?)?;
+    let mut p = try_vec::<T>(checked_len(&[d.bh, d.l, d.s])?)?;
     let pp = Out(p.as_mut_ptr());
     let dest = Dest {
         ptr: Out(o.as_mut_ptr()),
@@ -439,9 +439,9 @@ pub fn backward<T: Real + Elem>(
     causal: bool,
     grad_rows: [Rows; 3],
 ) -> Result<(Vec<T>, Vec<T>, Vec<T>)> {
-    let mut dq = try_filled(checked_len(&[d.bh, d.l, d.e])?, T::of(0.0))?;
-    let mut dk = try_filled(checked_len(&[d.bh, d.s, d.e])?, T::of(0.0))?;
-    let mut dv = try_filled(checked_len(&[d.bh, d.s, d.ev])?, T::of(0.0))?;
+    let mut dq = try_vec::<T>(checked_len(&[d.bh, d.l, d.e])?)?;
+    let mut dk = try_vec::<T>(checked_len(&[d.bh, d.s, d.e])?)?;
+    let mut dv = try_vec::<T>(checked_len(&[d.bh, d.s, d.ev])?)?;
     let dests = [
         Dest {
             ptr: Out(dq.as_mut_ptr()),

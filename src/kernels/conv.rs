@@ -427,7 +427,7 @@ pub fn forward<T: Real + Elem>(
     g: &Geom,
 ) -> Result<Vec<T>> {
     let (rows, l) = (g.rows(), g.cols());
-    let mut out = crate::storage::try_filled(g.n * g.matrix_len(), T::default())?;
+    let mut out = try_vec::<T>(g.n * g.matrix_len())?;
     if out.is_empty() {
         return Ok(out);
     }
@@ -480,7 +480,7 @@ pub fn forward<T: Real + Elem>(
 /// image[n, g] = col2im(W[g]^T @ matrix[n, g]) (+ bias[channel]), several samples per gemm.
 pub fn data<T: Real + Elem>(matrix: &[T], w: &[T], bias: Option<&[T]>, g: &Geom) -> Result<Vec<T>> {
     let (rows, l) = (g.rows(), g.cols());
-    let mut out = crate::storage::try_filled(g.n * g.image_len(), T::default())?;
+    let mut out = try_vec::<T>(g.n * g.image_len())?;
     if out.is_empty() {
         return Ok(out);
     }
@@ -654,8 +654,8 @@ pub fn max_pool<T: Real + Elem>(x: &[T], g: &PoolGeom) -> Result<(Vec<T>, Vec<i6
     g.check()?;
     let (hw, ohw) = (g.h * g.w, g.oh * g.ow);
     let n = g.planes * ohw;
-    let mut vals = crate::storage::try_filled(n, T::default())?;
-    let mut idx = crate::storage::try_filled(n, 0i64)?;
+    let mut vals = try_vec::<T>(n)?;
+    let mut idx = try_vec::<i64>(n)?;
     // every window inside the plane, no dilation: per output row, each window element is
     // compared across all output columns at once (a loop that vectorises), in PyTorch's
     // window order, so the first maximum still wins

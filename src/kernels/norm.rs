@@ -12,7 +12,7 @@
 
 use super::optim::Real;
 use crate::error::Result;
-use crate::storage::{alloc, try_filled, Elem};
+use crate::storage::{alloc, try_vec, Elem};
 
 /// `sum f(x_i)` in f64 over 8 independent lanes (vectorised; a single running sum would wait on
 /// every addition).
@@ -89,9 +89,9 @@ pub fn rows_forward<T: Real + Elem>(
     aff: Affine,
 ) -> Result<(Vec<T>, Vec<T>, Vec<T>)> {
     let rows = x.len().checked_div(n).unwrap_or(0);
-    let mut y = try_filled(x.len(), T::of(0.0))?;
-    let mut means = try_filled(rows, T::of(0.0))?;
-    let mut rstds = try_filled(rows, T::of(0.0))?;
+    let mut y = try_vec::<T>(x.len())?;
+    let mut means = try_vec::<T>(rows)?;
+    let mut rstds = try_vec::<T>(rows)?;
     if rows == 0 {
         return Ok((y, means, rstds));
     }
@@ -198,7 +198,7 @@ pub fn rows_backward<T: Real + Elem>(
     aff: Affine,
 ) -> Result<(Vec<T>, Vec<f64>, Vec<f64>)> {
     let rows = x.len().checked_div(n).unwrap_or(0);
-    let mut dx = try_filled(x.len(), T::of(0.0))?;
+    let mut dx = try_vec::<T>(x.len())?;
     let (mut dw, mut db) = (vec![0.0f64; naff], vec![0.0f64; naff]);
     if rows == 0 {
         return Ok((dx, dw, db));

@@ -831,7 +831,7 @@ pub fn unfold(
     let (rows, l) = (g.rows(), g.cols());
     let out = dispatch_float!(x.dtype(), T => {
         let v = with_slice::<T, _>(x, |src| {
-            let mut out = crate::storage::try_filled(n * rows * l, T::default())?;
+            let mut out = crate::storage::try_vec::<T>(n * rows * l)?;
             for (i, cols) in out.chunks_mut((rows * l).max(1)).enumerate().take(n) {
                 kc::im2col(&src[i * c * h * w..(i + 1) * c * h * w], &g, cols);
             }
@@ -891,7 +891,7 @@ pub fn fold(
     let (h, w) = out_size;
     let out = dispatch_float!(x.dtype(), T => {
         let v = with_slice::<T, _>(x, |src| {
-            let mut out = crate::storage::try_filled(n * c * h * w, T::default())?;
+            let mut out = crate::storage::try_vec::<T>(n * c * h * w)?;
             for (i, img) in out.chunks_mut((c * h * w).max(1)).enumerate().take(n) {
                 kc::col2im(&src[i * ckk * l..(i + 1) * ckk * l], &g, img);
             }

@@ -284,8 +284,8 @@ fn sort_impl(t: &Tensor, dim: i64, descending: bool, k: Option<usize>) -> Result
     let x = super::materialize(t)?;
     let (vals, idx) = dispatch!(t.dtype(), T => {
         let data = x.try_to_vec::<T>()?;
-        let mut vals = crate::storage::try_filled(outer * keep * inner, T::default())?;
-        let mut idx = crate::storage::try_filled(outer * keep * inner, 0i64)?;
+        let mut vals = crate::storage::try_vec::<T>(outer * keep * inner)?;
+        let mut idx = crate::storage::try_vec::<i64>(outer * keep * inner)?;
         let mut row = Vec::with_capacity(n);
         for o in 0..outer {
             for j in 0..inner {
@@ -819,7 +819,7 @@ pub fn index_pad_backward(
     let n: usize = shape.iter().product();
     let out = dispatch_float!(g.dtype(), T => {
         let v = super::with_slice::<T, _>(g, |s| {
-            let mut out = crate::storage::try_filled(n, <T as Elem>::from_f64(0.0))?;
+            let mut out = crate::storage::try_vec::<T>(n)?;
             if !table.is_empty() && in_block > 0 {
                 for (block, gb) in out.chunks_mut(in_block).zip(s.chunks(table.len())) {
                     for (&t, &v) in table.iter().zip(gb) {

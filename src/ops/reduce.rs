@@ -170,19 +170,12 @@ fn sum_expanded(src: &Tensor, rd: &[usize], keepdim: bool) -> Result<Option<Tens
         return Ok(None);
     }
     let _g = crate::autograd::GradModeGuard::new(false);
-    let mut shape = l.shape.clone();
-    let mut factor = 1usize;
-    for d in (0..shape.len()).filter(|&d| expanded(d)) {
-        if rd.contains(&d) {
-            factor *= shape[d];
-        }
-        shape[d] = 1;
-    }
-    let distinct = src.detach().with_layout(Layout {
-        shape,
-        strides: l.strides.clone(),
-        offset: l.offset,
-    });
+    let factor: usize = rd
+        .iter()
+        .filter(|&&d| expanded(d))
+        .map(|&d| l.shape[d])
+        .product();
+    let distinct = src.detach().with_layout(l.stored());
     let dims: Vec<i64> = rd.iter().map(|&d| d as i64).collect();
     let mut s = sum_dims(&distinct, Some(&dims), true, None)?;
     if factor != 1 {
@@ -346,7 +339,7 @@ fn prod_others(x: &Tensor, rd: &[usize]) -> Result<Tensor> {
             .collect();
         groups.entry(key).or_default().push(i);
     }
-    let mut out = crate::storage::try_filled(n, 0.0)?;
+    let mut out = crate::storage::try_vec::<f64>(n)?;
     for idx in groups.values() {
         for &i in idx {
             out[i] = idx.iter().filter(|&&j| j != i).map(|&j| vals[j]).product();
@@ -742,7 +735,7 @@ fn softmax_forward(x: &Tensor, d: usize, log: bool) -> Result<Tensor> {
     let (outer, red, inner) = (p.outer, p.red, p.inner);
     let out = dispatch!(x.dtype(), T => {
         let v = contiguous_slice::<T, _>(&p.data, |s| {
-            let mut out = crate::storage::try_filled(s.len(), T::default())?;
+            let mut out = crate::storage::try_vec::<T>(s.len())?;
             for o in 0..outer {
                 for i in 0..inner {
                     let at = |r: usize| o * red * inner + r * inner + i;
