@@ -78,6 +78,12 @@ impl Tensor {
         ))
     }
 
+    /// The output of an elementwise kernel, in the layout the kernel chose.
+    pub fn from_mapped<T: Elem>(m: crate::kernels::elementwise::Mapped<T>) -> Tensor {
+        debug_assert_eq!(m.data.len(), m.layout.numel());
+        Tensor::from_parts(Arc::new(Storage::from_vec(m.data)), m.layout, T::DTYPE)
+    }
+
     pub fn zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
         let n = checked_numel(shape)?;
         dispatch!(dtype, T => Tensor::from_vec(try_vec::<T>(n)?, shape.to_vec()))

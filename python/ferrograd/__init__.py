@@ -462,7 +462,7 @@ from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
-from . import accelerator, amp, backends, cuda, onnx  # noqa: E402,F401
+from . import accelerator, amp, backends, cuda, distributed, onnx  # noqa: E402,F401
 
 
 def is_complex(input):

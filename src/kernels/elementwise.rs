@@ -1,14 +1,459 @@
-//! Elementwise maps over strided inputs, writing fresh contiguous outputs.
+//! The elementwise engine: one loop nest for every elementwise kernel (maps of one, two or three
+//! inputs, casts, copies, in-place updates), in the spirit of PyTorch's TensorIterator.
+//!
+//! The output is row-major over the broadcast shape. The dims are coalesced first: size-1 dims
+//! are dropped and neighbours merged wherever every operand steps through them as through one
+//! dim, so a contiguous tensor is one run, a broadcast (N, 1) operand is a stride-0 inner run and
+//! a transposed one a strided run. Each run goes to an inner loop specialised for unit and zero
+//! strides, compiled for AVX2 / AVX-512 and chosen at run time, which the compiler vectorises.
+//! When an operand is transposed (its inner stride is not 1 but an outer dim's is), rows are
+//! visited in tiles of `TILE` x `TILE`, so each cache line read serves a whole tile. Above the
+//! parallel threshold the output is split into blocks across threads.
 
-use super::{alloc, build, build_with, par_ok, PAR_THRESHOLD, PAR_THRESHOLD_COSTLY};
+use std::mem::MaybeUninit;
+
+use super::{build_with, par_ok, PAR_THRESHOLD, PAR_THRESHOLD_COSTLY};
 use crate::error::Result;
 use crate::layout::Layout;
+
+/// Side of the square tiles in which transposed operands are read.
+const TILE: usize = 32;
+
+/// The loop nest of `K` operands over one output shape, after coalescing.
+#[derive(Debug, Clone)]
+pub struct Nest<const K: usize> {
+    /// Dim sizes, outermost first; at least one dim.
+    sizes: Vec<usize>,
+    /// Per dim, each operand's stride in elements.
+    strides: Vec<[usize; K]>,
+    /// Each operand's storage offset.
+    offsets: [usize; K],
+}
+
+impl<const K: usize> Nest<K> {
+    /// The nest of `layouts`, all of one shape (already broadcast to it).
+    pub fn new(layouts: [&Layout; K]) -> Nest<K> {
+        let shape = &layouts[0].shape;
+        debug_assert!(layouts.iter().all(|l| &l.shape == shape));
+        let mut sizes: Vec<usize> = Vec::with_capacity(shape.len().max(1));
+        let mut strides: Vec<[usize; K]> = Vec::with_capacity(shape.len().max(1));
+        // innermost first; reversed at the end
+        for d in (0..shape.len()).rev() {
+            let n = shape[d];
+            if n == 1 {
+                continue;
+            }
+            let st: [usize; K] = std::array::from_fn(|k| layouts[k].strides[d]);
+            if let (Some(last_n), Some(last_st)) = (sizes.last_mut(), strides.last()) {
+                if (0..K).all(|k| st[k] == last_st[k] * *last_n) {
+                    *last_n *= n;
+                    continue;
+                }
+            }
+            sizes.push(n);
+            strides.push(st);
+        }
+        if sizes.is_empty() {
+            sizes.push(1);
+            strides.push([0; K]);
+        }
+        sizes.reverse();
+        strides.reverse();
+        Nest {
+            sizes,
+            strides,
+            offsets: std::array::from_fn(|k| layouts[k].offset),
+        }
+    }
+
+    pub fn numel(&self) -> usize {
+        self.sizes.iter().product()
+    }
+
+    /// Each operand's stride along the innermost dim.
+    pub fn inner_strides(&self) -> [usize; K] {
+        self.strides[self.sizes.len() - 1]
+    }
+
+    /// True when some operand reads its innermost dim with a stride while an outer dim is its
+    /// unit-stride one (a transpose): such nests are walked in tiles.
+    fn transposed(&self) -> bool {
+        let nd = self.sizes.len();
+        nd >= 2
+            && (0..K).any(|k| {
+                let s = self.strides[nd - 1][k];
+                s > 1 && self.strides[nd - 2][k] < s
+            })
+    }
+
+    /// Calls `f(pos, offsets, len)` for every run of the innermost dim that falls inside `range`
+    /// of the output's row-major positions: `len` elements from output position `pos`, operand
+    /// `k` reading from `offsets[k]` on with its inner stride. Every position of `range` is
+    /// visited exactly once; in tile order when the nest is transposed.
+    pub fn for_each_run(
+        &self,
+        range: std::ops::Range<usize>,
+        mut f: impl FnMut(usize, [usize; K], usize),
+    ) {
+        if range.is_empty() {
+            return;
+        }
+        let nd = self.sizes.len();
+        let inner = self.sizes[nd - 1];
+        let ist = self.inner_strides();
+        let mut rows = Rows::new(self, range.start / inner);
+        let at = |base: [usize; K], col: usize| -> [usize; K] {
+            std::array::from_fn(|k| base[k] + col * ist[k])
+        };
+        let mut pos = range.start;
+        // a row cut by the start of the range
+        let col = pos % inner;
+        if col != 0 {
+            let len = (inner - col).min(range.end - pos);
+            f(pos, at(rows.base, col), len);
+            pos += len;
+            rows.next(self);
+        }
+        let full_rows = (range.end - pos) / inner;
+        if self.transposed() && inner > TILE {
+            let mut left = full_rows;
+            let mut group = [[0usize; K]; TILE];
+            while left > 0 {
+                let g = left.min(TILE);
+                for b in group.iter_mut().take(g) {
+                    *b = rows.base;
+                    rows.next(self);
+                }
+                for c0 in (0..inner).step_by(TILE) {
+                    let len = TILE.min(inner - c0);
+                    for (r, &b) in group.iter().take(g).enumerate() {
+                        f(pos + r * inner + c0, at(b, c0), len);
+                    }
+                }
+                pos += g * inner;
+                left -= g;
+            }
+        } else {
+            for _ in 0..full_rows {
+                f(pos, rows.base, inner);
+                pos += inner;
+                rows.next(self);
+            }
+        }
+        // a row cut by the end of the range
+        if pos < range.end {
+            f(pos, rows.base, range.end - pos);
+        }
+    }
+}
+
+/// Walks the outer dims of a nest row by row, keeping each operand's offset of the row start.
+struct Rows<const K: usize> {
+    idx: Vec<usize>,
+    base: [usize; K],
+}
+
+impl<const K: usize> Rows<K> {
+    /// Positioned at row `row` (row-major over the outer dims).
+    fn new(nest: &Nest<K>, row: usize) -> Rows<K> {
+        let outer = nest.sizes.len() - 1;
+        let mut idx = vec![0usize; outer];
+        let mut base = nest.offsets;
+        let mut rem = row;
+        for d in (0..outer).rev() {
+            idx[d] = rem % nest.sizes[d];
+            rem /= nest.sizes[d];
+            for (b, s) in base.iter_mut().zip(nest.strides[d]) {
+                *b += idx[d] * s;
+            }
+        }
+        Rows { idx, base }
+    }
+
+    fn next(&mut self, nest: &Nest<K>) {
+        for d in (0..self.idx.len()).rev() {
+            self.idx[d] += 1;
+            if self.idx[d] < nest.sizes[d] {
+                for (b, s) in self.base.iter_mut().zip(nest.strides[d]) {
+                    *b += s;
+                }
+                return;
+            }
+            for (b, s) in self.base.iter_mut().zip(nest.strides[d]) {
+                *b -= (nest.sizes[d] - 1) * s;
+            }
+            self.idx[d] = 0;
+        }
+    }
+}
+
+/// True when `n` elements from `off` with stride `st` lie inside a slice of `len`.
+#[inline(always)]
+fn fits(len: usize, off: usize, st: usize, n: usize) -> bool {
+    n == 0
+        || (n - 1)
+            .checked_mul(st)
+            .and_then(|span| span.checked_add(off))
+            .is_some_and(|last| last < len)
+}
+
+/// The element loops behind `run1` / `run2` / `run3`. Each is called with literal strides for
+/// the common patterns (unit and zero), so after inlining the compiler sees constant strides
+/// and vectorises; other strides take the same loop with variable strides.
+///
+/// # Safety
+/// For each operand `x` with stride `s`: `(dst.len() - 1) * s < x.len()` (when `dst` is not
+/// empty), so that every `i * s` read is inside `x`.
+macro_rules! element_loop {
+    ($name:ident, $($x:ident: $t:ident / $s:ident),+) => {
+        #[inline(always)]
+        unsafe fn $name<$($t: Copy,)+ U, F: Fn($($t),+) -> U>(
+            $($x: &[$t], $s: usize,)+
+            dst: &mut [MaybeUninit<U>],
+            f: &F,
+        ) {
+            for (i, d) in dst.iter_mut().enumerate() {
+                // SAFETY: i < dst.len(), so i * s <= (dst.len() - 1) * s < x.len() for each
+                // operand, the caller's promise.
+                d.write(f($(unsafe { *$x.get_unchecked(i * $s) }),+));
+            }
+        }
+    };
+}
+element_loop!(loop1, a: A / sa);
+element_loop!(loop2, a: A / sa, b: B / sb);
+element_loop!(loop3, c: C / sc, a: A / sa, b: B / sb);
+
+/// `x[off..]`, after checking that a run of `n` elements with stride `st` from `off` fits.
+#[inline(always)]
+fn operand<T>(x: &[T], off: usize, st: usize, n: usize) -> &[T] {
+    assert!(
+        fits(x.len(), off, st, n),
+        "elementwise run outside its operand"
+    );
+    &x[off.min(x.len())..]
+}
+
+#[inline(always)]
+fn run1_body<T: Copy, U, F: Fn(T) -> U>(
+    a: &[T],
+    oa: usize,
+    sa: usize,
+    dst: &mut [MaybeUninit<U>],
+    f: &F,
+) {
+    let a = operand(a, oa, sa, dst.len());
+    // SAFETY: `operand` checked that the run fits in `a` with stride `sa`.
+    unsafe {
+        match sa {
+            1 => loop1(a, 1, dst, f),
+            0 => loop1(a, 0, dst, f),
+            _ => loop1(a, sa, dst, f),
+        }
+    }
+}
+
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn run2_body<A: Copy, B: Copy, U, F: Fn(A, B) -> U>(
+    a: &[A],
+    oa: usize,
+    sa: usize,
+    b: &[B],
+    ob: usize,
+    sb: usize,
+    dst: &mut [MaybeUninit<U>],
+    f: &F,
+) {
+    let (a, b) = (operand(a, oa, sa, dst.len()), operand(b, ob, sb, dst.len()));
+    // SAFETY: `operand` checked that the run fits in each operand with its stride.
+    unsafe {
+        match (sa, sb) {
+            (1, 1) => loop2(a, 1, b, 1, dst, f),
+            (1, 0) => loop2(a, 1, b, 0, dst, f),
+            (0, 1) => loop2(a, 0, b, 1, dst, f),
+            _ => loop2(a, sa, b, sb, dst, f),
+        }
+    }
+}
+
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn run3_body<C: Copy, A: Copy, B: Copy, U, F: Fn(C, A, B) -> U>(
+    c: &[C],
+    oc: usize,
+    sc: usize,
+    a: &[A],
+    oa: usize,
+    sa: usize,
+    b: &[B],
+    ob: usize,
+    sb: usize,
+    dst: &mut [MaybeUninit<U>],
+    f: &F,
+) {
+    let n = dst.len();
+    let (c, a, b) = (
+        operand(c, oc, sc, n),
+        operand(a, oa, sa, n),
+        operand(b, ob, sb, n),
+    );
+    // SAFETY: `operand` checked that the run fits in each operand with its stride.
+    unsafe {
+        match (sc, sa, sb) {
+            (1, 1, 1) => loop3(c, 1, a, 1, b, 1, dst, f),
+            (1, 1, 0) => loop3(c, 1, a, 1, b, 0, dst, f),
+            (1, 0, 1) => loop3(c, 1, a, 0, b, 1, dst, f),
+            (0, 1, 1) => loop3(c, 0, a, 1, b, 1, dst, f),
+            _ => loop3(c, sc, a, sa, b, sb, dst, f),
+        }
+    }
+}
+
+/// The inner loops compiled for AVX2+FMA and AVX-512 (see `best!`).
+#[cfg(target_arch = "x86_64")]
+mod wide {
+    use super::*;
+
+    macro_rules! isa {
+        ($feat:literal, $r1:ident, $r2:ident, $r3:ident) => {
+            #[target_feature(enable = $feat)]
+            pub fn $r1<T: Copy, U, F: Fn(T) -> U>(
+                a: &[T],
+                oa: usize,
+                sa: usize,
+                dst: &mut [MaybeUninit<U>],
+                f: &F,
+            ) {
+                run1_body(a, oa, sa, dst, f)
+            }
+
+            #[target_feature(enable = $feat)]
+            #[allow(clippy::too_many_arguments)]
+            pub fn $r2<A: Copy, B: Copy, U, F: Fn(A, B) -> U>(
+                a: &[A],
+                oa: usize,
+                sa: usize,
+                b: &[B],
+                ob: usize,
+                sb: usize,
+                dst: &mut [MaybeUninit<U>],
+                f: &F,
+            ) {
+                run2_body(a, oa, sa, b, ob, sb, dst, f)
+            }
+
+            #[target_feature(enable = $feat)]
+            #[allow(clippy::too_many_arguments)]
+            pub fn $r3<C: Copy, A: Copy, B: Copy, U, F: Fn(C, A, B) -> U>(
+                c: &[C],
+                oc: usize,
+                sc: usize,
+                a: &[A],
+                oa: usize,
+                sa: usize,
+                b: &[B],
+                ob: usize,
+                sb: usize,
+                dst: &mut [MaybeUninit<U>],
+                f: &F,
+            ) {
+                run3_body(c, oc, sc, a, oa, sa, b, ob, sb, dst, f)
+            }
+        };
+    }
+
+    isa!("avx2,fma", run1_avx2, run2_avx2, run3_avx2);
+    isa!(
+        "avx512f,avx512dq,avx2,fma",
+        run1_avx512,
+        run2_avx512,
+        run3_avx512
+    );
+}
+
+/// Runs shorter than this stay in the plain build: the dispatch costs more than wide registers
+/// save on them.
+const WIDE_MIN: usize = 64;
+
+/// `dst[i] = f(a[oa + i * sa])`.
+#[inline]
+pub fn run1<T: Copy, U, F: Fn(T) -> U>(
+    a: &[T],
+    oa: usize,
+    sa: usize,
+    dst: &mut [MaybeUninit<U>],
+    f: &F,
+) {
+    if dst.len() < WIDE_MIN {
+        return run1_body(a, oa, sa, dst, f);
+    }
+    best!(run1_body, run1_avx512, run1_avx2; a, oa, sa, dst, f)
+}
+
+/// `dst[i] = f(a[oa + i * sa], b[ob + i * sb])`.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub fn run2<A: Copy, B: Copy, U, F: Fn(A, B) -> U>(
+    a: &[A],
+    oa: usize,
+    sa: usize,
+    b: &[B],
+    ob: usize,
+    sb: usize,
+    dst: &mut [MaybeUninit<U>],
+    f: &F,
+) {
+    if dst.len() < WIDE_MIN {
+        return run2_body(a, oa, sa, b, ob, sb, dst, f);
+    }
+    best!(run2_body, run2_avx512, run2_avx2; a, oa, sa, b, ob, sb, dst, f)
+}
+
+/// `dst[i] = f(c[..], a[..], b[..])`, each read from its offset with its stride.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn run3<C: Copy, A: Copy, B: Copy, U, F: Fn(C, A, B) -> U>(
+    c: &[C],
+    oc: usize,
+    sc: usize,
+    a: &[A],
+    oa: usize,
+    sa: usize,
+    b: &[B],
+    ob: usize,
+    sb: usize,
+    dst: &mut [MaybeUninit<U>],
+    f: &F,
+) {
+    if dst.len() < WIDE_MIN {
+        return run3_body(c, oc, sc, a, oa, sa, b, ob, sb, dst, f);
+    }
+    best!(run3_body, run3_avx512, run3_avx2; c, oc, sc, a, oa, sa, b, ob, sb, dst, f)
+}
+
+/// A fresh row-major output of `nest`, filled run by run by `run(dst_run, offsets, strides)`,
+/// split across threads from `threshold` elements on.
+fn fill<const K: usize, U: Send>(
+    nest: &Nest<K>,
+    threshold: usize,
+    run: impl Fn(&mut [MaybeUninit<U>], [usize; K], [usize; K]) + Sync,
+) -> Result<Vec<U>> {
+    let n = nest.numel();
+    let st = nest.inner_strides();
+    build_with(n, threshold, |start, dst| {
+        nest.for_each_run(start..start + dst.len(), |pos, offs, len| {
+            run(&mut dst[pos - start..pos - start + len], offs, st)
+        });
+        dst.len()
+    })
+}
 
 /// `out[i] = f(src[i])` over `layout`'s elements, in row-major order.
 pub fn unary<T, U, F>(src: &[T], layout: &Layout, f: F) -> Result<Vec<U>>
 where
     T: Copy + Send + Sync,
-    U: Copy + Send + Sync,
+    U: Send,
     F: Fn(T) -> U + Send + Sync,
 {
     unary_with(src, layout, PAR_THRESHOLD, f)
@@ -18,7 +463,7 @@ where
 pub fn unary_costly<T, U, F>(src: &[T], layout: &Layout, f: F) -> Result<Vec<U>>
 where
     T: Copy + Send + Sync,
-    U: Copy + Send + Sync,
+    U: Send,
     F: Fn(T) -> U + Send + Sync,
 {
     unary_with(src, layout, PAR_THRESHOLD_COSTLY, f)
@@ -27,37 +472,120 @@ where
 fn unary_with<T, U, F>(src: &[T], layout: &Layout, threshold: usize, f: F) -> Result<Vec<U>>
 where
     T: Copy + Send + Sync,
-    U: Copy + Send + Sync,
+    U: Send,
     F: Fn(T) -> U + Send + Sync,
 {
-    let n = layout.numel();
-    if let Some(r) = layout.contiguous_range() {
-        let s = &src[r];
-        return build_with(n, threshold, |start, dst| {
-            super::simd::map(&s[start..start + dst.len()], dst, &f)
-        });
+    if layout.numel() == 0 {
+        return Ok(Vec::new());
     }
-    let mut out = alloc::<U>(n)?;
+    let nest = Nest::new([layout]);
+    if let Some(t) = Transposed::of(&nest) {
+        return t.map(src, threshold, &f);
+    }
+    fill(&nest, threshold, |dst, [o], [s]| run1(src, o, s, dst, &f))
+}
+
+/// A one-operand nest whose last two dims are a transpose: the operand steps 1 along rows and
+/// `col_stride` along columns, while the output is written row by row. Read as is, every
+/// element of an output row comes from another cache line (and at power-of-two strides, from
+/// the same cache set); instead `BLOCK` x `BLOCK` blocks are gathered column by column into a
+/// buffer, then written out row by row.
+struct Transposed<'n> {
+    nest: &'n Nest<1>,
+    rows: usize,
+    cols: usize,
+    col_stride: usize,
+}
+
+/// Side of the blocks of a transposed copy: 16 x 16 f32 is one cache line per block row.
+const BLOCK: usize = 16;
+
+impl<'n> Transposed<'n> {
+    fn of(nest: &'n Nest<1>) -> Option<Transposed<'n>> {
+        let nd = nest.sizes.len();
+        (nd >= 2 && nest.strides[nd - 2][0] == 1 && nest.strides[nd - 1][0] > 1).then(|| {
+            Transposed {
+                nest,
+                rows: nest.sizes[nd - 2],
+                cols: nest.sizes[nd - 1],
+                col_stride: nest.strides[nd - 1][0],
+            }
+        })
+    }
+
+    fn map<T, U, F>(&self, src: &[T], threshold: usize, f: &F) -> Result<Vec<U>>
+    where
+        T: Copy + Send + Sync,
+        U: Send,
+        F: Fn(T) -> U + Send + Sync,
     {
-        let spare = &mut out.spare_capacity_mut()[..n];
-        let mut k = 0;
-        layout.for_each_run(|base, len, stride| {
-            let dst = &mut spare[k..k + len];
-            if stride == 1 {
-                super::simd::map(&src[base..base + len], dst, &f);
-            } else {
-                for (i, d) in dst.iter_mut().enumerate() {
-                    d.write(f(src[base + i * stride]));
+        let (rows, cols) = (self.rows, self.cols);
+        let n = self.nest.numel();
+        // a stripe is BLOCK rows of one matrix: a contiguous piece of the output
+        let per_matrix = rows.div_ceil(BLOCK);
+        // the outer dims (all but the last two) as a nest of their own
+        let outer = Nest::<1> {
+            sizes: self.nest.sizes[..self.nest.sizes.len() - 2]
+                .iter()
+                .copied()
+                .chain([1])
+                .collect(),
+            strides: self.nest.strides[..self.nest.strides.len() - 2]
+                .iter()
+                .copied()
+                .chain([[0]])
+                .collect(),
+            offsets: self.nest.offsets,
+        };
+        let stripe = |i: usize, dst: &mut [MaybeUninit<U>]| {
+            let (m, r0) = (i / per_matrix, (i % per_matrix) * BLOCK);
+            let base = Rows::new(&outer, m).base[0] + r0;
+            let br = dst.len() / cols;
+            let mut buf = [[MaybeUninit::<T>::uninit(); BLOCK]; BLOCK];
+            for c0 in (0..cols).step_by(BLOCK) {
+                let bc = BLOCK.min(cols - c0);
+                for (c, col) in buf.iter_mut().enumerate().take(bc) {
+                    let from = base + (c0 + c) * self.col_stride;
+                    for (slot, &x) in col.iter_mut().zip(&src[from..from + br]) {
+                        slot.write(x);
+                    }
+                }
+                for r in 0..br {
+                    for (c, d) in dst[r * cols + c0..r * cols + c0 + bc]
+                        .iter_mut()
+                        .enumerate()
+                    {
+                        // SAFETY: buf[c][r] was written above for every c < bc and r < br (the
+                        // slice `src[from..from + br]` has br elements, or indexing panicked).
+                        d.write(f(unsafe { buf[c][r].assume_init() }));
+                    }
                 }
             }
-            k += len;
-        });
-        assert_eq!(k, n, "runs cover the layout");
+        };
+        build_with(n, threshold, |start, dst| {
+            // blocks from build_with need not align with stripes: cut them to stripes
+            let mut pos = start;
+            let end = start + dst.len();
+            while pos < end {
+                let i = pos / (rows * cols) * per_matrix + (pos % (rows * cols)) / (BLOCK * cols);
+                let stripe_start = (i / per_matrix) * rows * cols + (i % per_matrix) * BLOCK * cols;
+                let stripe_len = BLOCK.min(rows - (i % per_matrix) * BLOCK) * cols;
+                if stripe_start == pos && stripe_start + stripe_len <= end {
+                    stripe(i, &mut dst[pos - start..pos - start + stripe_len]);
+                    pos += stripe_len;
+                } else {
+                    // a cut stripe: element runs, as the general path
+                    let stop = end.min(stripe_start + stripe_len);
+                    let st = self.nest.inner_strides();
+                    self.nest.for_each_run(pos..stop, |p, [o], len| {
+                        run1(src, o, st[0], &mut dst[p - start..p - start + len], f)
+                    });
+                    pos = stop;
+                }
+            }
+            dst.len()
+        })
     }
-    // SAFETY: the runs of `layout` cover its n elements exactly once (asserted), and each
-    // wrote its `len` elements of `spare[..n]`, so the first n elements are initialised.
-    unsafe { out.set_len(n) };
-    Ok(out)
 }
 
 /// `out[i] = f(a[i], b[i])` where both layouts are already broadcast to the output shape.
@@ -65,55 +593,34 @@ pub fn binary<A, B, U, F>(a: &[A], la: &Layout, b: &[B], lb: &Layout, f: F) -> R
 where
     A: Copy + Send + Sync,
     B: Copy + Send + Sync,
-    U: Copy + Send + Sync,
+    U: Send,
     F: Fn(A, B) -> U + Send + Sync,
 {
-    let n = la.numel();
-    if n == 0 {
+    binary_with(a, la, b, lb, PAR_THRESHOLD, f)
+}
+
+/// `binary` with an explicit parallel threshold (`PAR_THRESHOLD_COSTLY` for costly `f`).
+pub fn binary_with<A, B, U, F>(
+    a: &[A],
+    la: &Layout,
+    b: &[B],
+    lb: &Layout,
+    threshold: usize,
+    f: F,
+) -> Result<Vec<U>>
+where
+    A: Copy + Send + Sync,
+    B: Copy + Send + Sync,
+    U: Send,
+    F: Fn(A, B) -> U + Send + Sync,
+{
+    if la.numel() == 0 {
         return Ok(Vec::new());
     }
-    let scalar = |l: &Layout| l.strides.iter().all(|&s| s == 0);
-    match (la.contiguous_range(), lb.contiguous_range()) {
-        (Some(ra), Some(rb)) => {
-            let (a, b) = (&a[ra], &b[rb]);
-            build(n, |start, dst| {
-                let end = start + dst.len();
-                let (a, b) = (&a[start..end], &b[start..end]);
-                for ((d, &x), &y) in dst.iter_mut().zip(a).zip(b) {
-                    d.write(f(x, y));
-                }
-                a.len().min(b.len())
-            })
-        }
-        _ if scalar(lb) && la.is_contiguous() => {
-            // tensor op scalar
-            let y = b[lb.offset];
-            let a = &a[la.offset..la.offset + n];
-            build(n, |start, dst| {
-                let a = &a[start..start + dst.len()];
-                for (d, &x) in dst.iter_mut().zip(a) {
-                    d.write(f(x, y));
-                }
-                a.len()
-            })
-        }
-        _ if scalar(la) && lb.is_contiguous() => {
-            let x = a[la.offset];
-            let b = &b[lb.offset..lb.offset + n];
-            build(n, |start, dst| {
-                let b = &b[start..start + dst.len()];
-                for (d, &y) in dst.iter_mut().zip(b) {
-                    d.write(f(x, y));
-                }
-                b.len()
-            })
-        }
-        _ => {
-            let mut out = alloc::<U>(n)?;
-            la.for_each_offset2(lb, |oa, ob| out.push(f(a[oa], b[ob])));
-            Ok(out)
-        }
-    }
+    let nest = Nest::new([la, lb]);
+    fill(&nest, threshold, |dst, [oa, ob], [sa, sb]| {
+        run2(a, oa, sa, b, ob, sb, dst, &f)
+    })
 }
 
 /// `out[i] = f(c[i], a[i], b[i])`, all three layouts broadcast to the output shape.
@@ -127,37 +634,167 @@ pub fn ternary<C, A, B, U, F>(
     f: F,
 ) -> Result<Vec<U>>
 where
-    C: Copy,
-    A: Copy,
-    B: Copy,
-    F: Fn(C, A, B) -> U,
+    C: Copy + Send + Sync,
+    A: Copy + Send + Sync,
+    B: Copy + Send + Sync,
+    U: Send,
+    F: Fn(C, A, B) -> U + Send + Sync,
 {
-    let n = lc.numel();
-    let mut out = alloc::<U>(n)?;
-    let oa = la.offsets();
-    let ob = lb.offsets();
-    let mut k = 0;
-    lc.for_each_offset(|oc| {
-        out.push(f(c[oc], a[oa[k]], b[ob[k]]));
-        k += 1;
-    });
-    Ok(out)
+    if lc.numel() == 0 {
+        return Ok(Vec::new());
+    }
+    let nest = Nest::new([lc, la, lb]);
+    fill(&nest, PAR_THRESHOLD, |dst, [oc, oa, ob], [sc, sa, sb]| {
+        run3(c, oc, sc, a, oa, sa, b, ob, sb, dst, &f)
+    })
+}
+
+/// The output of an elementwise op with the layout PyTorch gives it: the elements in `data`,
+/// laid out densely by `layout` (contiguous unless the inputs are laid out otherwise).
+pub struct Mapped<U> {
+    pub data: Vec<U>,
+    pub layout: Layout,
+}
+
+/// The dims of `layouts` (all of one shape), outermost first, in the order the output of an
+/// elementwise op lays them out: PyTorch's TensorIterator `reorder_dimensions`. Dims are sorted
+/// by stride, innermost the smallest; the first operand whose strides differ on two dims
+/// decides (a broadcast, stride-0, dim leaves it to the next operand), and on equal strides the
+/// smaller dim goes inside. Contiguous inputs give the identity, a transposed one its transpose.
+pub fn output_order(layouts: &[&Layout]) -> Vec<usize> {
+    let shape = &layouts[0].shape;
+    let nd = shape.len();
+    // perm[0] is the innermost dim, as in PyTorch
+    let mut perm: Vec<usize> = (0..nd).rev().collect();
+    let should_swap = |d0: usize, d1: usize| -> std::cmp::Ordering {
+        use std::cmp::Ordering::*;
+        for l in layouts {
+            let (s0, s1) = (l.strides[d0], l.strides[d1]);
+            if s0 == 0 || s1 == 0 {
+                continue;
+            }
+            match s0.cmp(&s1) {
+                Equal if shape[d0] > shape[d1] => return Greater,
+                Equal => {}
+                order => return order,
+            }
+        }
+        Equal
+    };
+    for i in 1..nd {
+        let mut d1 = i;
+        for d0 in (0..i).rev() {
+            match should_swap(perm[d0], perm[d1]) {
+                std::cmp::Ordering::Greater => {
+                    perm.swap(d0, d1);
+                    d1 = d0;
+                }
+                std::cmp::Ordering::Less => break,
+                std::cmp::Ordering::Equal => {}
+            }
+        }
+    }
+    perm.reverse();
+    perm
+}
+
+/// Runs `fill_in_order` over `layouts` permuted to the output order, and lays the result out
+/// in that order.
+fn mapped<const K: usize, U>(
+    layouts: [&Layout; K],
+    fill_in_order: impl FnOnce([&Layout; K]) -> Result<Vec<U>>,
+) -> Result<Mapped<U>> {
+    let shape = layouts[0].shape.clone();
+    let order = output_order(&layouts);
+    if order.iter().enumerate().all(|(i, &d)| i == d) {
+        return Ok(Mapped {
+            data: fill_in_order(layouts)?,
+            layout: Layout::contiguous(shape),
+        });
+    }
+    let permuted: [Layout; K] = std::array::from_fn(|k| layouts[k].permute(&order));
+    let data = fill_in_order(std::array::from_fn(|k| &permuted[k]))?;
+    let mut strides = vec![0; shape.len()];
+    let mut step = 1;
+    for &d in order.iter().rev() {
+        strides[d] = step;
+        step *= shape[d];
+    }
+    Ok(Mapped {
+        data,
+        layout: Layout {
+            shape,
+            strides,
+            offset: 0,
+        },
+    })
+}
+
+/// `unary` whose output takes the layout PyTorch gives it (`output_order`).
+pub fn map_unary<T, U, F>(src: &[T], layout: &Layout, costly: bool, f: F) -> Result<Mapped<U>>
+where
+    T: Copy + Send + Sync,
+    U: Send,
+    F: Fn(T) -> U + Send + Sync,
+{
+    let threshold = if costly {
+        PAR_THRESHOLD_COSTLY
+    } else {
+        PAR_THRESHOLD
+    };
+    mapped([layout], |[l]| unary_with(src, l, threshold, f))
+}
+
+/// `binary` whose output takes the layout PyTorch gives it (`output_order`).
+pub fn map_binary<A, B, U, F>(
+    a: &[A],
+    la: &Layout,
+    b: &[B],
+    lb: &Layout,
+    costly: bool,
+    f: F,
+) -> Result<Mapped<U>>
+where
+    A: Copy + Send + Sync,
+    B: Copy + Send + Sync,
+    U: Send,
+    F: Fn(A, B) -> U + Send + Sync,
+{
+    let threshold = if costly {
+        PAR_THRESHOLD_COSTLY
+    } else {
+        PAR_THRESHOLD
+    };
+    mapped([la, lb], |[la, lb]| binary_with(a, la, b, lb, threshold, f))
+}
+
+/// `ternary` whose output takes the layout PyTorch gives it (`output_order`).
+#[allow(clippy::too_many_arguments)]
+pub fn map_ternary<C, A, B, U, F>(
+    c: &[C],
+    lc: &Layout,
+    a: &[A],
+    la: &Layout,
+    b: &[B],
+    lb: &Layout,
+    f: F,
+) -> Result<Mapped<U>>
+where
+    C: Copy + Send + Sync,
+    A: Copy + Send + Sync,
+    B: Copy + Send + Sync,
+    U: Send,
+    F: Fn(C, A, B) -> U + Send + Sync,
+{
+    mapped([lc, la, lb], |[lc, la, lb]| ternary(c, lc, a, la, b, lb, f))
 }
 
 /// Writes `values` (row-major, one per element of `layout`) into `dst` through `layout`.
-pub fn assign<T: Copy>(dst: &mut [T], layout: &Layout, values: &[T]) {
-    if let Some(r) = layout.contiguous_range() {
-        dst[r].copy_from_slice(values);
-        return;
-    }
-    let mut k = 0;
-    layout.for_each_offset(|o| {
-        dst[o] = values[k];
-        k += 1;
-    });
+pub fn assign<T: Copy + Send + Sync>(dst: &mut [T], layout: &Layout, values: &[T]) {
+    update(dst, layout, values, |_, v| v)
 }
 
-/// In place `dst[i] = f(dst[i], src[i])` through `layout`.
+/// In place `dst[i] = f(dst[i], src[i])` through `layout`, `src` row-major.
 pub fn update<T: Copy + Send + Sync, F>(dst: &mut [T], layout: &Layout, src: &[T], f: F)
 where
     F: Fn(T, T) -> T + Send + Sync,
@@ -176,10 +813,20 @@ where
         }
         return;
     }
-    let mut k = 0;
-    layout.for_each_offset(|o| {
-        dst[o] = f(dst[o], src[k]);
-        k += 1;
+    let nest = Nest::new([layout]);
+    let [st] = nest.inner_strides();
+    nest.for_each_run(0..nest.numel(), |pos, [o], len| {
+        let vals = &src[pos..pos + len];
+        if st == 1 {
+            for (x, &y) in dst[o..o + len].iter_mut().zip(vals) {
+                *x = f(*x, y);
+            }
+        } else {
+            for (i, &y) in vals.iter().enumerate() {
+                let x = &mut dst[o + i * st];
+                *x = f(*x, y);
+            }
+        }
     });
 }
 

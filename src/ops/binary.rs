@@ -314,19 +314,24 @@ fn kernel<T: Arith>(op: BinOp, a: &Tensor, b: &Tensor, shape: &[usize]) -> Resul
     let lb = b.layout().broadcast_to(shape)?;
     let da = a.storage().read::<T>();
     let db = b.storage().read::<T>();
+    let costly = op == BinOp::Pow && T::DTYPE.is_float();
     macro_rules! run {
         ($f:expr) => {
-            Tensor::from_vec(elementwise::binary(&da, &la, &db, &lb, $f)?, shape.to_vec())
+            Ok(Tensor::from_mapped(elementwise::map_binary(
+                &da, &la, &db, &lb, costly, $f,
+            )?))
         };
     }
     macro_rules! cmp {
         ($f:expr) => {
-            Tensor::from_vec(
-                elementwise::binary(&da, &la, &db, &lb, |x: T, y: T| -> u8 {
-                    $f(x.canon(), y.canon()) as u8
-                })?,
-                shape.to_vec(),
-            )
+            Ok(Tensor::from_mapped(elementwise::map_binary(
+                &da,
+                &la,
+                &db,
+                &lb,
+                false,
+                |x: T, y: T| -> u8 { $f(x.canon(), y.canon()) as u8 },
+            )?))
         };
     }
     use BinOp::*;
@@ -691,8 +696,8 @@ pub fn where_op(cond: &Tensor, a: &Operand, b: &Operand) -> Result<Tensor> {
         let c = cond.storage().read::<u8>();
         let x = da.storage().read::<T>();
         let y = db.storage().read::<T>();
-        let v = elementwise::ternary(&c, &lc, &x, &la, &y, &lb, |c: u8, x: T, y: T| if c != 0 { x } else { y })?;
-        Tensor::from_vec(v, shape.clone())?
+        let v = elementwise::map_ternary(&c, &lc, &x, &la, &y, &lb, |c: u8, x: T, y: T| if c != 0 { x } else { y })?;
+        Tensor::from_mapped(v)
     });
     let ins = tensors(a, b);
     if dtype.is_float() && needs_grad(&ins) {
@@ -739,7 +744,11 @@ pub fn masked_fill(t: &Tensor, mask: &Tensor, value: Scalar) -> Result<Tensor> {
         )));
     }
     let v = Tensor::scalar(value, t.dtype());
-    let out = where_op(mask, &Operand::T(v), &Operand::T(t.detach()))?;
+    let mut out = where_op(mask, &Operand::T(v), &Operand::T(t.detach()))?;
+    if !out.is_contiguous() {
+        // PyTorch fills a contiguous clone whatever the input's layout
+        out = super::materialize(&out)?;
+    }
     if needs_grad(&[t]) {
         let m = mask.clone();
         record("MaskedFillBackward0", &[t], &[&out], vec![], move |ctx| {

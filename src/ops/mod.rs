@@ -130,7 +130,11 @@ pub fn to_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
     if t.dtype() == dtype {
         return Ok(t.clone());
     }
-    let out = dispatch!(dtype, U => Tensor::from_vec(cast_vec::<U>(t)?, t.shape().to_vec())?);
+    // the copy keeps the layout of `t` where PyTorch's does (preserve_format)
+    let out = dispatch!(t.dtype(), T => {
+        let data = t.storage().read::<T>();
+        dispatch!(dtype, U => Tensor::from_mapped(elementwise::map_unary(&data, t.layout(), false, convert::<T, U>)?))
+    });
     if needs_grad(&[t]) && dtype.is_float() {
         let src = t.dtype();
         record("ToCopyBackward0", &[t], &[&out], vec![], move |ctx| {

@@ -18,17 +18,16 @@ where
     } else {
         super::to_dtype(&t.detach(), DType::F32)?
     };
-    let shape = t.shape().to_vec();
-    match src.dtype() {
+    Ok(match src.dtype() {
         DType::F32 => {
             let d = src.storage().read::<f32>();
-            Tensor::from_vec(elementwise::unary_costly(&d, src.layout(), f32f)?, shape)
+            Tensor::from_mapped(elementwise::map_unary(&d, src.layout(), true, f32f)?)
         }
         _ => {
             let d = src.storage().read::<f64>();
-            Tensor::from_vec(elementwise::unary_costly(&d, src.layout(), f64f)?, shape)
+            Tensor::from_mapped(elementwise::map_unary(&d, src.layout(), true, f64f)?)
         }
-    }
+    })
 }
 
 /// Defines a float unary op: kernel for f32 and f64, saved tensors and backward formula.
@@ -189,31 +188,29 @@ where
     FF: Fn(f64) -> f64 + Copy + Send + Sync,
     FI: Fn(i64) -> i64 + Copy + Send + Sync,
 {
-    let shape = x.shape().to_vec();
-    match x.dtype() {
+    let l = x.layout();
+    Ok(match x.dtype() {
         DType::F32 => {
             let d = x.storage().read::<f32>();
-            Tensor::from_vec(
-                elementwise::unary(&d, x.layout(), |v: f32| ff(v as f64) as f32)?,
-                shape,
-            )
+            Tensor::from_mapped(elementwise::map_unary(&d, l, false, |v: f32| {
+                ff(v as f64) as f32
+            })?)
         }
         DType::F64 => {
             let d = x.storage().read::<f64>();
-            Tensor::from_vec(elementwise::unary(&d, x.layout(), ff)?, shape)
+            Tensor::from_mapped(elementwise::map_unary(&d, l, false, ff)?)
         }
         DType::I64 => {
             let d = x.storage().read::<i64>();
-            Tensor::from_vec(elementwise::unary(&d, x.layout(), fi)?, shape)
+            Tensor::from_mapped(elementwise::map_unary(&d, l, false, fi)?)
         }
         DType::Bool => {
             let d = x.storage().read::<u8>();
-            Tensor::from_vec(
-                elementwise::unary(&d, x.layout(), |v: u8| (fi(v as i64) != 0) as u8)?,
-                shape,
-            )
+            Tensor::from_mapped(elementwise::map_unary(&d, l, false, |v: u8| {
+                (fi(v as i64) != 0) as u8
+            })?)
         }
-    }
+    })
 }
 
 fn sign_f(v: f64) -> f64 {
@@ -290,8 +287,8 @@ pub fn threshold_backward(grad: &Tensor, x: &Tensor, threshold: f64) -> Result<T
         let (g, v) = (grad.storage().read::<T>(), x_same.storage().read::<T>());
         let th = <T as crate::storage::Elem>::from_f64(threshold);
         let zero = <T as crate::storage::Elem>::from_f64(0.0);
-        let r = elementwise::binary(&g, &lg, &v, &lx, move |g: T, v: T| if v <= th { zero } else { g })?;
-        Tensor::from_vec(r, shape.clone())?
+        let r = elementwise::map_binary(&g, &lg, &v, &lx, false, move |g: T, v: T| if v <= th { zero } else { g })?;
+        Tensor::from_mapped(r)
     });
     if needs_grad(&[grad, x]) {
         record(
@@ -318,7 +315,7 @@ pub fn threshold_backward(grad: &Tensor, x: &Tensor, threshold: f64) -> Result<T
 pub fn logical_not(x: &Tensor) -> Result<Tensor> {
     dispatch!(x.dtype(), T => {
         let d = x.storage().read::<T>();
-        Tensor::from_vec(elementwise::unary(&d, x.layout(), |v: T| (!crate::storage::Elem::is_true(v)) as u8)?, x.shape().to_vec())
+        Ok(Tensor::from_mapped(elementwise::map_unary(&d, x.layout(), false, |v: T| (!crate::storage::Elem::is_true(v)) as u8)?))
     })
 }
 
@@ -328,10 +325,12 @@ pub fn bitwise_not(x: &Tensor) -> Result<Tensor> {
         DType::Bool => logical_not(x),
         DType::I64 => {
             let d = x.storage().read::<i64>();
-            Tensor::from_vec(
-                elementwise::unary(&d, x.layout(), |v: i64| !v)?,
-                x.shape().to_vec(),
-            )
+            Ok(Tensor::from_mapped(elementwise::map_unary(
+                &d,
+                x.layout(),
+                false,
+                |v: i64| !v,
+            )?))
         }
         dt => Err(Error::NotImplemented(format!(
             "\"bitwise_not_cpu\" not implemented for '{}'",
@@ -454,27 +453,44 @@ pub fn clamp(x: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Ten
 
 /// `leaky_relu` (LeakyReluBackward0): one pass over the input in its own dtype.
 pub fn leaky_relu(x: &Tensor, slope: f64) -> Result<Tensor> {
-    let shape = x.shape().to_vec();
-    let out = match x.dtype() {
-        DType::F32 => {
-            let s = slope as f32;
-            let d = x.storage().read::<f32>();
-            let v = elementwise::unary(&d, x.layout(), |v: f32| if v > 0.0 { v } else { v * s })?;
-            Tensor::from_vec(v, shape)?
-        }
-        DType::F64 => {
-            let d = x.storage().read::<f64>();
-            let v =
-                elementwise::unary(&d, x.layout(), |v: f64| if v > 0.0 { v } else { v * slope })?;
-            Tensor::from_vec(v, shape)?
-        }
-        dt => {
-            return Err(Error::NotImplemented(format!(
-                "\"leaky_relu_cpu\" not implemented for '{}'",
-                dt.kernel_name()
-            )))
-        }
-    };
+    let out =
+        match x.dtype() {
+            DType::F32 => {
+                let s = slope as f32;
+                let d = x.storage().read::<f32>();
+                let v =
+                    elementwise::map_unary(
+                        &d,
+                        x.layout(),
+                        false,
+                        |v: f32| {
+                            if v > 0.0 {
+                                v
+                            } else {
+                                v * s
+                            }
+                        },
+                    )?;
+                Tensor::from_mapped(v)
+            }
+            DType::F64 => {
+                let d = x.storage().read::<f64>();
+                let v = elementwise::map_unary(&d, x.layout(), false, |v: f64| {
+                    if v > 0.0 {
+                        v
+                    } else {
+                        v * slope
+                    }
+                })?;
+                Tensor::from_mapped(v)
+            }
+            dt => {
+                return Err(Error::NotImplemented(format!(
+                    "\"leaky_relu_cpu\" not implemented for '{}'",
+                    dt.kernel_name()
+                )))
+            }
+        };
     if needs_grad(&[x]) {
         record(
             "LeakyReluBackward0",

@@ -2,4 +2,4 @@
 
 from .parameter import Buffer, Parameter
 from .modules import *  # noqa: F401,F403
-from . import functional, init, modules, parameter, utils  # noqa: F401
+from . import functional, init, modules, parallel, parameter, utils  # noqa: F401

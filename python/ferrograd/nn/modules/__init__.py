@@ -19,7 +19,7 @@ from .pooling import (
     MaxPool1d,
     MaxPool2d,
 )
-from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm
 from .instancenorm import InstanceNorm1d, InstanceNorm2d
 from .sparse import Embedding
 from .padding import *  # noqa: F401,F403
@@ -72,6 +72,7 @@ __all__ = [
     "BatchNorm1d",
     "BatchNorm2d",
     "BatchNorm3d",
+    "SyncBatchNorm",
     "InstanceNorm1d",
     "InstanceNorm2d",
     "Embedding",

@@ -4,7 +4,7 @@ from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"]
 
 
 class _NormBase(Module):
@@ -91,8 +91,15 @@ class _BatchNorm(_NormBase):
 
     def forward(self, input):
         self._check_input_dim(input)
-        # exponential_average_factor is self.momentum, or 1/num_batches_tracked (a cumulative
-        # moving average) when momentum is None
+        factor, bn_training = self._step_statistics()
+        # buffers that are not tracked must not be updated
+        return F.batch_norm(input, *self._running_stats(), self.weight, self.bias, bn_training, factor,
+                            self.eps)
+
+    def _step_statistics(self):
+        """Counts the batch; returns (the running-average factor, whether batch statistics are
+        used). The factor is ``momentum``, or ``1/num_batches_tracked`` (a cumulative moving
+        average) when momentum is None."""
         if self.momentum is None:
             exponential_average_factor = 0.0
         else:
@@ -108,17 +115,13 @@ class _BatchNorm(_NormBase):
             bn_training = True
         else:
             bn_training = (self.running_mean is None) and (self.running_var is None)
-        # buffers that are not tracked must not be updated
-        return F.batch_norm(
-            input,
-            self.running_mean if not self.training or self.track_running_stats else None,
-            self.running_var if not self.training or self.track_running_stats else None,
-            self.weight,
-            self.bias,
-            bn_training,
-            exponential_average_factor,
-            self.eps,
-        )
+        return exponential_average_factor, bn_training
+
+    def _running_stats(self):
+        """The running statistics batch norm reads and updates (None where not tracked)."""
+        if not self.training or self.track_running_stats:
+            return self.running_mean, self.running_var
+        return None, None
 
 
 class BatchNorm1d(_BatchNorm):
@@ -148,3 +151,57 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class SyncBatchNorm(_BatchNorm):
+    r"""Batch normalisation whose training statistics cover the batches of all ranks.
+
+    In training mode with more than one process, the mean and variance are those of the
+    concatenated batch of every rank (one all-gather in forward, one all-reduce in backward); in
+    eval mode, or on a single process, it is ``BatchNorm``. Takes any ``(N, C, ...)`` input.
+    """
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 process_group=None, device=None, dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device=device, dtype=dtype,
+                         bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input):
+        from ... import distributed as dist
+        from ._functions import SyncBatchNorm as sync_batch_norm
+
+        self._check_input_dim(input)
+        factor, bn_training = self._step_statistics()
+        running_mean, running_var = self._running_stats()
+        need_sync = bn_training and self.training and dist.is_available() and dist.is_initialized()
+        if need_sync:
+            process_group = dist.distributed_c10d._world(self.process_group)
+            need_sync = process_group.size() > 1
+        if not need_sync:
+            return F.batch_norm(input, running_mean, running_var, self.weight, self.bias, bn_training, factor,
+                                self.eps)
+        return sync_batch_norm.apply(input, self.weight, self.bias, running_mean, running_var, self.eps, factor,
+                                     process_group, process_group.size())
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        r"""Returns ``module`` with every ``BatchNorm*d`` replaced by a ``SyncBatchNorm`` sharing its
+        parameters and running statistics."""
+        module_output = module
+        if isinstance(module, _BatchNorm):
+            module_output = cls(module.num_features, module.eps, module.momentum, module.affine,
+                                module.track_running_stats, process_group)
+            shared = ["running_mean", "running_var", "num_batches_tracked", "training"]
+            shared += ["weight", "bias"] if module.affine else []
+            shared += ["qconfig"] if hasattr(module, "qconfig") else []
+            for name in shared:
+                setattr(module_output, name, getattr(module, name))
+        for name, child in module.named_children():
+            module_output.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        del module
+        return module_output

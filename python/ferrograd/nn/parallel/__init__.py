@@ -1,0 +1,5 @@
+"""``ferrograd.nn.parallel``: ``DistributedDataParallel`` on MPI."""
+
+from .distributed import DistributedDataParallel
+
+__all__ = ["DistributedDataParallel"]
