@@ -18,6 +18,7 @@ macro_rules! best {
     }};
 }
 
+pub mod activation;
 pub mod attention;
 pub mod conv;
 pub mod elementwise;

@@ -172,6 +172,50 @@ pub fn softmax_rows_f32(src: &[f32], len: usize, log: bool) -> Result<Vec<f32>> 
     Ok(out)
 }
 
+/// The backward of softmax along contiguous rows of `len`: `y * (g - sum(g * y))`; with `log`,
+/// of log_softmax (`y` the log-probabilities): `g - exp(y) * sum(g)`. One pass to sum and one to
+/// write per row (PyTorch's `_softmax_backward_data` / `_log_softmax_backward_data`); rows in
+/// parallel when the tensor is large.
+pub fn softmax_backward_rows<R>(g: &[R], y: &[R], len: usize, log: bool) -> Result<Vec<R>>
+where
+    R: super::simd::Real + Default,
+{
+    let n = g.len();
+    let mut out = alloc::<R>(n)?;
+    out.resize(n, R::default());
+    if len == 0 {
+        return Ok(out);
+    }
+    let row = |g: &[R], y: &[R], o: &mut [R]| {
+        if log {
+            let s = sum_slice(g);
+            for ((o, &g), &y) in o.iter_mut().zip(g).zip(y) {
+                *o = g - y.exp() * s;
+            }
+        } else {
+            for ((o, &g), &y) in o.iter_mut().zip(g).zip(y) {
+                *o = g * y;
+            }
+            let s = sum_slice(o);
+            for ((o, &g), &y) in o.iter_mut().zip(g).zip(y) {
+                *o = y * (g - s);
+            }
+        }
+    };
+    if super::par_ok(n, super::PAR_THRESHOLD_COSTLY) {
+        let per_task = (4096 / len).max(1);
+        out.par_chunks_mut(len)
+            .zip(g.par_chunks(len).zip(y.par_chunks(len)))
+            .with_min_len(per_task)
+            .for_each(|(o, (g, y))| row(g, y, o));
+    } else {
+        out.chunks_mut(len)
+            .zip(g.chunks(len).zip(y.chunks(len)))
+            .for_each(|(o, (g, y))| row(g, y, o));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

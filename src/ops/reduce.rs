@@ -776,6 +776,41 @@ fn softmax_forward(x: &Tensor, d: usize, log: bool) -> Result<Tensor> {
     })
 }
 
+/// The fused backward of softmax / log_softmax along the last dim of contiguous tensors, when
+/// no graph of the gradient is wanted; None where the composite formula must run instead.
+fn softmax_backward_fused(g: &Tensor, y: &Tensor, d: usize, log: bool) -> Result<Option<Tensor>> {
+    let fits = d + 1 == y.ndim()
+        && g.shape() == y.shape()
+        && g.dtype() == y.dtype()
+        && !needs_grad(&[g, y]);
+    let (Some(rg), Some(ry)) = (g.layout().contiguous_range(), y.layout().contiguous_range())
+    else {
+        return Ok(None);
+    };
+    if !fits {
+        return Ok(None);
+    }
+    let len = y.shape()[d];
+    let shape = y.shape().to_vec();
+    Ok(Some(match y.dtype() {
+        DType::F32 => {
+            let (gd, yd) = (g.storage().read::<f32>(), y.storage().read::<f32>());
+            Tensor::from_vec(
+                kr::softmax_backward_rows(&gd[rg], &yd[ry], len, log)?,
+                shape,
+            )?
+        }
+        DType::F64 => {
+            let (gd, yd) = (g.storage().read::<f64>(), y.storage().read::<f64>());
+            Tensor::from_vec(
+                kr::softmax_backward_rows(&gd[rg], &yd[ry], len, log)?,
+                shape,
+            )?
+        }
+        _ => return Ok(None),
+    }))
+}
+
 pub fn softmax(t: &Tensor, dim: i64, log: bool) -> Result<Tensor> {
     if !t.dtype().is_float() {
         return Err(Error::NotImplemented(format!(
@@ -810,8 +845,12 @@ pub fn softmax(t: &Tensor, dim: i64, log: bool) -> Result<Tensor> {
                 vec![Saved::Output(out.clone(), 0)],
                 move |ctx| {
                     let g = ctx.grad(0)?;
+                    let y = &ctx.saved[0];
+                    if let Some(gx) = softmax_backward_fused(&g, y, d, true)? {
+                        return Ok(vec![Some(gx)]);
+                    }
                     let s = sum_dims(&g, Some(&dd), true, None)?;
-                    Ok(vec![Some(sub(&g, &mul(&unary::exp(&ctx.saved[0])?, &s)?)?)])
+                    Ok(vec![Some(sub(&g, &mul(&unary::exp(y)?, &s)?)?)])
                 },
             );
         } else {
@@ -823,6 +862,9 @@ pub fn softmax(t: &Tensor, dim: i64, log: bool) -> Result<Tensor> {
                 move |ctx| {
                     let g = ctx.grad(0)?;
                     let y = &ctx.saved[0];
+                    if let Some(gx) = softmax_backward_fused(&g, y, d, false)? {
+                        return Ok(vec![Some(gx)]);
+                    }
                     let s = sum_dims(&mul(&g, y)?, Some(&dd), true, None)?;
                     Ok(vec![Some(mul(y, &sub(&g, &s)?)?)])
                 },

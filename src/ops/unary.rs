@@ -4,7 +4,7 @@ use super::binary::{binary, mul, mul_scalar, BinOp, Operand};
 use crate::autograd::graph::{needs_grad, record, Saved};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
-use crate::kernels::{elementwise, simd};
+use crate::kernels::{activation, elementwise, simd};
 use crate::tensor::Tensor;
 
 /// Applies a float function elementwise; ints and bools are computed in float32.
@@ -30,21 +30,48 @@ where
     })
 }
 
-/// Defines a float unary op: kernel for f32 and f64, saved tensors and backward formula.
+/// The gradient of an elementwise op from the incoming gradient `g` and a saved tensor (its
+/// input or output) in one pass of the kernel `k` (see kernels::activation), as PyTorch's fused
+/// backward kernels. When that gradient must itself be differentiable (create_graph), it is
+/// built from differentiable ops instead (`composite`, the same formula), so every derivative
+/// order keeps working.
+pub fn fused_grad(
+    g: &Tensor,
+    saved: &Tensor,
+    k32: impl Fn(f32, f32) -> f32 + Send + Sync,
+    k64: impl Fn(f64, f64) -> f64 + Send + Sync,
+    composite: impl FnOnce() -> Result<Tensor>,
+) -> Result<Tensor> {
+    if needs_grad(&[g, saved]) || g.dtype() != saved.dtype() || g.shape() != saved.shape() {
+        return composite();
+    }
+    let (lg, ls) = (g.layout(), saved.layout());
+    Ok(match g.dtype() {
+        DType::F32 => {
+            let (a, b) = (g.storage().read::<f32>(), saved.storage().read::<f32>());
+            Tensor::from_mapped(elementwise::map_binary(&a, lg, &b, ls, true, k32)?)
+        }
+        DType::F64 => {
+            let (a, b) = (g.storage().read::<f64>(), saved.storage().read::<f64>());
+            Tensor::from_mapped(elementwise::map_binary(&a, lg, &b, ls, true, k64)?)
+        }
+        _ => return composite(),
+    })
+}
+
+/// Defines a float unary op: kernel for f32 and f64, saved tensor, and its backward: the fused
+/// kernel `activation::$k` and the same formula in differentiable ops.
 macro_rules! float_unary {
-    ($name:ident, $node:literal, $f:expr, save: $save:ident, |$ctx:ident, $s:ident, $g:ident| $bw:expr) => {
-        float_unary!($name, $node, $f, |x: f32| ($f)(x as f64) as f32, save: $save, |$ctx, $s, $g| $bw);
-    };
-    ($name:ident, $node:literal, $f:expr, $f32:expr, save: $save:ident, |$ctx:ident, $s:ident, $g:ident| $bw:expr) => {
+    ($name:ident, $node:literal, $f:expr, $f32:expr, save: $save:ident, grad: $k:ident, |$ctx:ident, $s:ident, $g:ident| $bw:expr) => {
         pub fn $name(t: &Tensor) -> Result<Tensor> {
             let out = float_map(t, $f32, |x: f64| ($f)(x))?;
             if needs_grad(&[t]) {
                 let saved = float_unary!(@save $save, t, out);
                 record($node, &[t], &[&out], saved, |$ctx| {
                     let $g = $ctx.grad(0)?;
-                    let $s = $ctx.saved.first().cloned();
-                    let $s = $s.expect("saved");
-                    Ok(vec![Some($bw)])
+                    let $s = $ctx.saved[0].clone();
+                    let grad = fused_grad(&$g, &$s, activation::$k::<f32>, activation::$k::<f64>, || Ok($bw))?;
+                    Ok(vec![Some(grad)])
                 });
             }
             Ok(out)
@@ -61,40 +88,40 @@ fn s(v: f64) -> Operand {
     Operand::S(Scalar::Float(v))
 }
 
-float_unary!(exp, "ExpBackward0", f64::exp, simd::exp_f32, save: output, |ctx, out, g| mul(&g, &out)?);
-float_unary!(log, "LogBackward0", f64::ln, save: input, |ctx, x, g| binary(BinOp::Div, &t(&g), &t(&x))?);
-float_unary!(log1p, "Log1PBackward0", f64::ln_1p, save: input, |ctx, x, g| {
+float_unary!(exp, "ExpBackward0", f64::exp, simd::exp_f32, save: output, grad: exp_grad, |ctx, out, g| mul(&g, &out)?);
+float_unary!(log, "LogBackward0", f64::ln, simd::log_f32, save: input, grad: log_grad, |ctx, x, g| binary(BinOp::Div, &t(&g), &t(&x))?);
+float_unary!(log1p, "Log1PBackward0", f64::ln_1p, simd::log1p_f32, save: input, grad: log1p_grad, |ctx, x, g| {
     binary(BinOp::Div, &t(&g), &t(&binary(BinOp::Add, &t(&x), &s(1.0))?))?
 });
-float_unary!(sqrt, "SqrtBackward0", f64::sqrt, f32::sqrt, save: output, |ctx, out, g| {
+float_unary!(sqrt, "SqrtBackward0", f64::sqrt, f32::sqrt, save: output, grad: sqrt_grad, |ctx, out, g| {
     binary(BinOp::Div, &t(&g), &t(&mul_scalar(&out, 2.0)?))?
 });
-float_unary!(rsqrt, "RsqrtBackward0", |x: f64| 1.0 / x.sqrt(), save: output, |ctx, out, g| {
+float_unary!(rsqrt, "RsqrtBackward0", |x: f64| 1.0 / x.sqrt(), |x: f32| 1.0 / x.sqrt(), save: output, grad: rsqrt_grad, |ctx, out, g| {
     let o3 = mul(&mul(&out, &out)?, &out)?;
     mul_scalar(&mul(&g, &o3)?, -0.5)?
 });
-float_unary!(sin, "SinBackward0", f64::sin, save: input, |ctx, x, g| mul(&g, &cos(&x)?)?);
-float_unary!(cos, "CosBackward0", f64::cos, save: input, |ctx, x, g| {
+float_unary!(sin, "SinBackward0", f64::sin, simd::sin_f32, save: input, grad: sin_grad, |ctx, x, g| mul(&g, &cos(&x)?)?);
+float_unary!(cos, "CosBackward0", f64::cos, simd::cos_f32, save: input, grad: cos_grad, |ctx, x, g| {
     mul(&g, &neg(&sin(&x)?)?)?
 });
-float_unary!(tanh, "TanhBackward0", f64::tanh, simd::tanh_f32, save: output, |ctx, out, g| {
+float_unary!(tanh, "TanhBackward0", f64::tanh, simd::tanh_f32, save: output, grad: tanh_grad, |ctx, out, g| {
     // g * (1 - out^2)
     let one_minus = binary(BinOp::Sub, &s(1.0), &t(&mul(&out, &out)?))?;
     mul(&g, &one_minus)?
 });
-float_unary!(sigmoid, "SigmoidBackward0", |x: f64| 1.0 / (1.0 + (-x).exp()), simd::sigmoid_f32, save: output, |ctx, out, g| {
+float_unary!(sigmoid, "SigmoidBackward0", |x: f64| 1.0 / (1.0 + (-x).exp()), simd::sigmoid_f32, save: output, grad: sigmoid_grad, |ctx, out, g| {
     let one_minus = binary(BinOp::Sub, &s(1.0), &t(&out))?;
     mul(&mul(&g, &out)?, &one_minus)?
 });
-float_unary!(reciprocal, "ReciprocalBackward0", |x: f64| 1.0 / x, save: output, |ctx, out, g| {
+float_unary!(reciprocal, "ReciprocalBackward0", |x: f64| 1.0 / x, |x: f32| 1.0 / x, save: output, grad: reciprocal_grad, |ctx, out, g| {
     neg(&mul(&g, &mul(&out, &out)?)?)?
 });
-float_unary!(erf, "ErfBackward0", erf_f64, save: input, |ctx, x, g| {
+float_unary!(erf, "ErfBackward0", erf_f64, simd::erf_f32, save: input, grad: erf_grad, |ctx, x, g| {
     // 2/sqrt(pi) * exp(-x^2)
     let e = exp(&neg(&mul(&x, &x)?)?)?;
     mul(&g, &mul_scalar(&e, std::f64::consts::FRAC_2_SQRT_PI)?)?
 });
-float_unary!(silu, "SiluBackward0", |x: f64| x / (1.0 + (-x).exp()), |x: f32| x * simd::sigmoid_f32(x), save: input, |ctx, x, g| {
+float_unary!(silu, "SiluBackward0", |x: f64| x / (1.0 + (-x).exp()), |x: f32| x * simd::sigmoid_f32(x), save: input, grad: silu_grad, |ctx, x, g| {
     // sig(x) * (1 + x * (1 - sig(x)))
     let sg = sigmoid(&x)?;
     let one_minus = binary(BinOp::Sub, &s(1.0), &t(&sg))?;
@@ -102,70 +129,7 @@ float_unary!(silu, "SiluBackward0", |x: f64| x / (1.0 + (-x).exp()), |x: f32| x 
     mul(&g, &mul(&sg, &inner)?)?
 });
 
-/// erf with ~1e-16 accuracy (W. J. Cody's rational approximations via erfc for large |x|).
-pub fn erf_f64(x: f64) -> f64 {
-    // Abramowitz-Stegun 7.1.26 is too coarse for float64 gradchecks; use a series / continued
-    // fraction split instead.
-    let ax = x.abs();
-    if ax < 2.5 {
-        // Taylor series: erf(x) = 2/sqrt(pi) * sum (-1)^n x^(2n+1) / (n! (2n+1))
-        let mut term = x;
-        let mut sum = x;
-        let x2 = x * x;
-        let mut n = 0.0;
-        loop {
-            n += 1.0;
-            term *= -x2 / n;
-            let add = term / (2.0 * n + 1.0);
-            sum += add;
-            if add.abs() < 1e-17 * sum.abs() {
-                break;
-            }
-            if n > 200.0 {
-                break;
-            }
-        }
-        sum * std::f64::consts::FRAC_2_SQRT_PI
-    } else {
-        // continued fraction for erfc (Lentz), accurate for |x| >= 2.5
-        let z = ax;
-        let mut f;
-        let tiny = 1e-300;
-        let mut c;
-        let mut d;
-        // erfc(z) = exp(-z^2)/sqrt(pi) * 1/(z + 1/2/(z + 1/(z + 3/2/(z + ...))))
-        f = z;
-        if f == 0.0 {
-            f = tiny;
-        }
-        c = f;
-        d = 0.0;
-        for i in 1..300 {
-            let a = i as f64 / 2.0;
-            d = z + a * d;
-            if d == 0.0 {
-                d = tiny;
-            }
-            c = z + a / c;
-            if c == 0.0 {
-                c = tiny;
-            }
-            d = 1.0 / d;
-            let delta = c * d;
-            f *= delta;
-            if (delta - 1.0).abs() < 1e-16 {
-                break;
-            }
-        }
-        let erfc = (-z * z).exp() / std::f64::consts::PI.sqrt() / f;
-        let r = 1.0 - erfc;
-        if x < 0.0 {
-            -r
-        } else {
-            r
-        }
-    }
-}
+pub use crate::kernels::simd::erf_f64;
 
 pub fn neg(x: &Tensor) -> Result<Tensor> {
     if x.dtype() == DType::Bool {
@@ -343,23 +307,13 @@ pub fn bitwise_not(x: &Tensor) -> Result<Tensor> {
 pub fn gelu(x: &Tensor, tanh_approx: bool) -> Result<Tensor> {
     const K: f64 = 0.797_884_560_802_865_4; // sqrt(2/pi)
     let out = if tanh_approx {
-        float_map(
-            x,
-            |v: f32| {
-                let v = v as f64;
-                (0.5 * v * (1.0 + (K * (v + 0.044715 * v * v * v)).tanh())) as f32
-            },
-            |v| 0.5 * v * (1.0 + (K * (v + 0.044715 * v * v * v)).tanh()),
-        )?
+        float_map(x, simd::gelu_tanh_f32, |v| {
+            0.5 * v * (1.0 + (K * (v + 0.044715 * v * v * v)).tanh())
+        })?
     } else {
-        float_map(
-            x,
-            |v: f32| {
-                let v = v as f64;
-                (0.5 * v * (1.0 + erf_f64(v * std::f64::consts::FRAC_1_SQRT_2))) as f32
-            },
-            |v| 0.5 * v * (1.0 + erf_f64(v * std::f64::consts::FRAC_1_SQRT_2)),
-        )?
+        float_map(x, simd::gelu_f32, |v| {
+            0.5 * v * (1.0 + erf_f64(v * std::f64::consts::FRAC_1_SQRT_2))
+        })?
     };
     if needs_grad(&[x]) {
         record(
@@ -370,40 +324,60 @@ pub fn gelu(x: &Tensor, tanh_approx: bool) -> Result<Tensor> {
             move |ctx| {
                 let g = ctx.grad(0)?;
                 let x = &ctx.saved[0];
-                let d = if tanh_approx {
-                    // u = K (x + 0.044715 x^3); d = 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) K (1 + 3*0.044715 x^2)
-                    let x2 = mul(x, x)?;
-                    let x3 = mul(&x2, x)?;
-                    let u = mul_scalar(
-                        &binary(BinOp::Add, &t(x), &t(&mul_scalar(&x3, 0.044715)?))?,
-                        K,
-                    )?;
-                    let th = tanh(&u)?;
-                    let left = mul_scalar(&binary(BinOp::Add, &s(1.0), &t(&th))?, 0.5)?;
-                    let sech2 = binary(BinOp::Sub, &s(1.0), &t(&mul(&th, &th)?))?;
-                    let du = mul_scalar(
-                        &binary(BinOp::Add, &s(1.0), &t(&mul_scalar(&x2, 3.0 * 0.044715)?))?,
-                        K,
-                    )?;
-                    let right = mul(&mul_scalar(&mul(x, &sech2)?, 0.5)?, &du)?;
-                    binary(BinOp::Add, &t(&left), &t(&right))?
-                } else {
-                    // Phi(x) + x phi(x)
-                    let cdf = mul_scalar(
-                        &binary(
-                            BinOp::Add,
-                            &s(1.0),
-                            &t(&erf(&mul_scalar(x, std::f64::consts::FRAC_1_SQRT_2)?)?),
-                        )?,
-                        0.5,
-                    )?;
-                    let pdf = mul_scalar(
-                        &exp(&mul_scalar(&mul(x, x)?, -0.5)?)?,
-                        0.398_942_280_401_432_7,
-                    )?;
-                    binary(BinOp::Add, &t(&cdf), &t(&mul(x, &pdf)?))?
+                let composite = || {
+                    let d = if tanh_approx {
+                        // u = K (x + 0.044715 x^3); d = 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) K (1 + 3*0.044715 x^2)
+                        let x2 = mul(x, x)?;
+                        let x3 = mul(&x2, x)?;
+                        let u = mul_scalar(
+                            &binary(BinOp::Add, &t(x), &t(&mul_scalar(&x3, 0.044715)?))?,
+                            K,
+                        )?;
+                        let th = tanh(&u)?;
+                        let left = mul_scalar(&binary(BinOp::Add, &s(1.0), &t(&th))?, 0.5)?;
+                        let sech2 = binary(BinOp::Sub, &s(1.0), &t(&mul(&th, &th)?))?;
+                        let du = mul_scalar(
+                            &binary(BinOp::Add, &s(1.0), &t(&mul_scalar(&x2, 3.0 * 0.044715)?))?,
+                            K,
+                        )?;
+                        let right = mul(&mul_scalar(&mul(x, &sech2)?, 0.5)?, &du)?;
+                        binary(BinOp::Add, &t(&left), &t(&right))?
+                    } else {
+                        // Phi(x) + x phi(x)
+                        let cdf = mul_scalar(
+                            &binary(
+                                BinOp::Add,
+                                &s(1.0),
+                                &t(&erf(&mul_scalar(x, std::f64::consts::FRAC_1_SQRT_2)?)?),
+                            )?,
+                            0.5,
+                        )?;
+                        let pdf = mul_scalar(
+                            &exp(&mul_scalar(&mul(x, x)?, -0.5)?)?,
+                            0.398_942_280_401_432_7,
+                        )?;
+                        binary(BinOp::Add, &t(&cdf), &t(&mul(x, &pdf)?))?
+                    };
+                    mul(&g, &d)
                 };
-                Ok(vec![Some(mul(&g, &d)?)])
+                let grad = if tanh_approx {
+                    fused_grad(
+                        &g,
+                        x,
+                        activation::gelu_tanh_grad::<f32>,
+                        activation::gelu_tanh_grad::<f64>,
+                        composite,
+                    )?
+                } else {
+                    fused_grad(
+                        &g,
+                        x,
+                        activation::gelu_grad::<f32>,
+                        activation::gelu_grad::<f64>,
+                        composite,
+                    )?
+                };
+                Ok(vec![Some(grad)])
             },
         );
     }
