@@ -207,6 +207,7 @@ fn fits(len: usize, off: usize, st: usize, n: usize) -> bool {
 macro_rules! element_loop {
     ($name:ident, $($x:ident: $t:ident / $s:ident),+) => {
         #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
         unsafe fn $name<$($t: Copy,)+ U, F: Fn($($t),+) -> U>(
             $($x: &[$t], $s: usize,)+
             dst: &mut [MaybeUninit<U>],

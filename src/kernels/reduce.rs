@@ -63,32 +63,348 @@ where
     Ok(out)
 }
 
-/// Sum over the middle axis, with the multi-accumulator sum when `inner == 1`.
+/// Sum over the middle axis (`SumOf` through `reduce`); one long row is cut into pieces summed
+/// on all threads.
 pub fn sum<T>(data: &[T], outer: usize, red: usize, inner: usize) -> Result<Vec<T>>
 where
     T: Copy + Default + Send + Sync + std::ops::Add<Output = T>,
 {
-    if inner == 1 {
-        let mut out = alloc::<T>(outer)?;
-        if par_ok(outer * red, PAR_THRESHOLD) && outer > 1 {
-            data.par_chunks(red.max(1))
-                .take(outer)
-                .map(sum_slice)
-                .collect_into_vec(&mut out);
-            if red == 0 {
-                out = crate::storage::try_filled(outer, T::default())?;
-            }
-        } else if red == 0 {
-            out.resize(outer, T::default());
-        } else if outer == 1 && par_ok(red, PAR_THRESHOLD) {
-            let parts: Vec<T> = data.par_chunks(PAR_THRESHOLD / 4).map(sum_slice).collect();
-            out.push(sum_slice(&parts));
-        } else {
-            out.extend(data.chunks(red).map(sum_slice));
+    const PIECE: usize = 1 << 16;
+    if outer == 1 && inner == 1 && red >= 2 * PIECE && par_ok(red, PAR_THRESHOLD) {
+        let pieces = red / PIECE;
+        let parts = reduce(data, pieces, PIECE, 1, &SumOf)?;
+        let tail = fold_lanes(&data[pieces * PIECE..red], &SumOf);
+        return Ok(vec![fold_lanes(&parts, &SumOf) + tail]);
+    }
+    reduce(data, outer, red, inner, &SumOf)
+}
+
+/// A reduction of each row of a contiguous `(outer, red, inner)` buffer: `step` folds one
+/// element into an accumulator, `merge` joins two accumulators, and `finish` turns the row's
+/// accumulator into the result (it may read the row again: logsumexp, argmax).
+pub trait Reduce<T>: Sync {
+    type Acc: Copy + Send + Sync;
+    type Out: Copy + Send + Sync;
+    fn init(&self) -> Self::Acc;
+    fn step(&self, acc: Self::Acc, v: T) -> Self::Acc;
+    fn merge(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    fn finish(&self, acc: Self::Acc, row: &[T]) -> Self::Out;
+}
+
+/// Independent accumulators of a row fold: four AVX-512 registers of f32, so that the steps of
+/// one register do not wait for each other (with one register the fold is latency-bound).
+const LANES: usize = 64;
+
+/// Folds `x` with `LANES` independent accumulators (so that it vectorises), then merges them.
+#[inline(always)]
+pub fn fold_lanes<T: Copy, R: Reduce<T>>(x: &[T], r: &R) -> R::Acc {
+    let mut acc = [r.init(); LANES];
+    let chunks = x.chunks_exact(LANES);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for i in 0..LANES {
+            acc[i] = r.step(acc[i], c[i]);
         }
+    }
+    let mut width = LANES;
+    while width > 1 {
+        width /= 2;
+        for i in 0..width {
+            acc[i] = r.merge(acc[i], acc[i + width]);
+        }
+    }
+    rest.iter().fold(acc[0], |a, &v| r.step(a, v))
+}
+
+#[inline(always)]
+fn rows_body<T: Copy, R: Reduce<T>>(data: &[T], len: usize, out: &mut [R::Out], r: &R) {
+    for (o, row) in out.iter_mut().zip(data.chunks_exact(len)) {
+        *o = r.finish(fold_lanes(row, r), row);
+    }
+}
+
+/// `out[o, i] = fold over r of data[o, r, i]`: whole rows of `inner` accumulators at a time,
+/// which vectorises across `i`.
+#[inline(always)]
+fn cols_body<T: Copy, R: Reduce<T>>(
+    data: &[T],
+    red: usize,
+    inner: usize,
+    out: &mut [R::Acc],
+    r: &R,
+) {
+    for (o, dst) in out.chunks_exact_mut(inner).enumerate() {
+        dst.iter_mut().for_each(|d| *d = r.init());
+        let base = o * red * inner;
+        for k in 0..red {
+            let row = &data[base + k * inner..base + (k + 1) * inner];
+            for (d, &v) in dst.iter_mut().zip(row) {
+                *d = r.step(*d, v);
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod wide {
+    use super::*;
+
+    macro_rules! isa {
+        ($feat:literal, $rows:ident, $cols:ident) => {
+            #[target_feature(enable = $feat)]
+            pub fn $rows<T: Copy, R: Reduce<T>>(data: &[T], len: usize, out: &mut [R::Out], r: &R) {
+                rows_body(data, len, out, r)
+            }
+
+            #[target_feature(enable = $feat)]
+            pub fn $cols<T: Copy, R: Reduce<T>>(
+                data: &[T],
+                red: usize,
+                inner: usize,
+                out: &mut [R::Acc],
+                r: &R,
+            ) {
+                cols_body(data, red, inner, out, r)
+            }
+        };
+    }
+    isa!("avx2,fma", rows_avx2, cols_avx2);
+    isa!("avx512f,avx512dq,avx2,fma", rows_avx512, cols_avx512);
+}
+
+/// Reduces the middle axis of a contiguous `(outer, red, inner)` buffer with `r`: rows
+/// (`inner == 1`) folded with independent lanes, otherwise rows of `inner` accumulators; split
+/// across threads by `outer` when large. `red` must not be 0.
+pub fn reduce<T, R>(
+    data: &[T],
+    outer: usize,
+    red: usize,
+    inner: usize,
+    r: &R,
+) -> Result<Vec<R::Out>>
+where
+    T: Copy + Send + Sync,
+    R: Reduce<T, Out = <R as Reduce<T>>::Acc>,
+{
+    reduce_with(data, outer, red, inner, r)
+}
+
+/// `reduce` for reductions whose result differs from their accumulator: rows only.
+pub fn reduce_rows<T, R>(data: &[T], rows: usize, len: usize, r: &R) -> Result<Vec<R::Out>>
+where
+    T: Copy + Send + Sync,
+    R: Reduce<T>,
+{
+    let mut out = alloc::<R::Out>(rows)?;
+    out.resize(rows, r.finish(r.init(), &[]));
+    let data = &data[..rows * len];
+    let run = |start: usize, o: &mut [R::Out]| {
+        let d = &data[start * len..(start + o.len()) * len];
+        best!(rows_body, rows_avx512, rows_avx2; d, len, o, r)
+    };
+    if len > 0 && rows > 1 && par_ok(rows * len, PAR_THRESHOLD) {
+        super::pool::for_each_block(&mut out, &run);
+    } else if len > 0 {
+        run(0, &mut out);
+    }
+    Ok(out)
+}
+
+fn reduce_with<T, R>(
+    data: &[T],
+    outer: usize,
+    red: usize,
+    inner: usize,
+    r: &R,
+) -> Result<Vec<R::Out>>
+where
+    T: Copy + Send + Sync,
+    R: Reduce<T, Out = <R as Reduce<T>>::Acc>,
+{
+    if inner == 1 {
+        return reduce_rows(data, outer, red, r);
+    }
+    let mut out = alloc::<R::Acc>(outer * inner)?;
+    out.resize(outer * inner, r.init());
+    if inner == 0 {
         return Ok(out);
     }
-    fold(data, outer, red, inner, T::default(), |a, b| a + b)
+    let data = &data[..outer * red * inner];
+    let run = |o0: usize, dst: &mut [R::Acc]| {
+        let d = &data[o0 * red * inner..(o0 + dst.len() / inner) * red * inner];
+        best!(cols_body, cols_avx512, cols_avx2; d, red, inner, dst, r)
+    };
+    if outer > 1 && par_ok(outer * red * inner, PAR_THRESHOLD) {
+        // blocks of whole outer slices
+        let parts: Vec<(usize, &mut [R::Acc])> = {
+            let per = outer.div_ceil(super::num_threads().max(1)) * inner;
+            out.chunks_mut(per)
+                .enumerate()
+                .map(|(i, c)| (i * per / inner, c))
+                .collect()
+        };
+        super::pool::map_each(parts, &|_, (o0, dst)| run(o0, dst));
+    } else {
+        run(0, &mut out);
+    }
+    Ok(out)
+}
+
+/// Sum, accumulated in the element type (as PyTorch's CPU sum for float types).
+pub struct SumOf;
+impl<T: Copy + Default + Send + Sync + std::ops::Add<Output = T>> Reduce<T> for SumOf {
+    type Acc = T;
+    type Out = T;
+    #[inline(always)]
+    fn init(&self) -> T {
+        T::default()
+    }
+    #[inline(always)]
+    fn step(&self, a: T, v: T) -> T {
+        a + v
+    }
+    #[inline(always)]
+    fn merge(&self, a: T, b: T) -> T {
+        a + b
+    }
+    #[inline(always)]
+    fn finish(&self, a: T, _: &[T]) -> T {
+        a
+    }
+}
+
+/// Largest (or, with `max == false`, smallest) value; NaN wins, as in PyTorch.
+pub struct Extreme<T> {
+    pub max: bool,
+    /// the identity: -inf / +inf for floats, the type's min / max for ints
+    pub init: T,
+}
+impl<T: Copy + PartialOrd + Send + Sync> Extreme<T> {
+    #[inline(always)]
+    fn pick(&self, a: T, v: T) -> T {
+        #[allow(clippy::eq_op)]
+        let nan = v != v;
+        let better = if self.max { v > a } else { v < a };
+        if better || nan {
+            v
+        } else {
+            a
+        }
+    }
+}
+impl<T: Copy + PartialOrd + Send + Sync> Reduce<T> for Extreme<T> {
+    type Acc = T;
+    type Out = T;
+    #[inline(always)]
+    fn init(&self) -> T {
+        self.init
+    }
+    #[inline(always)]
+    fn step(&self, a: T, v: T) -> T {
+        self.pick(a, v)
+    }
+    #[inline(always)]
+    fn merge(&self, a: T, b: T) -> T {
+        self.pick(a, b)
+    }
+    #[inline(always)]
+    fn finish(&self, a: T, _: &[T]) -> T {
+        a
+    }
+}
+
+/// The extreme value of a row and the index of its first occurrence (of the first NaN, when
+/// there is one), as PyTorch's max(dim) / argmax: one vectorised pass for the value, then a
+/// scan that stops at it.
+pub struct ArgExtreme<T>(pub Extreme<T>);
+impl<T: Copy + PartialOrd + Send + Sync> Reduce<T> for ArgExtreme<T> {
+    type Acc = T;
+    type Out = (T, i64);
+    #[inline(always)]
+    fn init(&self) -> T {
+        self.0.init
+    }
+    #[inline(always)]
+    fn step(&self, a: T, v: T) -> T {
+        self.0.pick(a, v)
+    }
+    #[inline(always)]
+    fn merge(&self, a: T, b: T) -> T {
+        self.0.pick(a, b)
+    }
+    #[inline(always)]
+    fn finish(&self, m: T, row: &[T]) -> (T, i64) {
+        #[allow(clippy::eq_op)]
+        let hit = |v: T| if m != m { v != v } else { v == m };
+        // 16 at a time: a vectorised test per chunk, the exact place only in the chunk found
+        let chunks = row.chunks_exact(LANES);
+        let rest = chunks.remainder();
+        for (ci, c) in chunks.enumerate() {
+            if c.iter().fold(false, |f, &v| f | hit(v)) {
+                let at = c.iter().position(|&v| hit(v)).unwrap_or(0);
+                return (m, (ci * LANES + at) as i64);
+            }
+        }
+        let at = rest.iter().position(|&v| hit(v)).unwrap_or(0);
+        (m, (row.len() - rest.len() + at) as i64)
+    }
+}
+
+/// log(sum(exp(row))) of float rows: the max in one pass, the shifted exp sum in a second (an
+/// infinite max is used unshifted, so -inf rows stay -inf and +inf rows +inf).
+pub struct LogSumExp;
+impl<R: super::simd::Real + PartialOrd + Default> Reduce<R> for LogSumExp {
+    type Acc = R;
+    type Out = R;
+    #[inline(always)]
+    fn init(&self) -> R {
+        R::c(f64::NEG_INFINITY)
+    }
+    #[inline(always)]
+    fn step(&self, a: R, v: R) -> R {
+        #[allow(clippy::eq_op)]
+        let nan = v != v;
+        if v > a || nan {
+            v
+        } else {
+            a
+        }
+    }
+    #[inline(always)]
+    fn merge(&self, a: R, b: R) -> R {
+        self.step(a, b)
+    }
+    #[inline(always)]
+    fn finish(&self, m: R, row: &[R]) -> R {
+        let inf = R::c(f64::INFINITY);
+        let finite = m < inf && m > -inf;
+        let shift = if finite { m } else { R::c(0.0) };
+        let s = fold_lanes(row, &ExpSum(shift));
+        s.ln() + shift
+    }
+}
+
+/// sum(exp(v - shift)), the second pass of `LogSumExp`.
+struct ExpSum<R>(R);
+impl<R: super::simd::Real + Default> Reduce<R> for ExpSum<R> {
+    type Acc = R;
+    type Out = R;
+    #[inline(always)]
+    fn init(&self) -> R {
+        R::c(0.0)
+    }
+    #[inline(always)]
+    fn step(&self, a: R, v: R) -> R {
+        a + (v - self.0).exp()
+    }
+    #[inline(always)]
+    fn merge(&self, a: R, b: R) -> R {
+        a + b
+    }
+    #[inline(always)]
+    fn finish(&self, a: R, _: &[R]) -> R {
+        a
+    }
 }
 
 /// Index and value of the max (or min, with `less`) over the middle axis. NaN wins, and the

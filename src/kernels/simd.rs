@@ -410,6 +410,7 @@ pub trait Real:
 {
     fn c(v: f64) -> Self;
     fn exp(self) -> Self;
+    fn ln(self) -> Self;
     fn tanh(self) -> Self;
     fn erf(self) -> Self;
     fn sin(self) -> Self;
@@ -427,6 +428,10 @@ impl Real for f32 {
     #[inline(always)]
     fn exp(self) -> f32 {
         exp_f32(self)
+    }
+    #[inline(always)]
+    fn ln(self) -> f32 {
+        log_f32(self)
     }
     #[inline(always)]
     fn tanh(self) -> f32 {
@@ -454,6 +459,10 @@ impl Real for f64 {
     #[inline(always)]
     fn exp(self) -> f64 {
         f64::exp(self)
+    }
+    #[inline(always)]
+    fn ln(self) -> f64 {
+        f64::ln(self)
     }
     #[inline(always)]
     fn tanh(self) -> f64 {

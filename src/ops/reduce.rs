@@ -367,7 +367,8 @@ pub fn amax(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, want_max: bool) -> 
     }
     let p = plan(t, &rd, keepdim)?;
     let out = dispatch!(t.dtype(), T => {
-        let (v, _) = contiguous_slice::<T, _>(&p.data, |s| kr::arg_extreme(s, p.outer, p.red, p.inner, want_max))?;
+        let r = kr::Extreme { max: want_max, init: extreme_init::<T>(want_max) };
+        let v = contiguous_slice::<T, _>(&p.data, |s| kr::reduce(s, p.outer, p.red, p.inner, &r))?;
         Tensor::from_vec(v, p.out_shape.clone())?
     });
     if needs_grad(&[t]) {
@@ -382,6 +383,19 @@ pub fn amax(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, want_max: bool) -> 
         record_evenly(name, t, &out, ishape, kshape, idims);
     }
     Ok(out)
+}
+
+/// The identity of a max (or min) reduction in `T`: -inf (+inf) for floats, the least
+/// (greatest) int64, false (true) for bools.
+fn extreme_init<T: Elem>(want_max: bool) -> T {
+    match T::DTYPE {
+        DType::Bool => T::from_bool(!want_max),
+        _ => T::from_f64(if want_max {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        }),
+    }
 }
 
 /// Records the backward of a max/min-like reduction: ties share the gradient evenly.
@@ -467,7 +481,13 @@ pub fn max_dim(t: &Tensor, dim: i64, keepdim: bool, want_max: bool) -> Result<(T
     }
     let p = plan(t, &rd, keepdim)?;
     let (vals, idx) = dispatch!(t.dtype(), T => {
-        let (v, i) = contiguous_slice::<T, _>(&p.data, |s| kr::arg_extreme(s, p.outer, p.red, p.inner, want_max))?;
+        let (v, i) = contiguous_slice::<T, _>(&p.data, |s| -> Result<(Vec<T>, Vec<i64>)> {
+            if p.inner != 1 {
+                return kr::arg_extreme(s, p.outer, p.red, p.inner, want_max);
+            }
+            let r = kr::ArgExtreme(kr::Extreme { max: want_max, init: extreme_init::<T>(want_max) });
+            Ok(kr::reduce_rows(s, p.outer, p.red, &r)?.into_iter().unzip())
+        })?;
         (Tensor::from_vec(v, p.out_shape.clone())?, Tensor::from_vec(i, p.out_shape.clone())?)
     });
     if needs_grad(&[t]) {
@@ -572,6 +592,34 @@ pub fn var(
 }
 
 /// logsumexp over dims, stable (LogsumexpBackward0).
+/// logsumexp of a float tensor whose reduced elements form contiguous rows (the last dims, or
+/// any dims once `plan` has gathered them): one row kernel. None for other arrangements.
+fn logsumexp_rows(x: &Tensor, rd: &[usize], keepdim: bool) -> Result<Option<Tensor>> {
+    if rd.is_empty() || x.numel() == 0 {
+        return Ok(None);
+    }
+    let p = plan(x, rd, keepdim)?;
+    if p.inner != 1 {
+        return Ok(None);
+    }
+    let out = match x.dtype() {
+        DType::F32 => contiguous_slice::<f32, _>(&p.data, |s| {
+            Tensor::from_vec(
+                kr::reduce_rows(s, p.outer, p.red, &kr::LogSumExp)?,
+                p.out_shape.clone(),
+            )
+        })?,
+        DType::F64 => contiguous_slice::<f64, _>(&p.data, |s| {
+            Tensor::from_vec(
+                kr::reduce_rows(s, p.outer, p.red, &kr::LogSumExp)?,
+                p.out_shape.clone(),
+            )
+        })?,
+        _ => return Ok(None),
+    };
+    Ok(Some(out))
+}
+
 pub fn logsumexp(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
     let x = if t.dtype().is_float() {
         t.detach()
@@ -580,7 +628,9 @@ pub fn logsumexp(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
     };
     let rd = dims_of(Some(dims), t.ndim())?;
     let idims: Vec<i64> = rd.iter().map(|&d| d as i64).collect();
-    let out = {
+    let out = if let Some(out) = logsumexp_rows(&x, &rd, keepdim)? {
+        out
+    } else {
         let _g = crate::autograd::GradModeGuard::new(false);
         let m = amax(&x, Some(&idims), true, true)?;
         // where the max is infinite, subtract 0 instead (keeps -inf rows at -inf, not nan)
