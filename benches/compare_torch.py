@@ -24,6 +24,18 @@ Workloads:
       d_model 128, 4 heads, feed-forward 512, batch_first, no dropout).
   (i) a training step (SGD with momentum) of a small CNN on 64 28x28 images: conv 1->16 3x3,
       ReLU, max-pool 2, conv 16->32 3x3, ReLU, max-pool 2, linear 1568->10.
+  (j) forward + backward of a nanoGPT block (batch 8, seq 64, d 128, 4 heads): LayerNorm,
+      qkv Linear, split, view/transpose to heads, F.scaled_dot_product_attention(is_causal=True),
+      output projection, residual, LayerNorm, Linear 128->512, GELU, Linear 512->128, residual.
+  (k) the same block with the attention spelled out: (q @ k.transpose(-2, -1)) * scale,
+      masked_fill(causal mask, -inf), F.softmax, @ v.
+  (l) forward + backward of nn.TransformerEncoderLayer(d_model=128, nhead=4,
+      dim_feedforward=512, activation="gelu", norm_first=True, batch_first=True, dropout=0)
+      on batch 8, seq 64, no mask.
+  (m) forward + backward of a 2-layer nn.LSTM(64, 128) over 32 steps at batch 16.
+  (n) a training step (SGD with momentum) of a small CNN on 32 3x32x32 images: conv 3->16 3x3
+      pad 1, BatchNorm2d, ReLU, conv 16->32 3x3 stride 2 pad 1, BatchNorm2d, ReLU,
+      AdaptiveAvgPool2d(1), flatten, linear 32->10.
 
 OpenBLAS is limited to one thread.  PyTorch keeps its default thread count.
 """
@@ -35,6 +47,7 @@ os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before numpy or torch is imported
 import argparse
 import gc
 import importlib
+import math
 import statistics
 import time
 
@@ -192,6 +205,18 @@ def tiny_mlp_module(T, quick):
     return seconds * 1e6, "µs/step", False
 
 
+def forward_backward(model, x, quick, **kwargs):
+    """Time one `model(x, **kwargs).sum().backward()` (gradients accumulate)."""
+
+    def step():
+        out = model(x, **kwargs)
+        out = out[0] if isinstance(out, tuple) else out  # nn.LSTM: (output, (h, c))
+        out.sum().backward()
+
+    seconds = median_time(step, number=5 if quick else 20, repeat=5 if quick else 11, warmup=5)
+    return seconds * 1e3, "ms/step", False
+
+
 def transformer_block(T, quick):
     nn = T.nn
     T.manual_seed(0)
@@ -199,12 +224,75 @@ def transformer_block(T, quick):
                                        batch_first=True)
     x = T.randn(8, 64, 128, requires_grad=True)
     mask = nn.Transformer.generate_square_subsequent_mask(64)
+    return forward_backward(block, x, quick, src_mask=mask, is_causal=True)
 
-    def step():
-        out = block(x, src_mask=mask, is_causal=True)
-        out.sum().backward()
 
-    seconds = median_time(step, number=5 if quick else 20, repeat=5 if quick else 11, warmup=5)
+def sdpa_attention(T, block, q, k, v):
+    return T.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+def explicit_attention(T, block, q, k, v):
+    seq = q.shape[-2]
+    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]))
+    att = att.masked_fill(block.bias[:, :, :seq, :seq] == 0, float("-inf"))
+    return T.nn.functional.softmax(att, dim=-1) @ v
+
+
+def gpt_block(T, attention, d=128, heads=4, block_size=64):
+    """A nanoGPT block (pre-LayerNorm, causal self-attention, 4x GELU MLP, residuals)."""
+    nn, F = T.nn, T.nn.functional
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.qkv = nn.Linear(d, 3 * d)
+            self.proj = nn.Linear(d, d)
+            self.fc = nn.Linear(d, 4 * d)
+            self.fc_out = nn.Linear(4 * d, d)
+            causal = T.tril(T.ones(block_size, block_size))
+            self.register_buffer("bias", causal.view(1, 1, block_size, block_size))
+
+        def forward(self, x):
+            b, s, _ = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+            q, k, v = (t.view(b, s, heads, d // heads).transpose(1, 2) for t in (q, k, v))
+            y = attention(T, self, q, k, v).transpose(1, 2).contiguous().view(b, s, d)
+            x = x + self.proj(y)
+            return x + self.fc_out(F.gelu(self.fc(self.ln2(x))))
+
+    T.manual_seed(0)
+    return Block()
+
+
+def gpt_block_sdpa(T, quick):
+    return forward_backward(gpt_block(T, sdpa_attention), T.randn(8, 64, 128), quick)
+
+
+def gpt_block_explicit(T, quick):
+    return forward_backward(gpt_block(T, explicit_attention), T.randn(8, 64, 128), quick)
+
+
+def encoder_layer_gelu(T, quick):
+    T.manual_seed(0)
+    layer = T.nn.TransformerEncoderLayer(d_model=128, nhead=4, dim_feedforward=512,
+                                         activation="gelu", norm_first=True, batch_first=True,
+                                         dropout=0.0)
+    return forward_backward(layer, T.randn(8, 64, 128), quick)
+
+
+def lstm(T, quick):
+    T.manual_seed(0)
+    model = T.nn.LSTM(64, 128, num_layers=2)
+    return forward_backward(model, T.randn(32, 16, 64), quick)  # (seq, batch, features)
+
+
+def classifier_sgd_step(T, model, x, quick):
+    """Time a training step (SGD with momentum, cross-entropy over 10 classes) on batch x."""
+    y = T.randint(0, 10, (x.shape[0],))
+    opt = T.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    step = training_step(T, model, T.nn.CrossEntropyLoss(), opt, x, y)
+    seconds = median_time(step, number=5 if quick else 20, repeat=5 if quick else 11, warmup=3)
     return seconds * 1e3, "ms/step", False
 
 
@@ -214,12 +302,16 @@ def small_cnn(T, quick):
     model = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                           nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                           nn.Flatten(), nn.Linear(32 * 7 * 7, 10))
-    x = T.randn(64, 1, 28, 28)
-    y = T.randint(0, 10, (64,))
-    opt = T.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    step = training_step(T, model, nn.CrossEntropyLoss(), opt, x, y)
-    seconds = median_time(step, number=5 if quick else 20, repeat=5 if quick else 11, warmup=3)
-    return seconds * 1e3, "ms/step", False
+    return classifier_sgd_step(T, model, T.randn(64, 1, 28, 28), quick)
+
+
+def bn_cnn(T, quick):
+    nn = T.nn
+    T.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+                          nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 10))
+    return classifier_sgd_step(T, model, T.randn(32, 3, 32, 32), quick)
 
 
 WORKLOADS = [
@@ -232,6 +324,11 @@ WORKLOADS = [
     ("(g) nn MLP 2-16-16-1 tanh, b32, SGD step", tiny_mlp_module, 220),
     ("(h) transformer block b8 s64 d128 h4 fwd+bwd", transformer_block, 7.1),
     ("(i) CNN 28x28 conv16-pool-conv32-pool-fc b64 SGD", small_cnn, None),
+    ("(j) GPT block, F.sdpa causal, b8 s64 d128 fwd+bwd", gpt_block_sdpa, None),
+    ("(k) GPT block, explicit masked softmax, fwd+bwd", gpt_block_explicit, None),
+    ("(l) encoder layer gelu norm_first fwd+bwd", encoder_layer_gelu, None),
+    ("(m) LSTM 64-128 x2 layers, b16 s32 fwd+bwd", lstm, None),
+    ("(n) CNN 32x32 conv-BN-conv-BN-avgpool b32 SGD", bn_cnn, None),
 ]
 
 

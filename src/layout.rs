@@ -122,6 +122,32 @@ impl Layout {
         }
         true
     }
+    /// PyTorch's `is_non_overlapping_and_dense`: the elements fill a block of storage without
+    /// gaps or overlaps, in some order of the dims.
+    pub fn is_non_overlapping_and_dense(&self) -> bool {
+        let mut dims: Vec<usize> = (0..self.ndim()).filter(|&d| self.shape[d] != 1).collect();
+        if self.shape.contains(&0) {
+            return true;
+        }
+        dims.sort_by_key(|&d| self.strides[d]);
+        let mut expected = 1usize;
+        for d in dims {
+            if self.strides[d] != expected {
+                return false;
+            }
+            expected *= self.shape[d];
+        }
+        true
+    }
+
+    /// The dims from the largest stride to the smallest (ties in dim order): the order in
+    /// which a dense layout lays out its elements.
+    pub fn memory_order(&self) -> Vec<usize> {
+        let mut dims: Vec<usize> = (0..self.ndim()).collect();
+        dims.sort_by_key(|&d| std::cmp::Reverse(self.strides[d]));
+        dims
+    }
+
     /// The storage range `offset..offset+numel` when contiguous.
     pub fn contiguous_range(&self) -> Option<std::ops::Range<usize>> {
         // an empty view may start past the end of its (possibly empty) storage

@@ -530,6 +530,22 @@ fn validate_grad(
 
 /// AccumulateGrad: the first gradient is stored (materialised when it is an expanded view),
 /// later ones are added in place, or out of place when building a graph.
+/// PyTorch's gradient layout contract: a gradient of a dense variable has the variable's
+/// strides (on dims of size above 1; a size-1 dim must not be expanded), any other variable's
+/// gradient is contiguous.
+fn obeys_layout_contract(g: &crate::layout::Layout, var: &crate::layout::Layout) -> bool {
+    if !var.is_non_overlapping_and_dense() {
+        return g.is_contiguous();
+    }
+    (0..g.ndim()).all(|d| {
+        if g.shape[d] != 1 {
+            g.strides[d] == var.strides[d]
+        } else {
+            g.strides[d] != 0
+        }
+    })
+}
+
 pub fn accumulate_grad(var: &Tensor, g: Tensor, create_graph: bool) -> Result<()> {
     if g.shape() != var.shape() {
         return Err(Error::Runtime(format!(
@@ -540,18 +556,19 @@ pub fn accumulate_grad(var: &Tensor, g: Tensor, create_graph: bool) -> Result<()
     }
     match var.grad() {
         None => {
+            // PyTorch's AccumulateGrad: the incoming gradient itself becomes .grad when no
+            // one else holds this tensor object (a kernel output, or a view made for this
+            // backward) and it is laid out as the variable is (the gradient layout
+            // contract); otherwise a copy laid out as the variable
             let g = if create_graph {
                 g
-            } else if g.is_contiguous()
-                && !g.requires_grad()
-                && g.storage().len() == g.numel()
+            } else if !g.requires_grad()
                 && std::sync::Arc::strong_count(&g.0) == 1
-                && std::sync::Arc::strong_count(g.storage()) == 1
+                && obeys_layout_contract(g.layout(), var.layout())
             {
-                // steal: nobody else holds this tensor or its buffer (a fresh kernel output)
                 g
             } else {
-                ops::clone(&g.detach())?
+                ops::clone_like(&g.detach(), var.layout())?
             };
             var.set_grad(Some(g));
         }

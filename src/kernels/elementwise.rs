@@ -650,6 +650,61 @@ where
     })
 }
 
+/// The blocks of `src` at `bases`, one after the other: block `b` is `block` (a layout at
+/// offset 0) read from `bases[b]` on. Advanced indexing and embedding: a contiguous block (a
+/// row) is one copy.
+pub fn gather_blocks<T: Copy + Send + Sync>(
+    src: &[T],
+    bases: &[usize],
+    block: &Layout,
+) -> Result<Vec<T>> {
+    let per = block.numel();
+    let n = bases.len() * per;
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    if per == 1 {
+        return build_with(n, PAR_THRESHOLD, |start, dst| {
+            for (d, &b) in dst.iter_mut().zip(&bases[start..]) {
+                d.write(src[b]);
+            }
+            dst.len().min(bases.len() - start)
+        });
+    }
+    if block.is_contiguous() {
+        // rows (or single elements): one strided-free copy per block
+        return build_with(n, PAR_THRESHOLD, |start, dst| {
+            let end = start + dst.len();
+            let mut pos = start;
+            while pos < end {
+                let (b, within) = (pos / per, pos % per);
+                let stop = end.min((b + 1) * per);
+                let (at, from) = (pos - start, bases[b] + within);
+                dst[at..at + stop - pos].write_copy_of_slice(&src[from..from + stop - pos]);
+                pos = stop;
+            }
+            dst.len()
+        });
+    }
+    let nest = Nest::new([block]);
+    let [st] = nest.inner_strides();
+    build_with(n, PAR_THRESHOLD, |start, dst| {
+        let end = start + dst.len();
+        let mut pos = start;
+        while pos < end {
+            let (b, within) = (pos / per, pos % per);
+            let stop = end.min((b + 1) * per);
+            let base = bases[b];
+            nest.for_each_run(within..within + (stop - pos), |p, [o], len| {
+                let at = pos - start + (p - within);
+                run1(src, base + o, st, &mut dst[at..at + len], &|x| x)
+            });
+            pos = stop;
+        }
+        dst.len()
+    })
+}
+
 /// The output of an elementwise op with the layout PyTorch gives it: the elements in `data`,
 /// laid out densely by `layout` (contiguous unless the inputs are laid out otherwise).
 pub struct Mapped<U> {

@@ -210,17 +210,46 @@ pub fn index_add(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<T
     Ok(out)
 }
 
-/// Result shape and source positions (storage offsets in `layout`) of advanced indexing with
-/// one optional int64 index tensor per dim, PyTorch's placement rules included. The source is
-/// read where it lies, so an expanded (stride-0) tensor is never copied.
-fn plan_advanced(layout: &Layout, indices: &[Option<Tensor>]) -> Result<(Vec<usize>, Vec<usize>)> {
+/// Where advanced indexing reads: the result is one block per entry of `bases` (a storage
+/// offset), each block laid out in the source by `block` (offset 0).
+struct Gather {
+    out_shape: Vec<usize>,
+    bases: Vec<usize>,
+    block: Layout,
+}
+
+impl Gather {
+    /// The storage offset of every result element, in row-major order.
+    fn offsets(&self) -> Result<Vec<usize>> {
+        let within = offsets_of(&self.block)?;
+        crate::storage::try_collect(
+            self.bases.len() * within.len(),
+            self.bases
+                .iter()
+                .flat_map(|&b| within.iter().map(move |&o| b + o)),
+        )
+    }
+}
+
+/// The storage offsets of `l`'s elements, allocated fallibly.
+fn offsets_of(l: &Layout) -> Result<Vec<usize>> {
+    let mut v = crate::storage::alloc::<usize>(l.numel())?;
+    l.for_each_offset(|o| v.push(o));
+    Ok(v)
+}
+
+/// Plans advanced indexing with one optional int64 index tensor per dim, PyTorch's placement
+/// rules included: the result is `[dims before] + B + [dims after]` when the indexed dims are
+/// adjacent (B the broadcast shape of the indices), else `B + [other dims]`. The offsets of the
+/// indexed dims are computed once per index position, and the source is read where it lies, so
+/// an expanded (stride-0) tensor is never copied.
+fn plan_advanced(layout: &Layout, indices: &[Option<Tensor>]) -> Result<Gather> {
     let shape = &layout.shape[..];
     let n = shape.len();
     let adv: Vec<usize> = (0..indices.len())
         .filter(|&i| indices[i].is_some())
         .collect();
     let mut bshape: Vec<usize> = vec![];
-    let mut vals: Vec<(usize, Vec<i64>, Layout)> = vec![];
     for &i in &adv {
         let t = indices[i].as_ref().expect("adv");
         if t.dtype() != DType::I64 {
@@ -238,15 +267,9 @@ fn plan_advanced(layout: &Layout, indices: &[Option<Tensor>]) -> Result<(Vec<usi
             ))
         })?;
     }
-    for &i in &adv {
-        let t = indices[i].as_ref().expect("adv");
-        let l = Layout::contiguous(t.shape().to_vec()).broadcast_to(&bshape)?;
-        vals.push((i, t.try_to_vec::<i64>()?, l));
-    }
     let adjacent = adv.windows(2).all(|w| w[1] == w[0] + 1);
     let first = adv.first().copied().unwrap_or(0);
     let rest: Vec<usize> = (0..n).filter(|i| !adv.contains(i)).collect();
-    // result dims: either [before adv] + B + [after adv] (adjacent) or B + [rest]
     let (pre, post): (Vec<usize>, Vec<usize>) = if adjacent {
         (
             rest.iter().copied().filter(|&i| i < first).collect(),
@@ -255,31 +278,55 @@ fn plan_advanced(layout: &Layout, indices: &[Option<Tensor>]) -> Result<(Vec<usi
     } else {
         (vec![], rest.clone())
     };
+    let dims_layout = |dims: &[usize], offset: usize| Layout {
+        shape: dims.iter().map(|&i| shape[i]).collect(),
+        strides: dims.iter().map(|&i| layout.strides[i]).collect(),
+        offset,
+    };
     let mut out_shape: Vec<usize> = pre.iter().map(|&i| shape[i]).collect();
     out_shape.extend(&bshape);
     out_shape.extend(post.iter().map(|&i| shape[i]));
-    let total = crate::layout::checked_numel(&out_shape)?;
-    let strides = &layout.strides;
-    let bn = bshape.len();
-    let mut oi = vec![0usize; out_shape.len()];
-    let mut src = vec![0usize; n];
-    let mut lin = crate::storage::alloc::<usize>(total)?;
-    for k in 0..total {
-        unravel(k, &out_shape, &mut oi);
-        for (j, &d) in pre.iter().enumerate() {
-            src[d] = oi[j];
-        }
-        let bidx = &oi[pre.len()..pre.len() + bn];
-        for (d, v, l) in &vals {
-            let raw = v[offset_of(l, bidx) - l.offset];
-            src[*d] = wrap_index(raw, shape[*d], *d)?;
-        }
-        for (j, &d) in post.iter().enumerate() {
-            src[d] = oi[pre.len() + bn + j];
-        }
-        lin.push(layout.offset + src.iter().zip(strides).map(|(i, s)| i * s).sum::<usize>());
+    let block = dims_layout(&post, 0);
+    if crate::layout::checked_numel(&out_shape)? == 0 {
+        return Ok(Gather {
+            out_shape,
+            bases: vec![],
+            block,
+        });
     }
-    Ok((out_shape, lin))
+    // the offset of each index position along the indexed dims
+    let mut adv_off = crate::storage::try_filled(crate::layout::numel(&bshape), 0usize)?;
+    for &d in &adv {
+        let t = indices[d].as_ref().expect("adv");
+        let vals = t.try_to_vec::<i64>()?;
+        let at = Layout::contiguous(t.shape().to_vec()).broadcast_to(&bshape)?;
+        let mut k = 0;
+        let mut bad = None;
+        at.for_each_offset(|o| {
+            match wrap_index(vals[o], shape[d], d) {
+                Ok(i) => adv_off[k] += i * layout.strides[d],
+                Err(e) => {
+                    bad.get_or_insert(e);
+                }
+            }
+            k += 1;
+        });
+        if let Some(e) = bad {
+            return Err(e);
+        }
+    }
+    let pre_offsets = offsets_of(&dims_layout(&pre, layout.offset))?;
+    let bases = crate::storage::try_collect(
+        pre_offsets.len() * adv_off.len(),
+        pre_offsets
+            .iter()
+            .flat_map(|&p| adv_off.iter().map(move |&a| p + a)),
+    )?;
+    Ok(Gather {
+        out_shape,
+        bases,
+        block,
+    })
 }
 
 /// Advanced indexing (IndexBackward0).
@@ -290,12 +337,12 @@ pub fn index(t: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor> {
             t.ndim()
         )));
     }
-    let (shape, at) = plan_advanced(t.layout(), indices)?;
+    let g = plan_advanced(t.layout(), indices)?;
     let out = dispatch!(t.dtype(), T => {
         let data = t.storage().read::<T>();
-        let v = crate::storage::try_collect(at.len(), at.iter().map(|&i| data[i]))?;
+        let v = crate::kernels::elementwise::gather_blocks(&data, &g.bases, &g.block)?;
         drop(data);
-        Tensor::from_vec(v, shape)?
+        Tensor::from_vec(v, g.out_shape)?
     });
     if needs_grad(&[t]) {
         let (ishape, ind) = (t.shape().to_vec(), indices.to_vec());
@@ -315,7 +362,8 @@ pub fn index_put(
     values: &Tensor,
     accumulate: bool,
 ) -> Result<Tensor> {
-    let (shape, lin) = plan_advanced(&Layout::contiguous(t.shape().to_vec()), indices)?;
+    let g = plan_advanced(&Layout::contiguous(t.shape().to_vec()), indices)?;
+    let (shape, lin) = (g.out_shape.clone(), g.offsets()?);
     let vals = super::shape::broadcast_to(&values.detach(), &shape).map_err(|_| {
         Error::Runtime(format!(
             "shape mismatch: value tensor of shape {} cannot be broadcast to indexing result of shape {}",

@@ -27,6 +27,7 @@ use crate::autograd::graph::{needs_grad, record};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::kernels::elementwise;
+use crate::layout::Layout;
 use crate::storage::Elem;
 use crate::tensor::Tensor;
 
@@ -153,6 +154,23 @@ pub fn clone(t: &Tensor) -> Result<Tensor> {
         });
     }
     Ok(out)
+}
+
+/// A copy of `t` (no autograd) laid out as `like`: with its strides when `like` is dense (in
+/// whatever order), else contiguous. PyTorch's `clone_obey_contract` for gradients.
+pub fn clone_like(t: &Tensor, like: &Layout) -> Result<Tensor> {
+    if !like.is_non_overlapping_and_dense() || like.is_contiguous() || like.shape != t.shape() {
+        return materialize(t);
+    }
+    let order = like.memory_order();
+    let permuted = t.with_layout(t.layout().permute(&order));
+    // row-major over the dims in memory order is where a dense layout puts each element
+    let copy = materialize(&permuted)?;
+    Ok(copy.with_layout(Layout {
+        shape: like.shape.clone(),
+        strides: like.strides.clone(),
+        offset: 0,
+    }))
 }
 
 /// `contiguous()`: `t` itself when already contiguous, else a clone.
