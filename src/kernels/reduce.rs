@@ -63,19 +63,11 @@ where
     Ok(out)
 }
 
-/// Sum over the middle axis (`SumOf` through `reduce`); one long row is cut into pieces summed
-/// on all threads.
+/// Sum over the middle axis (`SumOf` through `reduce`).
 pub fn sum<T>(data: &[T], outer: usize, red: usize, inner: usize) -> Result<Vec<T>>
 where
     T: Copy + Default + Send + Sync + std::ops::Add<Output = T>,
 {
-    const PIECE: usize = 1 << 16;
-    if outer == 1 && inner == 1 && red >= 2 * PIECE && par_ok(red, PAR_THRESHOLD) {
-        let pieces = red / PIECE;
-        let parts = reduce(data, pieces, PIECE, 1, &SumOf)?;
-        let tail = fold_lanes(&data[pieces * PIECE..red], &SumOf);
-        return Ok(vec![fold_lanes(&parts, &SumOf) + tail]);
-    }
     reduce(data, outer, red, inner, &SumOf)
 }
 
@@ -221,6 +213,15 @@ where
     T: Copy + Send + Sync,
     R: Reduce<T, Out = <R as Reduce<T>>::Acc>,
 {
+    // one long row (a full reduction): pieces on all threads, then their results merged
+    const PIECE: usize = 1 << 16;
+    if outer == 1 && inner == 1 && red >= 2 * PIECE && par_ok(red, PAR_THRESHOLD) {
+        let pieces = red / PIECE;
+        let parts = reduce_rows(data, pieces, PIECE, r)?;
+        let tail = fold_lanes(&data[pieces * PIECE..red], r);
+        let all = parts.into_iter().fold(tail, |a, p| r.merge(a, p));
+        return Ok(vec![r.finish(all, &[])]);
+    }
     if inner == 1 {
         return reduce_rows(data, outer, red, r);
     }
@@ -269,6 +270,29 @@ impl<T: Copy + Default + Send + Sync + std::ops::Add<Output = T>> Reduce<T> for 
     }
     #[inline(always)]
     fn finish(&self, a: T, _: &[T]) -> T {
+        a
+    }
+}
+
+/// Product of float elements, accumulated in the element type (PyTorch's CPU prod).
+pub struct ProdOf;
+impl<R: super::simd::Real> Reduce<R> for ProdOf {
+    type Acc = R;
+    type Out = R;
+    #[inline(always)]
+    fn init(&self) -> R {
+        R::c(1.0)
+    }
+    #[inline(always)]
+    fn step(&self, a: R, v: R) -> R {
+        a * v
+    }
+    #[inline(always)]
+    fn merge(&self, a: R, b: R) -> R {
+        a * b
+    }
+    #[inline(always)]
+    fn finish(&self, a: R, _: &[R]) -> R {
         a
     }
 }

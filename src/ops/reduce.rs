@@ -19,50 +19,141 @@ struct Plan {
     inner: usize,
     keep_shape: Vec<usize>,
     out_shape: Vec<usize>,
+    /// How the kernel's results (row-major over `outer` x `inner`) lay out the output.
+    out_layout: Layout,
 }
 
-fn plan(t: &Tensor, dims: &[usize], keepdim: bool) -> Result<Plan> {
-    let shape = t.shape();
-    let n = shape.len();
+impl Plan {
+    /// The output tensor of the kernel's results `v`.
+    fn output<T: Elem>(&self, v: Vec<T>) -> Result<Tensor> {
+        if v.len() != self.out_layout.numel() {
+            return Tensor::from_vec(v, self.out_shape.clone());
+        }
+        let out = Tensor::from_mapped(crate::kernels::elementwise::Mapped {
+            data: v,
+            layout: self.out_layout.clone(),
+        });
+        // PyTorch's reductions return contiguous results whatever order they were computed in
+        if out.is_contiguous() {
+            Ok(out)
+        } else {
+            super::materialize(&out)
+        }
+    }
+}
+
+/// The output shapes of a reduction of `shape` over `dims`.
+fn out_shapes(shape: &[usize], dims: &[usize], keepdim: bool) -> (Vec<usize>, Vec<usize>) {
     let keep_shape = keep_shape(shape, dims);
     let out_shape: Vec<usize> = if keepdim {
         keep_shape.clone()
     } else {
-        (0..n)
+        (0..shape.len())
             .filter(|i| !dims.contains(i))
             .map(|i| shape[i])
             .collect()
     };
-    let adjacent = dims.windows(2).all(|w| w[1] == w[0] + 1);
-    let (data, outer, red, inner) = if t.is_contiguous() && adjacent && !dims.is_empty() {
+    (keep_shape, out_shape)
+}
+
+/// Arranges `t` for a reduction over `dims` without copying whenever its elements can be read
+/// where they lie: a contiguous tensor whose reduced dims are adjacent, or any dense layout
+/// (transposed, permuted) whose reduced dims are adjacent in memory order, which then also
+/// gives the output its layout, as PyTorch's reductions do. Otherwise a copy with the
+/// reduced dims last (`plan_last`).
+fn plan(t: &Tensor, dims: &[usize], keepdim: bool) -> Result<Plan> {
+    let shape = t.shape();
+    let (keep_shape, out_shape) = out_shapes(shape, dims, keepdim);
+    let l = t.layout();
+    let adjacent = |ds: &[usize]| ds.windows(2).all(|w| w[1] == w[0] + 1);
+    if t.is_contiguous() && adjacent(dims) && !dims.is_empty() {
         let (a, b) = (dims[0], dims[dims.len() - 1] + 1);
-        (
-            t.clone(),
-            shape[..a].iter().product(),
-            shape[a..b].iter().product(),
-            shape[b..].iter().product(),
-        )
+        return Ok(Plan {
+            data: t.clone(),
+            outer: shape[..a].iter().product(),
+            red: shape[a..b].iter().product(),
+            inner: shape[b..].iter().product(),
+            out_layout: Layout::contiguous(out_shape.clone()),
+            keep_shape,
+            out_shape,
+        });
+    }
+    if !t.is_contiguous() && l.is_non_overlapping_and_dense() && t.numel() > 0 {
+        // the dims of size above 1, outermost in memory first
+        let mem: Vec<usize> = l
+            .memory_order()
+            .into_iter()
+            .filter(|&d| shape[d] > 1)
+            .collect();
+        let at: Vec<usize> = (0..mem.len()).filter(|&i| dims.contains(&mem[i])).collect();
+        if adjacent(&at) {
+            let (a, b) = match (at.first(), at.last()) {
+                (Some(&a), Some(&b)) => (a, b + 1),
+                _ => (mem.len(), mem.len()),
+            };
+            let size = |r: &[usize]| r.iter().map(|&d| shape[d]).product::<usize>();
+            // results come row-major over the kept dims in memory order
+            let mut strides = vec![1usize; shape.len()];
+            let mut step = 1;
+            for &d in mem.iter().rev().filter(|d| !dims.contains(d)) {
+                strides[d] = step;
+                step *= shape[d];
+            }
+            let out_strides: Vec<usize> = (0..shape.len())
+                .filter(|d| keepdim || !dims.contains(d))
+                .map(|d| strides[d])
+                .collect();
+            return Ok(Plan {
+                data: t.with_layout(Layout {
+                    shape: vec![t.numel()],
+                    strides: vec![1],
+                    offset: l.offset,
+                }),
+                outer: size(&mem[..a]),
+                red: size(&mem[a..b]),
+                inner: size(&mem[b..]),
+                out_layout: Layout {
+                    shape: out_shape.clone(),
+                    strides: out_strides,
+                    offset: 0,
+                },
+                keep_shape,
+                out_shape,
+            });
+        }
+    }
+    plan_last(t, dims, keepdim)
+}
+
+/// The plan of an op along one dim that keeps every element (softmax, cumsum): a contiguous
+/// tensor as it is, any other copied with `d` last.
+fn plan_along(t: &Tensor, d: usize) -> Result<Plan> {
+    if t.is_contiguous() {
+        plan(t, &[d], true)
     } else {
-        let kept: Vec<usize> = (0..n).filter(|i| !dims.contains(i)).collect();
-        let order: Vec<usize> = kept.iter().chain(dims.iter()).copied().collect();
-        let permuted = t.with_layout(t.layout().permute(&order));
-        let data = if permuted.is_contiguous() {
-            permuted
-        } else {
-            super::materialize(&permuted)?
-        };
-        (
-            data,
-            kept.iter().map(|&i| shape[i]).product(),
-            dims.iter().map(|&i| shape[i]).product(),
-            1,
-        )
+        plan_last(t, &[d], true)
+    }
+}
+
+/// Arranges `t` as `(kept, reduced)`, copying unless that permutation is already contiguous.
+fn plan_last(t: &Tensor, dims: &[usize], keepdim: bool) -> Result<Plan> {
+    let shape = t.shape();
+    let n = shape.len();
+    let (keep_shape, out_shape) = out_shapes(shape, dims, keepdim);
+    let kept: Vec<usize> = (0..n).filter(|i| !dims.contains(i)).collect();
+    let order: Vec<usize> = kept.iter().chain(dims.iter()).copied().collect();
+    let permuted = t.with_layout(t.layout().permute(&order));
+    let data = if permuted.is_contiguous() {
+        permuted
+    } else {
+        super::materialize(&permuted)?
     };
     Ok(Plan {
         data,
-        outer,
-        red,
-        inner,
+        outer: kept.iter().map(|&i| shape[i]).product(),
+        red: dims.iter().map(|&i| shape[i]).product(),
+        inner: 1,
+        out_layout: Layout::contiguous(out_shape.clone()),
         keep_shape,
         out_shape,
     })
@@ -143,7 +234,7 @@ pub fn sum_dims(
                 _ => contiguous_slice::<i64, _>(&p.data, |s| kr::fold(s, p.outer, p.red, p.inner, 0i64, |a, b| a.wrapping_add(b)))?
                     .into_iter().map(T::from_i64).collect(),
             };
-            Tensor::from_vec(v, p.out_shape.clone())?
+            p.output(v)?
         })
     };
     if dtype.is_float() && needs_grad(&[t]) {
@@ -258,16 +349,17 @@ pub fn prod(t: &Tensor, dim: Option<i64>, keepdim: bool, dtype: Option<DType>) -
     let dims: Option<Vec<i64>> = dim.map(|d| vec![d]);
     let rd = dims_of(dims.as_deref(), t.ndim())?;
     let p = plan(&src, &rd, keepdim && dim.is_some())?;
-    let out = dispatch!(dtype, T => {
-        let v = contiguous_slice::<T, _>(&p.data, |s| kr::fold(s, p.outer, p.red, p.inner, 1.0f64, |a, b: T| a * b.to_f64()))?;
-        let v: Vec<T> = if dtype == DType::I64 {
-            contiguous_slice::<T, _>(&p.data, |s| kr::fold(s, p.outer, p.red, p.inner, 1i64, |a, b: T| a.wrapping_mul(b.to_i64())))?
-                .into_iter().map(T::from_i64).collect()
-        } else {
-            v.into_iter().map(T::from_f64).collect()
-        };
-        Tensor::from_vec(v, p.out_shape.clone())?
-    });
+    let out = match dtype {
+        DType::F32 => p.output(contiguous_slice::<f32, _>(&p.data, |s| {
+            kr::reduce(s, p.outer, p.red, p.inner, &kr::ProdOf)
+        })?)?,
+        DType::F64 => p.output(contiguous_slice::<f64, _>(&p.data, |s| {
+            kr::reduce(s, p.outer, p.red, p.inner, &kr::ProdOf)
+        })?)?,
+        _ => p.output(contiguous_slice::<i64, _>(&p.data, |s| {
+            kr::fold(s, p.outer, p.red, p.inner, 1i64, |a, b| a.wrapping_mul(b))
+        })?)?,
+    };
     if dtype.is_float() && needs_grad(&[t]) {
         let name = if dim.is_some() {
             "ProdBackward1"
@@ -369,7 +461,7 @@ pub fn amax(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, want_max: bool) -> 
     let out = dispatch!(t.dtype(), T => {
         let r = kr::Extreme { max: want_max, init: extreme_init::<T>(want_max) };
         let v = contiguous_slice::<T, _>(&p.data, |s| kr::reduce(s, p.outer, p.red, p.inner, &r))?;
-        Tensor::from_vec(v, p.out_shape.clone())?
+        p.output(v)?
     });
     if needs_grad(&[t]) {
         let name = if want_max {
@@ -488,7 +580,7 @@ pub fn max_dim(t: &Tensor, dim: i64, keepdim: bool, want_max: bool) -> Result<(T
             let r = kr::ArgExtreme(kr::Extreme { max: want_max, init: extreme_init::<T>(want_max) });
             Ok(kr::reduce_rows(s, p.outer, p.red, &r)?.into_iter().unzip())
         })?;
-        (Tensor::from_vec(v, p.out_shape.clone())?, Tensor::from_vec(i, p.out_shape.clone())?)
+        (p.output(v)?, p.output(i)?)
     });
     if needs_grad(&[t]) {
         let name = if want_max {
@@ -604,16 +696,10 @@ fn logsumexp_rows(x: &Tensor, rd: &[usize], keepdim: bool) -> Result<Option<Tens
     }
     let out = match x.dtype() {
         DType::F32 => contiguous_slice::<f32, _>(&p.data, |s| {
-            Tensor::from_vec(
-                kr::reduce_rows(s, p.outer, p.red, &kr::LogSumExp)?,
-                p.out_shape.clone(),
-            )
+            p.output(kr::reduce_rows(s, p.outer, p.red, &kr::LogSumExp)?)
         })?,
         DType::F64 => contiguous_slice::<f64, _>(&p.data, |s| {
-            Tensor::from_vec(
-                kr::reduce_rows(s, p.outer, p.red, &kr::LogSumExp)?,
-                p.out_shape.clone(),
-            )
+            p.output(kr::reduce_rows(s, p.outer, p.red, &kr::LogSumExp)?)
         })?,
         _ => return Ok(None),
     };
@@ -781,7 +867,7 @@ fn softmax_forward(x: &Tensor, d: usize, log: bool) -> Result<Tensor> {
             return Tensor::from_vec(v, x.shape().to_vec());
         }
     }
-    let p = plan(x, &[d], true)?;
+    let p = plan_along(x, d)?;
     let (outer, red, inner) = (p.outer, p.red, p.inner);
     let out = dispatch!(x.dtype(), T => {
         let v = contiguous_slice::<T, _>(&p.data, |s| {
@@ -944,7 +1030,7 @@ pub fn cumsum(t: &Tensor, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
     let x = to_dtype(&t.detach(), dtype)?;
     let d = wrap_dim(dim, t.ndim())?;
     let out = {
-        let p = plan(&x, &[d], true)?;
+        let p = plan_along(&x, d)?;
         let (outer, red, inner) = (p.outer, p.red, p.inner);
         let v = dispatch!(dtype, T => {
             let v = contiguous_slice::<T, _>(&p.data, |s| {
