@@ -475,39 +475,233 @@ where
     Ok((vals, idxs))
 }
 
-/// Softmax (or log_softmax) of each contiguous row of `len` f32 values: max-shifted, with the
-/// vectorised exp; rows in parallel when the tensor is large.
-pub fn softmax_rows_f32(src: &[f32], len: usize, log: bool) -> Result<Vec<f32>> {
-    use super::simd::{exp_f32, map_into, max_f32};
+/// Softmax (or log_softmax) of each contiguous row of `len`: max-shifted (a row whose max is
+/// -inf is shifted by 0, as PyTorch), exponentials written and summed, then scaled.
+#[inline(always)]
+fn softmax_rows_body<R: super::simd::Real + PartialOrd + Default>(
+    src: &[R],
+    len: usize,
+    out: &mut [R],
+    log: bool,
+) {
+    for (x, o) in src.chunks_exact(len).zip(out.chunks_exact_mut(len)) {
+        let m = fold_lanes(x, &LogSumExp); // its fold is the NaN-propagating max
+        let shift = if m == R::c(f64::NEG_INFINITY) {
+            R::c(0.0)
+        } else {
+            m
+        };
+        for (o, &v) in o.iter_mut().zip(x) {
+            *o = (v - shift).exp();
+        }
+        let s = fold_lanes(o, &SumOf);
+        if log {
+            let ls = s.ln() + shift;
+            for (o, &v) in o.iter_mut().zip(x) {
+                *o = v - ls;
+            }
+        } else {
+            let inv = R::c(1.0) / s;
+            o.iter_mut().for_each(|v| *v = *v * inv);
+        }
+    }
+}
+
+/// Softmax (or log_softmax) of each contiguous row of `len` values; rows in parallel when the
+/// tensor is large.
+pub fn softmax_rows<R>(src: &[R], len: usize, log: bool) -> Result<Vec<R>>
+where
+    R: super::simd::Real + PartialOrd + Default,
+{
     let n = src.len();
-    let mut out = alloc::<f32>(n)?;
-    out.resize(n, 0.0);
+    let mut out = alloc::<R>(n)?;
+    out.resize(n, R::default());
     if len == 0 {
         return Ok(out);
     }
-    let row = |x: &[f32], o: &mut [f32]| {
-        let m = max_f32(x);
-        let m = if m == f32::NEG_INFINITY { 0.0 } else { m };
-        map_into(x, o, &|v| exp_f32(v - m));
-        let sum = sum_slice(o);
-        if log {
-            let ls = sum.ln() + m;
-            map_into(x, o, &|v| v - ls);
-        } else {
-            let inv = 1.0 / sum;
-            o.iter_mut().for_each(|v| *v *= inv);
+    let run = |start: usize, o: &mut [R]| {
+        let x = &src[start..start + o.len()];
+        #[cfg(target_arch = "x86_64")]
+        {
+            use super::simd::x86::{level, Level};
+            match level() {
+                // SAFETY: level() returned Avx512 only after detecting avx512f, avx512dq,
+                // avx2 and fma, the features the function enables.
+                Level::Avx512 => return unsafe { wide_softmax::rows_avx512(x, len, o, log) },
+                // SAFETY: level() returned Avx2 only after detecting avx2 and fma.
+                Level::Avx2 => return unsafe { wide_softmax::rows_avx2(x, len, o, log) },
+                Level::Base => {}
+            }
         }
+        softmax_rows_body(x, len, o, log)
     };
-    if super::par_ok(n, super::PAR_THRESHOLD_COSTLY) {
-        let per_task = (4096 / len).max(1);
-        out.par_chunks_mut(len)
-            .zip(src.par_chunks(len))
-            .with_min_len(per_task)
-            .for_each(|(o, x)| row(x, o));
+    let rows = n / len;
+    if rows > 1 && super::par_ok(n, super::PAR_THRESHOLD_COSTLY) {
+        let per = rows.div_ceil(super::num_threads().max(1)) * len;
+        let parts: Vec<(usize, &mut [R])> = out
+            .chunks_mut(per)
+            .enumerate()
+            .map(|(i, c)| (i * per, c))
+            .collect();
+        super::pool::map_each(parts, &|_, (start, o)| run(start, o));
     } else {
-        out.chunks_mut(len)
-            .zip(src.chunks(len))
-            .for_each(|(o, x)| row(x, o));
+        run(0, &mut out);
+    }
+    Ok(out)
+}
+
+/// Softmax (or log_softmax) over the middle axis of a contiguous `(outer, red, inner)` buffer
+/// with `inner > 1`: vectorised across `inner`, one pass for the maxima, one for the sums of
+/// exponentials and one to write.
+#[inline(always)]
+fn softmax_cols_body<R: super::simd::Real + PartialOrd + Default>(
+    src: &[R],
+    red: usize,
+    inner: usize,
+    out: &mut [R],
+    log: bool,
+) {
+    let mut m = vec![R::c(f64::NEG_INFINITY); inner];
+    let mut sum = vec![R::default(); inner];
+    for (x, o) in src
+        .chunks_exact(red * inner)
+        .zip(out.chunks_exact_mut(red * inner))
+    {
+        m.iter_mut().for_each(|v| *v = R::c(f64::NEG_INFINITY));
+        for row in x.chunks_exact(inner) {
+            for (m, &v) in m.iter_mut().zip(row) {
+                #[allow(clippy::eq_op)]
+                let nan = v != v;
+                *m = if v > *m || nan { v } else { *m };
+            }
+        }
+        // a max of -inf shifts by 0, as in the row kernel
+        let neg_inf = R::c(f64::NEG_INFINITY);
+        m.iter_mut().for_each(|v| {
+            if *v == neg_inf {
+                *v = R::c(0.0)
+            }
+        });
+        sum.iter_mut().for_each(|v| *v = R::default());
+        for row in x.chunks_exact(inner) {
+            for ((s, &m), &v) in sum.iter_mut().zip(&m).zip(row) {
+                *s = *s + (v - m).exp();
+            }
+        }
+        if log {
+            sum.iter_mut().zip(&m).for_each(|(s, &m)| *s = s.ln() + m);
+            for (row, o) in x.chunks_exact(inner).zip(o.chunks_exact_mut(inner)) {
+                for ((o, &v), &ls) in o.iter_mut().zip(row).zip(&sum) {
+                    *o = v - ls;
+                }
+            }
+        } else {
+            sum.iter_mut().for_each(|s| *s = R::c(1.0) / *s);
+            for (row, o) in x.chunks_exact(inner).zip(o.chunks_exact_mut(inner)) {
+                for (((o, &v), &m), &inv) in o.iter_mut().zip(row).zip(&m).zip(&sum) {
+                    *o = (v - m).exp() * inv;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod wide_softmax {
+    use super::*;
+
+    #[target_feature(enable = "avx2,fma")]
+    pub fn rows_avx2<R: super::super::simd::Real + PartialOrd + Default>(
+        src: &[R],
+        len: usize,
+        out: &mut [R],
+        log: bool,
+    ) {
+        softmax_rows_body(src, len, out, log)
+    }
+
+    #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+    pub fn rows_avx512<R: super::super::simd::Real + PartialOrd + Default>(
+        src: &[R],
+        len: usize,
+        out: &mut [R],
+        log: bool,
+    ) {
+        softmax_rows_body(src, len, out, log)
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub fn cols_avx2<R: super::super::simd::Real + PartialOrd + Default>(
+        src: &[R],
+        red: usize,
+        inner: usize,
+        out: &mut [R],
+        log: bool,
+    ) {
+        softmax_cols_body(src, red, inner, out, log)
+    }
+
+    #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+    pub fn cols_avx512<R: super::super::simd::Real + PartialOrd + Default>(
+        src: &[R],
+        red: usize,
+        inner: usize,
+        out: &mut [R],
+        log: bool,
+    ) {
+        softmax_cols_body(src, red, inner, out, log)
+    }
+}
+
+/// Softmax (or log_softmax) over the middle axis of a contiguous `(outer, red, inner)` buffer,
+/// `inner > 1` (a dim that is not the last); outer slices in parallel when large.
+pub fn softmax_cols<R>(
+    src: &[R],
+    outer: usize,
+    red: usize,
+    inner: usize,
+    log: bool,
+) -> Result<Vec<R>>
+where
+    R: super::simd::Real + PartialOrd + Default,
+{
+    let n = outer * red * inner;
+    let mut out = alloc::<R>(n)?;
+    out.resize(n, R::default());
+    if n == 0 {
+        return Ok(out);
+    }
+    let run = |o0: usize, dst: &mut [R]| {
+        let src = &src[o0..o0 + dst.len()];
+        #[cfg(target_arch = "x86_64")]
+        {
+            use super::simd::x86::{level, Level};
+            match level() {
+                // SAFETY: level() returned Avx512 only after detecting avx512f, avx512dq,
+                // avx2 and fma, the features the function enables.
+                Level::Avx512 => {
+                    return unsafe { wide_softmax::cols_avx512(src, red, inner, dst, log) }
+                }
+                // SAFETY: level() returned Avx2 only after detecting avx2 and fma.
+                Level::Avx2 => {
+                    return unsafe { wide_softmax::cols_avx2(src, red, inner, dst, log) }
+                }
+                Level::Base => {}
+            }
+        }
+        softmax_cols_body(src, red, inner, dst, log)
+    };
+    let slice = red * inner;
+    if outer > 1 && super::par_ok(n, super::PAR_THRESHOLD_COSTLY) {
+        let per = outer.div_ceil(super::num_threads().max(1)) * slice;
+        let parts: Vec<(usize, &mut [R])> = out
+            .chunks_mut(per)
+            .enumerate()
+            .map(|(i, c)| (i * per, c))
+            .collect();
+        super::pool::map_each(parts, &|_, (o0, dst)| run(o0, dst));
+    } else {
+        run(0, &mut out);
     }
     Ok(out)
 }
@@ -582,14 +776,14 @@ mod tests {
         let src: Vec<f32> = (0..rows * len)
             .map(|i| ((i * 37) % 101) as f32 * 0.1 - 5.0)
             .collect();
-        let out = softmax_rows_f32(&src, len, false).unwrap();
+        let out = softmax_rows(&src, len, false).unwrap();
         for r in 0..rows {
             let s: f32 = out[r * len..(r + 1) * len].iter().sum();
             assert!((s - 1.0).abs() < 1e-4, "row {r}: {s}");
         }
-        let lo = softmax_rows_f32(&src, len, true).unwrap();
+        let lo = softmax_rows(&src, len, true).unwrap();
         assert!((lo[5].exp() - out[5]).abs() < 1e-6);
-        let inf = softmax_rows_f32(&[f32::NEG_INFINITY, 0.0], 2, false).unwrap();
+        let inf = softmax_rows(&[f32::NEG_INFINITY, 0.0], 2, false).unwrap();
         assert_eq!(inf, vec![0.0, 1.0]);
     }
 

@@ -863,38 +863,31 @@ fn softmax_forward(x: &Tensor, d: usize, log: bool) -> Result<Tensor> {
         if let Some(r) = x.layout().contiguous_range() {
             let data = x.storage().read::<f32>();
             let len = x.shape()[d];
-            let v = kr::softmax_rows_f32(&data[r], len, log)?;
+            let v = kr::softmax_rows(&data[r], len, log)?;
             return Tensor::from_vec(v, x.shape().to_vec());
         }
     }
     let p = plan_along(x, d)?;
     let (outer, red, inner) = (p.outer, p.red, p.inner);
-    let out = dispatch!(x.dtype(), T => {
-        let v = contiguous_slice::<T, _>(&p.data, |s| {
-            let mut out = crate::storage::try_vec::<T>(s.len())?;
-            for o in 0..outer {
-                for i in 0..inner {
-                    let at = |r: usize| o * red * inner + r * inner + i;
-                    let mut m = f64::NEG_INFINITY;
-                    for r in 0..red {
-                        m = m.max(s[at(r)].to_f64());
-                    }
-                    if m.is_infinite() { m = if m > 0.0 { m } else { 0.0 }; }
-                    let mut sum = 0.0;
-                    for r in 0..red {
-                        sum += (s[at(r)].to_f64() - m).exp();
-                    }
-                    let ls = sum.ln();
-                    for r in 0..red {
-                        let z = s[at(r)].to_f64() - m;
-                        out[at(r)] = T::from_f64(if log { z - ls } else { z.exp() / sum });
-                    }
-                }
-            }
-            Ok::<_, Error>(out)
-        })?;
-        Tensor::from_vec(v, x.shape().to_vec())?
-    });
+    let out = match x.dtype() {
+        DType::F32 if inner == 1 => contiguous_slice::<f32, _>(&p.data, |s| {
+            Tensor::from_vec(kr::softmax_rows(s, red, log)?, p.data.shape().to_vec())
+        })?,
+        DType::F32 => contiguous_slice::<f32, _>(&p.data, |s| {
+            Tensor::from_vec(
+                kr::softmax_cols(s, outer, red, inner, log)?,
+                p.data.shape().to_vec(),
+            )
+        })?,
+        _ => contiguous_slice::<f64, _>(&p.data, |s| {
+            // rows are columns of one: the same kernel
+            let inner = inner.max(1);
+            Tensor::from_vec(
+                kr::softmax_cols(s, outer, red, inner, log)?,
+                p.data.shape().to_vec(),
+            )
+        })?,
+    };
     Ok(if p.data.ptr_eq(x) || x.is_contiguous() {
         out
     } else {

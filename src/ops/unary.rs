@@ -391,13 +391,19 @@ pub fn clamp(x: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Ten
             "torch.clamp: At least one of 'min' or 'max' must not be None".into(),
         ));
     }
-    let mut out = x.detach();
-    if let Some(lo) = min {
-        out = binary(BinOp::Maximum, &t(&out), &Operand::S(lo))?;
-    }
-    if let Some(hi) = max {
-        out = binary(BinOp::Minimum, &t(&out), &Operand::S(hi))?;
-    }
+    let out = match clamp_float(x, min, max)? {
+        Some(out) => out,
+        None => {
+            let mut out = x.detach();
+            if let Some(lo) = min {
+                out = binary(BinOp::Maximum, &t(&out), &Operand::S(lo))?;
+            }
+            if let Some(hi) = max {
+                out = binary(BinOp::Minimum, &t(&out), &Operand::S(hi))?;
+            }
+            out
+        }
+    };
     if needs_grad(&[x]) {
         record(
             "ClampBackward1",
@@ -407,22 +413,84 @@ pub fn clamp(x: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Ten
             move |ctx| {
                 let g = ctx.grad(0)?;
                 let x = &ctx.saved[0];
-                let mut mask: Option<Tensor> = None;
-                if let Some(lo) = min {
-                    mask = Some(binary(BinOp::Ge, &t(x), &Operand::S(lo))?);
-                }
-                if let Some(hi) = max {
-                    let m = binary(BinOp::Le, &t(x), &Operand::S(hi))?;
-                    mask = Some(match mask {
-                        Some(a) => binary(BinOp::LogicalAnd, &t(&a), &t(&m))?,
-                        None => m,
-                    });
-                }
-                Ok(vec![Some(mul(&g, &mask.expect("one bound"))?)])
+                // g where lo <= x <= hi, else 0, in one pass
+                let (lo, hi) = (
+                    min.map_or(f64::NEG_INFINITY, |v| v.to_f64()),
+                    max.map_or(f64::INFINITY, |v| v.to_f64()),
+                );
+                let (lo32, hi32) = (lo as f32, hi as f32);
+                let composite = || clamp_grad_composite(&g, x, min, max);
+                let gx = fused_grad(
+                    &g,
+                    x,
+                    move |g: f32, x: f32| if x >= lo32 && x <= hi32 { g } else { 0.0 },
+                    move |g: f64, x: f64| if x >= lo && x <= hi { g } else { 0.0 },
+                    composite,
+                )?;
+                Ok(vec![Some(gx)])
             },
         );
     }
     Ok(out)
+}
+
+/// The gradient of clamp as differentiable ops: `g` times the mask `lo <= x <= hi`.
+fn clamp_grad_composite(
+    g: &Tensor,
+    x: &Tensor,
+    min: Option<Scalar>,
+    max: Option<Scalar>,
+) -> Result<Tensor> {
+    let mut mask: Option<Tensor> = None;
+    if let Some(lo) = min {
+        mask = Some(binary(BinOp::Ge, &t(x), &Operand::S(lo))?);
+    }
+    if let Some(hi) = max {
+        let m = binary(BinOp::Le, &t(x), &Operand::S(hi))?;
+        mask = Some(match mask {
+            Some(a) => binary(BinOp::LogicalAnd, &t(&a), &t(&m))?,
+            None => m,
+        });
+    }
+    mul(g, &mask.expect("one bound"))
+}
+
+/// clamp of a float tensor by number bounds in one pass (NaN stays NaN, as in PyTorch); None
+/// for other dtypes, which take the maximum / minimum ops.
+fn clamp_float(x: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Option<Tensor>> {
+    let lo = min.map_or(f64::NEG_INFINITY, |v| v.to_f64());
+    let hi = max.map_or(f64::INFINITY, |v| v.to_f64());
+    let l = x.layout();
+    Ok(Some(match x.dtype() {
+        DType::F32 => {
+            let (lo, hi) = (lo as f32, hi as f32);
+            let d = x.storage().read::<f32>();
+            Tensor::from_mapped(elementwise::map_unary(&d, l, false, move |v: f32| {
+                // max then min, as PyTorch: with lo > hi every value becomes hi
+                let a = if v < lo { lo } else { v };
+                let c = if a > hi { hi } else { a };
+                if v.is_nan() {
+                    v
+                } else {
+                    c
+                }
+            })?)
+        }
+        DType::F64 => {
+            let d = x.storage().read::<f64>();
+            Tensor::from_mapped(elementwise::map_unary(&d, l, false, move |v: f64| {
+                // max then min, as PyTorch: with lo > hi every value becomes hi
+                let a = if v < lo { lo } else { v };
+                let c = if a > hi { hi } else { a };
+                if v.is_nan() {
+                    v
+                } else {
+                    c
+                }
+            })?)
+        }
+        _ => return Ok(None),
+    }))
 }
 
 /// `leaky_relu` (LeakyReluBackward0): one pass over the input in its own dtype.
