@@ -93,7 +93,9 @@ def allreduce_alone(ddp, repeats=50):
     from mpi4py import MPI
 
     comm = ddp.process_group.comm
-    buffers = [dist.distributed_c10d._buffer(b.flat.clone()) for b in ddp.reducer.buckets]
+    # the copies must outlive the buffers MPI writes through (a buffer is only an address)
+    copies = [b.flat.clone() for b in ddp.reducer.buckets]
+    buffers = [dist.distributed_c10d._buffer(c) for c in copies]
     times = []
     for _ in range(repeats):
         comm.Barrier()
