@@ -560,12 +560,10 @@ pub fn accumulate_grad(var: &Tensor, g: Tensor, create_graph: bool) -> Result<()
             // one else holds this tensor object (a kernel output, or a view made for this
             // backward) and it is laid out as the variable is (the gradient layout
             // contract); otherwise a copy laid out as the variable
-            let g = if create_graph {
-                g
-            } else if !g.requires_grad()
+            let steal = !g.requires_grad()
                 && std::sync::Arc::strong_count(&g.0) == 1
-                && obeys_layout_contract(g.layout(), var.layout())
-            {
+                && obeys_layout_contract(g.layout(), var.layout());
+            let g = if create_graph || steal {
                 g
             } else {
                 ops::clone_like(&g.detach(), var.layout())?

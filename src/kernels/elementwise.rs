@@ -786,6 +786,15 @@ fn mapped<const K: usize, U>(
     })
 }
 
+/// The parallel threshold of a kernel, costly (transcendental) or not.
+fn threshold(costly: bool) -> usize {
+    if costly {
+        PAR_THRESHOLD_COSTLY
+    } else {
+        PAR_THRESHOLD
+    }
+}
+
 /// `unary` whose output takes the layout PyTorch gives it (`output_order`).
 pub fn map_unary<T, U, F>(src: &[T], layout: &Layout, costly: bool, f: F) -> Result<Mapped<U>>
 where
@@ -793,12 +802,7 @@ where
     U: Send,
     F: Fn(T) -> U + Send + Sync,
 {
-    let threshold = if costly {
-        PAR_THRESHOLD_COSTLY
-    } else {
-        PAR_THRESHOLD
-    };
-    mapped([layout], |[l]| unary_with(src, l, threshold, f))
+    mapped([layout], |[l]| unary_with(src, l, threshold(costly), f))
 }
 
 /// `binary` whose output takes the layout PyTorch gives it (`output_order`).
@@ -816,12 +820,9 @@ where
     U: Send,
     F: Fn(A, B) -> U + Send + Sync,
 {
-    let threshold = if costly {
-        PAR_THRESHOLD_COSTLY
-    } else {
-        PAR_THRESHOLD
-    };
-    mapped([la, lb], |[la, lb]| binary_with(a, la, b, lb, threshold, f))
+    mapped([la, lb], |[la, lb]| {
+        binary_with(a, la, b, lb, threshold(costly), f)
+    })
 }
 
 /// `ternary` whose output takes the layout PyTorch gives it (`output_order`).

@@ -27,6 +27,7 @@ pub mod norm;
 pub mod optim;
 pub mod pool;
 pub mod reduce;
+pub mod rnn;
 pub mod simd;
 
 /// Below this many elements a cheap kernel stays on the calling thread. Measured with

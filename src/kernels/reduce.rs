@@ -142,7 +142,28 @@ mod wide {
     use super::*;
 
     macro_rules! isa {
-        ($feat:literal, $rows:ident, $cols:ident) => {
+        ($feat:literal, $rows:ident, $cols:ident, $sm_rows:ident, $sm_cols:ident) => {
+            #[target_feature(enable = $feat)]
+            pub fn $sm_rows<R: Real + PartialOrd + Default>(
+                src: &[R],
+                len: usize,
+                out: &mut [R],
+                log: bool,
+            ) {
+                softmax_rows_body(src, len, out, log)
+            }
+
+            #[target_feature(enable = $feat)]
+            pub fn $sm_cols<R: Real + PartialOrd + Default>(
+                src: &[R],
+                red: usize,
+                inner: usize,
+                out: &mut [R],
+                log: bool,
+            ) {
+                softmax_cols_body(src, red, inner, out, log)
+            }
+
             #[target_feature(enable = $feat)]
             pub fn $rows<T: Copy, R: Reduce<T>>(data: &[T], len: usize, out: &mut [R::Out], r: &R) {
                 rows_body(data, len, out, r)
@@ -160,8 +181,21 @@ mod wide {
             }
         };
     }
-    isa!("avx2,fma", rows_avx2, cols_avx2);
-    isa!("avx512f,avx512dq,avx2,fma", rows_avx512, cols_avx512);
+    use crate::kernels::simd::Real;
+    isa!(
+        "avx2,fma",
+        rows_avx2,
+        cols_avx2,
+        softmax_rows_avx2,
+        softmax_cols_avx2
+    );
+    isa!(
+        "avx512f,avx512dq,avx2,fma",
+        rows_avx512,
+        cols_avx512,
+        softmax_rows_avx512,
+        softmax_cols_avx512
+    );
 }
 
 /// Reduces the middle axis of a contiguous `(outer, red, inner)` buffer with `r`: rows
@@ -231,24 +265,35 @@ where
         return Ok(out);
     }
     let data = &data[..outer * red * inner];
-    let run = |o0: usize, dst: &mut [R::Acc]| {
+    let run = |start: usize, dst: &mut [R::Acc]| {
+        let o0 = start / inner;
         let d = &data[o0 * red * inner..(o0 + dst.len() / inner) * red * inner];
         best!(cols_body, cols_avx512, cols_avx2; d, red, inner, dst, r)
     };
-    if outer > 1 && par_ok(outer * red * inner, PAR_THRESHOLD) {
-        // blocks of whole outer slices
-        let parts: Vec<(usize, &mut [R::Acc])> = {
-            let per = outer.div_ceil(super::num_threads().max(1)) * inner;
-            out.chunks_mut(per)
-                .enumerate()
-                .map(|(i, c)| (i * per / inner, c))
-                .collect()
-        };
-        super::pool::map_each(parts, &|_, (o0, dst)| run(o0, dst));
-    } else {
-        run(0, &mut out);
-    }
+    let parallel = par_ok(outer * red * inner, PAR_THRESHOLD);
+    in_parts(&mut out, inner, parallel, &run);
     Ok(out)
+}
+
+/// Runs `run(start, part)` over `out` cut into one part per thread, each part a whole number
+/// of `unit` elements, on the helper threads when `parallel`; else over all of `out` at once.
+fn in_parts<R: Send>(
+    out: &mut [R],
+    unit: usize,
+    parallel: bool,
+    run: &(dyn Fn(usize, &mut [R]) + Sync),
+) {
+    let units = out.len() / unit.max(1);
+    if !parallel || units < 2 {
+        return run(0, out);
+    }
+    let per = units.div_ceil(super::num_threads().max(1)) * unit;
+    let parts: Vec<(usize, &mut [R])> = out
+        .chunks_mut(per)
+        .enumerate()
+        .map(|(i, c)| (i * per, c))
+        .collect();
+    super::pool::map_each(parts, &|_, (start, part)| run(start, part));
 }
 
 /// Sum, accumulated in the element type (as PyTorch's CPU sum for float types).
@@ -521,32 +566,14 @@ where
     }
     let run = |start: usize, o: &mut [R]| {
         let x = &src[start..start + o.len()];
-        #[cfg(target_arch = "x86_64")]
-        {
-            use super::simd::x86::{level, Level};
-            match level() {
-                // SAFETY: level() returned Avx512 only after detecting avx512f, avx512dq,
-                // avx2 and fma, the features the function enables.
-                Level::Avx512 => return unsafe { wide_softmax::rows_avx512(x, len, o, log) },
-                // SAFETY: level() returned Avx2 only after detecting avx2 and fma.
-                Level::Avx2 => return unsafe { wide_softmax::rows_avx2(x, len, o, log) },
-                Level::Base => {}
-            }
-        }
-        softmax_rows_body(x, len, o, log)
+        best!(softmax_rows_body, softmax_rows_avx512, softmax_rows_avx2; x, len, o, log)
     };
-    let rows = n / len;
-    if rows > 1 && super::par_ok(n, super::PAR_THRESHOLD_COSTLY) {
-        let per = rows.div_ceil(super::num_threads().max(1)) * len;
-        let parts: Vec<(usize, &mut [R])> = out
-            .chunks_mut(per)
-            .enumerate()
-            .map(|(i, c)| (i * per, c))
-            .collect();
-        super::pool::map_each(parts, &|_, (start, o)| run(start, o));
-    } else {
-        run(0, &mut out);
-    }
+    in_parts(
+        &mut out,
+        len,
+        super::par_ok(n, super::PAR_THRESHOLD_COSTLY),
+        &run,
+    );
     Ok(out)
 }
 
@@ -606,53 +633,6 @@ fn softmax_cols_body<R: super::simd::Real + PartialOrd + Default>(
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-mod wide_softmax {
-    use super::*;
-
-    #[target_feature(enable = "avx2,fma")]
-    pub fn rows_avx2<R: super::super::simd::Real + PartialOrd + Default>(
-        src: &[R],
-        len: usize,
-        out: &mut [R],
-        log: bool,
-    ) {
-        softmax_rows_body(src, len, out, log)
-    }
-
-    #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
-    pub fn rows_avx512<R: super::super::simd::Real + PartialOrd + Default>(
-        src: &[R],
-        len: usize,
-        out: &mut [R],
-        log: bool,
-    ) {
-        softmax_rows_body(src, len, out, log)
-    }
-
-    #[target_feature(enable = "avx2,fma")]
-    pub fn cols_avx2<R: super::super::simd::Real + PartialOrd + Default>(
-        src: &[R],
-        red: usize,
-        inner: usize,
-        out: &mut [R],
-        log: bool,
-    ) {
-        softmax_cols_body(src, red, inner, out, log)
-    }
-
-    #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
-    pub fn cols_avx512<R: super::super::simd::Real + PartialOrd + Default>(
-        src: &[R],
-        red: usize,
-        inner: usize,
-        out: &mut [R],
-        log: bool,
-    ) {
-        softmax_cols_body(src, red, inner, out, log)
-    }
-}
-
 /// Softmax (or log_softmax) over the middle axis of a contiguous `(outer, red, inner)` buffer,
 /// `inner > 1` (a dim that is not the last); outer slices in parallel when large.
 pub fn softmax_cols<R>(
@@ -671,38 +651,16 @@ where
     if n == 0 {
         return Ok(out);
     }
-    let run = |o0: usize, dst: &mut [R]| {
-        let src = &src[o0..o0 + dst.len()];
-        #[cfg(target_arch = "x86_64")]
-        {
-            use super::simd::x86::{level, Level};
-            match level() {
-                // SAFETY: level() returned Avx512 only after detecting avx512f, avx512dq,
-                // avx2 and fma, the features the function enables.
-                Level::Avx512 => {
-                    return unsafe { wide_softmax::cols_avx512(src, red, inner, dst, log) }
-                }
-                // SAFETY: level() returned Avx2 only after detecting avx2 and fma.
-                Level::Avx2 => {
-                    return unsafe { wide_softmax::cols_avx2(src, red, inner, dst, log) }
-                }
-                Level::Base => {}
-            }
-        }
-        softmax_cols_body(src, red, inner, dst, log)
+    let run = |start: usize, dst: &mut [R]| {
+        let src = &src[start..start + dst.len()];
+        best!(softmax_cols_body, softmax_cols_avx512, softmax_cols_avx2; src, red, inner, dst, log)
     };
-    let slice = red * inner;
-    if outer > 1 && super::par_ok(n, super::PAR_THRESHOLD_COSTLY) {
-        let per = outer.div_ceil(super::num_threads().max(1)) * slice;
-        let parts: Vec<(usize, &mut [R])> = out
-            .chunks_mut(per)
-            .enumerate()
-            .map(|(i, c)| (i * per, c))
-            .collect();
-        super::pool::map_each(parts, &|_, (o0, dst)| run(o0, dst));
-    } else {
-        run(0, &mut out);
-    }
+    in_parts(
+        &mut out,
+        red * inner,
+        super::par_ok(n, super::PAR_THRESHOLD_COSTLY),
+        &run,
+    );
     Ok(out)
 }
 

@@ -12,6 +12,7 @@ pub mod norm;
 pub mod optim;
 pub mod rearrange;
 pub mod reduce;
+pub mod rnn;
 pub mod shape;
 pub mod unary;
 

@@ -561,6 +561,18 @@ pub fn regions(t: &Tensor, regions: Vec<Region>, name: &'static str) -> Result<V
         let (shape, dtype) = (t.shape().to_vec(), t.dtype());
         let refs: Vec<&Tensor> = outs.iter().collect();
         record(name, &[t], &refs, vec![], move |ctx| {
+            let grads: Vec<&Tensor> = ctx.grads.iter().flatten().collect();
+            if !needs_grad(&grads) {
+                // the pieces are disjoint: one zeroed tensor, each gradient written into its
+                // region (not one full-size tensor per piece, summed)
+                let out = Tensor::zeros(&shape, dtype)?;
+                for (g, r) in ctx.grads.iter().zip(&regions) {
+                    if let Some(g) = g {
+                        super::inplace::write_values(&out.with_layout(r.apply(out.layout())), g)?;
+                    }
+                }
+                return Ok(vec![Some(out)]);
+            }
             let mut acc: Option<Tensor> = None;
             for (i, r) in regions.iter().enumerate() {
                 if let Some(g) = &ctx.grads[i] {

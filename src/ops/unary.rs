@@ -465,32 +465,33 @@ fn clamp_float(x: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<O
         DType::F32 => {
             let (lo, hi) = (lo as f32, hi as f32);
             let d = x.storage().read::<f32>();
-            Tensor::from_mapped(elementwise::map_unary(&d, l, false, move |v: f32| {
-                // max then min, as PyTorch: with lo > hi every value becomes hi
-                let a = if v < lo { lo } else { v };
-                let c = if a > hi { hi } else { a };
-                if v.is_nan() {
-                    v
-                } else {
-                    c
-                }
+            Tensor::from_mapped(elementwise::map_unary(&d, l, false, move |v| {
+                clamp_one(v, lo, hi)
             })?)
         }
         DType::F64 => {
             let d = x.storage().read::<f64>();
-            Tensor::from_mapped(elementwise::map_unary(&d, l, false, move |v: f64| {
-                // max then min, as PyTorch: with lo > hi every value becomes hi
-                let a = if v < lo { lo } else { v };
-                let c = if a > hi { hi } else { a };
-                if v.is_nan() {
-                    v
-                } else {
-                    c
-                }
+            Tensor::from_mapped(elementwise::map_unary(&d, l, false, move |v| {
+                clamp_one(v, lo, hi)
             })?)
         }
         _ => return Ok(None),
     }))
+}
+
+/// One clamped value: max then min, as PyTorch (with lo > hi every value becomes hi); NaN
+/// stays NaN.
+#[inline(always)]
+fn clamp_one<T: PartialOrd + Copy>(v: T, lo: T, hi: T) -> T {
+    let a = if v < lo { lo } else { v };
+    let c = if a > hi { hi } else { a };
+    #[allow(clippy::eq_op)]
+    let nan = v != v;
+    if nan {
+        v
+    } else {
+        c
+    }
 }
 
 /// `leaky_relu` (LeakyReluBackward0): one pass over the input in its own dtype.

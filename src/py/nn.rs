@@ -384,6 +384,20 @@ fn col2im(
     .map(PyTensor::new)
 }
 
+/// One LSTM step's elementwise part: (h, c') from the gate pre-activations and the cell state.
+#[pyfunction]
+fn _lstm_cell(
+    py: Python<'_>,
+    gates: PyRef<'_, PyTensor>,
+    c: PyRef<'_, PyTensor>,
+) -> PyResult<(PyTensor, PyTensor)> {
+    let (g, c) = (gates.t.clone(), c.t.clone());
+    run(py, Work::elems([&g, &c]), move || {
+        crate::ops::rnn::lstm_cell(&g, &c)
+    })
+    .map(|(h, c)| (PyTensor::new(h), PyTensor::new(c)))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(im2col, m)?)?;
     m.add_function(wrap_pyfunction!(col2im, m)?)?;
@@ -399,5 +413,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_nll_loss, m)?)?;
     m.add_function(wrap_pyfunction!(_leaky_relu, m)?)?;
     m.add_function(wrap_pyfunction!(linear, m)?)?;
+    m.add_function(wrap_pyfunction!(_lstm_cell, m)?)?;
     Ok(())
 }

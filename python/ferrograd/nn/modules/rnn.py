@@ -11,6 +11,7 @@ import numbers
 import warnings
 import weakref
 
+from ... import _core
 from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
@@ -47,10 +48,8 @@ def _rnn_step(gi, h, w_hh, b_hh, act):
 
 
 def _lstm_step(gi, h, c, w_hh, b_hh, w_hr):
-    gates = gi + F.linear(h, w_hh, b_hh)
-    i, f, g, o = gates.chunk(4, 1)
-    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-    h = o.sigmoid() * c.tanh()
+    # the gates i, f, g, o and c' = f c + i g, h = o tanh(c') in one fused op
+    h, c = _core._lstm_cell(gi + F.linear(h, w_hh, b_hh), c)
     if w_hr is not None:
         h = F.linear(h, w_hr)
     return h, c
