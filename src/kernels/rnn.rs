@@ -1,6 +1,7 @@
-//! Recurrent cells: the elementwise part of an LSTM step in one pass, forward and backward
-//! (PyTorch's `_thnn_fused_lstm_cell` and its backward). The gate pre-activations come in one
-//! `(batch, 4 * hidden)` buffer, in PyTorch's order i, f, g, o.
+//! Recurrent cells: the elementwise part of an LSTM or GRU step in one pass, forward and
+//! backward (PyTorch's `_thnn_fused_lstm_cell` / `_thnn_fused_gru_cell` and their backwards).
+//! The gate pre-activations come in `(batch, k * hidden)` buffers, in PyTorch's gate order:
+//! i, f, g, o for the LSTM, r, z, n for the GRU.
 
 use super::simd::Real;
 
@@ -96,6 +97,98 @@ fn backward_body<R: Real>(
     (dgates, dc)
 }
 
+/// One GRU step from the input and hidden projections `gi`, `gh` `(batch, 3 * hidden)` and the
+/// previous state `h`: returns (h', act) with r = sigmoid(i_r + h_r), z = sigmoid(i_z + h_z),
+/// n = tanh(i_n + r h_n), h' = n + z (h - n); `act` holds r, z, n for the backward.
+pub fn gru_forward<R: Real>(gi: &[R], gh: &[R], h: &[R], hidden: usize) -> (Vec<R>, Vec<R>) {
+    best!(gru_forward_body, gru_forward_avx512, gru_forward_avx2; gi, gh, h, hidden)
+}
+
+#[inline(always)]
+fn gru_forward_body<R: Real>(gi: &[R], gh: &[R], h: &[R], hidden: usize) -> (Vec<R>, Vec<R>) {
+    let zero = R::c(0.0);
+    let (mut hy, mut act) = (vec![zero; h.len()], vec![zero; 3 * h.len()]);
+    let rows = gi
+        .chunks_exact(3 * hidden)
+        .zip(gh.chunks_exact(3 * hidden))
+        .zip(act.chunks_exact_mut(3 * hidden))
+        .zip(h.chunks_exact(hidden).zip(hy.chunks_exact_mut(hidden)));
+    for (((gi, gh), a), (h, hy)) in rows {
+        let (a_rz, a_n) = a.split_at_mut(2 * hidden);
+        for ((a, &x), &y) in a_rz
+            .iter_mut()
+            .zip(&gi[..2 * hidden])
+            .zip(&gh[..2 * hidden])
+        {
+            *a = (x + y).sigmoid();
+        }
+        let (r, z) = a_rz.split_at(hidden);
+        let pre = gi[2 * hidden..].iter().zip(&gh[2 * hidden..]).zip(r);
+        for (a, ((&x, &y), &r)) in a_n.iter_mut().zip(pre) {
+            *a = (x + r * y).tanh();
+        }
+        for (((hy, &h), &z), &n) in hy.iter_mut().zip(h).zip(z).zip(a_n.iter()) {
+            *hy = n + z * (h - n);
+        }
+    }
+    (hy, act)
+}
+
+/// The backward of `gru_forward`: from the gradient of h' and the saved `gh`, `h`, `act`,
+/// returns the gradients of `gi`, `gh` and `h`.
+pub fn gru_backward<R: Real>(
+    dhy: &[R],
+    gh: &[R],
+    h: &[R],
+    act: &[R],
+    hidden: usize,
+) -> (Vec<R>, Vec<R>, Vec<R>) {
+    best!(gru_backward_body, gru_backward_avx512, gru_backward_avx2; dhy, gh, h, act, hidden)
+}
+
+#[inline(always)]
+fn gru_backward_body<R: Real>(
+    dhy: &[R],
+    gh: &[R],
+    h: &[R],
+    act: &[R],
+    hidden: usize,
+) -> (Vec<R>, Vec<R>, Vec<R>) {
+    let (zero, one) = (R::c(0.0), R::c(1.0));
+    let (mut dgi, mut dgh, mut dh) = (
+        vec![zero; act.len()],
+        vec![zero; act.len()],
+        vec![zero; h.len()],
+    );
+    let per_row = dgi
+        .chunks_exact_mut(3 * hidden)
+        .zip(dgh.chunks_exact_mut(3 * hidden))
+        .zip(dh.chunks_exact_mut(hidden));
+    for (b, ((dgi, dgh), dh)) in per_row.enumerate() {
+        let at = b * hidden..(b + 1) * hidden;
+        let (dhy, h) = (&dhy[at.clone()], &h[at]);
+        let (a, gh) = (
+            &act[b * 3 * hidden..(b + 1) * 3 * hidden],
+            &gh[b * 3 * hidden..(b + 1) * 3 * hidden],
+        );
+        for j in 0..hidden {
+            let (r, z, n) = (a[j], a[hidden + j], a[2 * hidden + j]);
+            let d = dhy[j];
+            let dn = d * (one - z) * (one - n * n);
+            let dz = d * (h[j] - n) * z * (one - z);
+            let dr = dn * gh[2 * hidden + j] * r * (one - r);
+            dgi[j] = dr;
+            dgi[hidden + j] = dz;
+            dgi[2 * hidden + j] = dn;
+            dgh[j] = dr;
+            dgh[hidden + j] = dz;
+            dgh[2 * hidden + j] = dn * r;
+            dh[j] = d * z;
+        }
+    }
+    (dgi, dgh, dh)
+}
+
 /// The cell loops compiled for AVX2+FMA and AVX-512 (see `best!`).
 #[cfg(target_arch = "x86_64")]
 mod wide {
@@ -123,4 +216,30 @@ mod wide {
     }
     isa!("avx2,fma", forward_avx2, backward_avx2);
     isa!("avx512f,avx512dq,avx2,fma", forward_avx512, backward_avx512);
+
+    macro_rules! gru_isa {
+        ($feat:literal, $fwd:ident, $bwd:ident) => {
+            #[target_feature(enable = $feat)]
+            pub fn $fwd<R: Real>(gi: &[R], gh: &[R], h: &[R], hidden: usize) -> (Vec<R>, Vec<R>) {
+                gru_forward_body(gi, gh, h, hidden)
+            }
+
+            #[target_feature(enable = $feat)]
+            pub fn $bwd<R: Real>(
+                dhy: &[R],
+                gh: &[R],
+                h: &[R],
+                act: &[R],
+                hidden: usize,
+            ) -> (Vec<R>, Vec<R>, Vec<R>) {
+                gru_backward_body(dhy, gh, h, act, hidden)
+            }
+        };
+    }
+    gru_isa!("avx2,fma", gru_forward_avx2, gru_backward_avx2);
+    gru_isa!(
+        "avx512f,avx512dq,avx2,fma",
+        gru_forward_avx512,
+        gru_backward_avx512
+    );
 }

@@ -398,6 +398,21 @@ fn _lstm_cell(
     .map(|(h, c)| (PyTensor::new(h), PyTensor::new(c)))
 }
 
+/// One GRU step's elementwise part: h' from the input and hidden projections and the state.
+#[pyfunction]
+fn _gru_cell(
+    py: Python<'_>,
+    gi: PyRef<'_, PyTensor>,
+    gh: PyRef<'_, PyTensor>,
+    h: PyRef<'_, PyTensor>,
+) -> PyResult<PyTensor> {
+    let (gi, gh, h) = (gi.t.clone(), gh.t.clone(), h.t.clone());
+    run(py, Work::elems([&gi, &gh, &h]), move || {
+        crate::ops::rnn::gru_cell(&gi, &gh, &h)
+    })
+    .map(PyTensor::new)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(im2col, m)?)?;
     m.add_function(wrap_pyfunction!(col2im, m)?)?;
@@ -414,5 +429,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_leaky_relu, m)?)?;
     m.add_function(wrap_pyfunction!(linear, m)?)?;
     m.add_function(wrap_pyfunction!(_lstm_cell, m)?)?;
+    m.add_function(wrap_pyfunction!(_gru_cell, m)?)?;
     Ok(())
 }

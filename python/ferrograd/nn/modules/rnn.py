@@ -56,14 +56,8 @@ def _lstm_step(gi, h, c, w_hh, b_hh, w_hr):
 
 
 def _gru_step(gi, h, w_hh, b_hh):
-    gh = F.linear(h, w_hh, b_hh)
-    i_r, i_z, i_n = gi.chunk(3, 1)
-    h_r, h_z, h_n = gh.chunk(3, 1)
-    r = (i_r + h_r).sigmoid()
-    z = (i_z + h_z).sigmoid()
-    n = (i_n + r * h_n).tanh()
-    # (1 - z) * n + z * h
-    return n + z * (h - n)
+    # r, z, n and h' = (1 - z) n + z h in one fused op
+    return _core._gru_cell(gi, F.linear(h, w_hh, b_hh), h)
 
 
 def _tanh(x):

@@ -1,0 +1,256 @@
+"""The kernel engine (issue 11): what it must keep true besides speed.
+
+* elementwise outputs take PyTorch's layout (TensorIterator's dim order), reductions return
+  contiguous results, and AccumulateGrad keeps or copies gradients as PyTorch does;
+* the vectorised math stays within its stated error;
+* fused kernels (activation and softmax backward, clamp, LSTM / GRU cells) agree with the
+  composite formulas and stay differentiable (gradcheck and gradgradcheck in float64);
+* transposed, broadcast and sliced operands give the values of their contiguous copies.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import ferrograd as T
+
+try:
+    import torch
+except ImportError:  # comparisons against PyTorch skip; the rest runs
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
+RNG = np.random.default_rng(11)
+
+A = RNG.standard_normal((3, 4)).astype(np.float32)
+C = RNG.standard_normal((4, 1)).astype(np.float32)
+D = RNG.standard_normal((4, 3)).astype(np.float32)
+B3 = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+
+LAYOUT_CASES = {
+    "transposed unary": lambda L, x, c, d, y: x.t().exp(),
+    "transposed times scalar": lambda L, x, c, d, y: x.t() * 2,
+    "two transposed": lambda L, x, c, d, y: x.t() + x.t(),
+    "transposed first": lambda L, x, c, d, y: x.t() + d,
+    "contiguous first": lambda L, x, c, d, y: d + x.t(),
+    "broadcast column": lambda L, x, c, d, y: x.t() * c,
+    "broadcast first": lambda L, x, c, d, y: c * x.t(),
+    "sliced": lambda L, x, c, d, y: x[:, ::2].exp(),
+    "permuted": lambda L, x, c, d, y: y.permute(2, 0, 1).sin(),
+    "permuted pair": lambda L, x, c, d, y: y.permute(1, 2, 0) * y.permute(1, 2, 0),
+    "where": lambda L, x, c, d, y: L.where(x.t() > 0, x.t(), 0.0),
+    "clamp": lambda L, x, c, d, y: x.t().clamp(0, 1),
+    "cast": lambda L, x, c, d, y: x.t().double(),
+    "comparison": lambda L, x, c, d, y: x.t() > 0,
+    "gelu": lambda L, x, c, d, y: L.nn.functional.gelu(x.t()),
+    "masked_fill is contiguous": lambda L, x, c, d, y: x.t().masked_fill(x.t() > 0, 0),
+    "reduction is contiguous": lambda L, x, c, d, y: y.permute(2, 0, 1).sum(1),
+    "keepdim reduction": lambda L, x, c, d, y: y.transpose(0, 2).amax(0, keepdim=True),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("case", sorted(LAYOUT_CASES))
+def test_output_layout_and_values_match_pytorch(case):
+    f = LAYOUT_CASES[case]
+    ours = f(T, T.tensor(A), T.tensor(C), T.tensor(D), T.tensor(B3))
+    theirs = f(torch, torch.tensor(A), torch.tensor(C), torch.tensor(D), torch.tensor(B3))
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    # strides of size-1 dims are free in PyTorch too
+    stride = lambda t: [s for s, n in zip(t.stride(), t.shape) if n != 1]
+    assert stride(ours) == stride(theirs)
+    assert ours.is_contiguous() == theirs.is_contiguous()
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6, atol=1e-6)
+
+
+GRAD_CASES = {
+    "view of the output gradient is kept": (lambda L: L.tensor(A, requires_grad=True), lambda x: x.unsqueeze(0), (1, 3, 4)),
+    "transposed gradient of a contiguous leaf is copied": (lambda L: L.tensor(A, requires_grad=True), lambda x: x.t(), (4, 3)),
+    "transposed leaf keeps its layout": (lambda L: L.tensor(A).t().detach().requires_grad_(), lambda x: x.t(), (3, 4)),
+    "kernel output is kept": (lambda L: L.tensor(A, requires_grad=True), lambda x: x.exp(), (3, 4)),
+    "the given gradient itself is copied": (lambda L: L.tensor(A, requires_grad=True), lambda x: x, (3, 4)),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("case", sorted(GRAD_CASES))
+def test_accumulate_grad_keeps_or_copies_like_pytorch(case):
+    make, op, gshape = GRAD_CASES[case]
+    g = RNG.standard_normal(gshape).astype(np.float32)
+    seen, grads = [], []
+    for L in (T, torch):
+        x = make(L)
+        G = L.tensor(g)
+        op(x).backward(G)
+        seen.append((x.grad.stride(), x.grad.data_ptr() == G.data_ptr()))
+        op(x).backward(G)  # accumulates in place, into what .grad holds
+        grads.append((np.array(x.grad.tolist()), np.array(G.tolist())))
+    assert seen[0] == seen[1]
+    for ours, theirs in zip(grads[0], grads[1]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
+def ulps32(got, want):
+    """Error in units of the last place of the float32 result."""
+    want32 = np.abs(want.astype(np.float32)).astype(np.float64)
+    ulp = np.maximum(want32, np.finfo(np.float32).tiny) * np.finfo(np.float32).eps
+    return np.abs(got.astype(np.float64) - want) / ulp
+
+
+@pytest.mark.parametrize(
+    "name, ref, lo, hi, bound",
+    [
+        ("exp", np.exp, -80.0, 80.0, 4),
+        ("log", np.log, 1e-30, 1e30, 2),
+        ("log1p", np.log1p, -0.999, 100.0, 3),
+        ("erf", np.vectorize(math.erf), -5.0, 5.0, 4),
+        ("sin", np.sin, -3.0, 3.0, 2),
+        ("cos", np.cos, -1.4, 1.4, 2),
+        ("tanh", np.tanh, -9.0, 9.0, 3),
+        ("sigmoid", lambda v: 1.0 / (1.0 + np.exp(-v)), -30.0, 30.0, 4),
+    ],
+)
+def test_float32_vector_math_is_within_its_bound(name, ref, lo, hi, bound):
+    x = np.linspace(lo, hi, 100_003).astype(np.float32)
+    got = getattr(T.tensor(x), name)().numpy()
+    want = ref(x.astype(np.float64))
+    assert ulps32(got, want).max() <= bound
+
+
+def test_sin_and_cos_of_large_arguments_stay_accurate():
+    x = np.linspace(-1e4, 1e4, 50_001).astype(np.float32)
+    for name in ("sin", "cos"):
+        got = getattr(T.tensor(x), name)().numpy().astype(np.float64)
+        assert np.abs(got - getattr(np, name)(x.astype(np.float64))).max() <= 2 * np.finfo(np.float32).eps
+
+
+def test_special_values_of_the_vector_math():
+    inf, nan = math.inf, math.nan
+    logs = T.tensor([0.0, -1.0, inf, nan]).log().tolist()
+    assert logs[0] == -inf and math.isnan(logs[1]) and logs[2] == inf and math.isnan(logs[3])
+    tiny = T.tensor([1e-30]).tolist()[0]  # 1e-30 in float32
+    assert T.tensor([-1.0, tiny]).log1p().tolist() == [-inf, tiny]
+    assert T.tensor([10.0, -10.0]).erf().tolist() == [1.0, -1.0]
+    assert all(math.isnan(v) for v in T.tensor([inf, -inf, nan]).sin().tolist())
+
+
+FUSED = ["silu", "sigmoid", "tanh", "erf", "sin", "cos", "log", "log1p", "sqrt", "rsqrt", "reciprocal", "exp"]
+
+
+@pytest.mark.parametrize(
+    "name, approximate", [("gelu", "none"), ("gelu", "tanh")] + [(n, None) for n in FUSED]
+)
+def test_fused_backward_is_differentiable(name, approximate):
+    x = T.tensor(RNG.uniform(0.3, 2.0, (3, 4)), dtype=T.float64, requires_grad=True)
+    if name == "gelu":
+        f = lambda v: T.nn.functional.gelu(v, approximate=approximate)
+    elif name == "silu":
+        f = T.nn.functional.silu
+    else:
+        f = lambda v: getattr(v, name)()
+    assert T.autograd.gradcheck(f, (x,))
+    assert T.autograd.gradgradcheck(f, (x,))
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_backward_in_every_layout_is_differentiable(dim, log):
+    f = (lambda v: T.log_softmax(v, dim)) if log else (lambda v: T.softmax(v, dim))
+    x = T.tensor(RNG.standard_normal((3, 4, 5)), dtype=T.float64, requires_grad=True)
+    assert T.autograd.gradcheck(f, (x,))
+    assert T.autograd.gradgradcheck(f, (x,))
+    xt = T.tensor(RNG.standard_normal((5, 4)), dtype=T.float64).t().detach().requires_grad_()
+    f2 = (lambda v: T.log_softmax(v, min(dim, 1))) if log else (lambda v: T.softmax(v, min(dim, 1)))
+    assert T.autograd.gradcheck(f2, (xt,))
+
+
+@needs_torch
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_softmax_of_infinities_and_nan_matches_pytorch(dim):
+    a = RNG.standard_normal((3, 4, 5)).astype(np.float32)
+    a[0, 0, :] = -math.inf
+    a[1, :, 0] = math.inf
+    a[2, 1, 1] = math.nan
+    for name in ("softmax", "log_softmax"):
+        ours = getattr(T, name)(T.tensor(a), dim).numpy()
+        theirs = getattr(torch, name)(torch.tensor(a), dim).numpy()
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
+def test_clamp_is_one_pass_with_pytorch_rules():
+    x = T.tensor([-2.0, 0.5, math.nan, 3.0])
+    assert x.clamp(2, 1).tolist()[:2] == [1.0, 1.0]  # lo > hi: every value is hi
+    assert math.isnan(x.clamp(-1, 1).tolist()[2])
+    v = T.tensor([-2.0, 0.5, 1.0, 3.0], dtype=T.float64, requires_grad=True)
+    v.clamp(-1, 1).sum().backward()
+    assert v.grad.tolist() == [0.0, 1.0, 1.0, 0.0]
+    w = T.tensor([-0.5, 0.5, 2.0], dtype=T.float64, requires_grad=True)
+    assert T.autograd.gradgradcheck(lambda t: t.clamp(-1, 1) * t, (w,))
+
+
+def test_fused_recurrent_cells_pass_gradcheck():
+    g = T.randn(3, 8, dtype=T.float64, requires_grad=True)
+    c = T.randn(3, 2, dtype=T.float64, requires_grad=True)
+    lstm = lambda a, b: T._core._lstm_cell(a, b)
+    assert T.autograd.gradcheck(lstm, (g, c))
+    assert T.autograd.gradgradcheck(lstm, (g, c))
+    gi, gh = (T.randn(3, 6, dtype=T.float64, requires_grad=True) for _ in range(2))
+    h = T.randn(3, 2, dtype=T.float64, requires_grad=True)
+    gru = lambda a, b, s: T._core._gru_cell(a, b, s)
+    assert T.autograd.gradcheck(gru, (gi, gh, h))
+    assert T.autograd.gradgradcheck(gru, (gi, gh, h))
+
+
+def test_fused_lstm_cell_matches_its_formula():
+    g = RNG.standard_normal((4, 12))
+    c = RNG.standard_normal((4, 3))
+    h, cy = T._core._lstm_cell(T.tensor(g), T.tensor(c))
+    sig = lambda v: 1 / (1 + np.exp(-v))
+    i, f, gg, o = sig(g[:, :3]), sig(g[:, 3:6]), np.tanh(g[:, 6:9]), sig(g[:, 9:])
+    want_c = f * c + i * gg
+    np.testing.assert_allclose(cy.numpy(), want_c, rtol=1e-12)
+    np.testing.assert_allclose(h.numpy(), o * np.tanh(want_c), rtol=1e-12)
+    with pytest.raises(RuntimeError, match=r"gates of shape \[4, 12\] do not match a cell state of shape \[4, 4\]"):
+        T._core._lstm_cell(T.tensor(g), T.tensor(RNG.standard_normal((4, 4))))
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        lambda t: t.t(),
+        lambda t: t[:, ::2],
+        lambda t: t[::2].t(),
+        lambda t: t.unsqueeze(1).expand(-1, 3, -1)[:, 1],
+    ],
+)
+@pytest.mark.parametrize("op", ["sum", "amax", "amin", "prod", "mean", "logsumexp", "max", "argmax"])
+def test_reductions_read_any_layout(view, op):
+    base = T.tensor(RNG.uniform(0.5, 1.5, (40, 36)), dtype=T.float64)
+    x = view(base)
+    ref = x.contiguous()
+    for dim in (0, 1):
+        got, want = getattr(x, op)(dim), getattr(ref, op)(dim)
+        if op == "max":
+            got, want = got[0], want[0]
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+        assert got.is_contiguous()
+    if op not in ("logsumexp", "max", "argmax"):
+        np.testing.assert_allclose(getattr(x, op)().item(), getattr(ref, op)().item(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape_a, shape_b", [((64, 1), (1, 50)), ((64, 50), (50,)), ((), (64, 50)), ((64, 50), (64, 1))])
+def test_broadcast_and_transposed_binary_values(shape_a, shape_b):
+    a = RNG.standard_normal(shape_a)
+    b = RNG.standard_normal(shape_b)
+    for op in ("add", "mul", "div", "maximum", "pow"):
+        got = getattr(T, op)(T.tensor(a), T.tensor(b)).numpy()
+        with np.errstate(invalid="ignore"):  # negative bases to fractional powers: NaN, as ours
+            want = {"add": np.add, "mul": np.multiply, "div": np.divide, "maximum": np.maximum, "pow": np.power}[op](a, b)
+        np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+    if len(shape_a) == 2 and len(shape_b) == 2 and shape_a == shape_b[::-1]:
+        return
+    big = RNG.standard_normal((70, 90))
+    t = T.tensor(big).t()
+    np.testing.assert_allclose((t * 3 + t.exp()).numpy(), big.T * 3 + np.exp(big.T), rtol=1e-12)
+    np.testing.assert_array_equal(t.contiguous().numpy(), big.T)
