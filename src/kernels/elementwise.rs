@@ -303,6 +303,7 @@ fn run3_body<C: Copy, A: Copy, B: Copy, U, F: Fn(C, A, B) -> U>(
     unsafe {
         match (sc, sa, sb) {
             (1, 1, 1) => loop3(c, 1, a, 1, b, 1, dst, f),
+            (1, 0, 0) => loop3(c, 1, a, 0, b, 0, dst, f),
             (1, 1, 0) => loop3(c, 1, a, 1, b, 0, dst, f),
             (1, 0, 1) => loop3(c, 1, a, 0, b, 1, dst, f),
             (0, 1, 1) => loop3(c, 0, a, 1, b, 1, dst, f),

@@ -12,7 +12,7 @@
 
 use super::optim::Real;
 use crate::error::Result;
-use crate::storage::{alloc, try_vec, Elem};
+use crate::storage::{try_vec, Elem};
 
 /// `sum f(x_i)` in f64 over 8 independent lanes (vectorised; a single running sum would wait on
 /// every addition).
@@ -350,36 +350,64 @@ mod wide {
     }
 }
 
-/// Batch norm statistics per channel of an `outer x c x inner` buffer: (mean, biased var).
+/// Batch norm statistics per channel of an `outer x c x inner` buffer: (mean, biased var), from
+/// the f64 sums and sums of squares of every (sample, channel) row, vectorised and split across
+/// threads.
 pub fn channel_stats<T: Elem>(
     x: &[T],
     outer: usize,
     c: usize,
     inner: usize,
-) -> (Vec<f64>, Vec<f64>) {
-    let n = (outer * inner) as f64;
-    let mut mean = vec![0.0; c];
-    let mut var = vec![0.0; c];
-    for o in 0..outer {
-        for (ch, m) in mean.iter_mut().enumerate() {
-            *m += x[(o * c + ch) * inner..][..inner]
-                .iter()
-                .map(|v| v.to_f64())
-                .sum::<f64>();
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    use super::reduce::{reduce, reduce_rows, Moments};
+    let sums = if inner == 1 {
+        // (outer, c): the channels are the columns
+        reduce(x, 1, outer, c, &Moments)?
+    } else {
+        let rows = reduce_rows(x, outer * c, inner, &Moments)?;
+        let mut per = vec![(0.0, 0.0); c];
+        for (k, (s, q)) in rows.into_iter().enumerate() {
+            per[k % c].0 += s;
+            per[k % c].1 += q;
         }
-    }
-    mean.iter_mut().for_each(|m| *m /= n);
-    for o in 0..outer {
-        for (ch, v) in var.iter_mut().enumerate() {
-            let m = mean[ch];
-            *v += x[(o * c + ch) * inner..][..inner]
-                .iter()
-                .map(|e| (e.to_f64() - m).powi(2))
-                .sum::<f64>();
-        }
-    }
-    var.iter_mut().for_each(|v| *v /= n);
-    (mean, var)
+        per
+    };
+    let n = (outer * inner).max(1) as f64;
+    Ok(sums
+        .into_iter()
+        .map(|(s, q)| {
+            let mean = s / n;
+            (mean, (q / n - mean * mean).max(0.0))
+        })
+        .unzip())
+}
+
+/// `y = a[ch] * x + b[ch]` over an `outer x c x inner` buffer, by the elementwise engine (the
+/// per-channel factors read as broadcast operands).
+fn channel_map<T: Real + Elem>(
+    x: &[T],
+    outer: usize,
+    c: usize,
+    inner: usize,
+    a: &[T],
+    b: &[T],
+) -> Result<Vec<T>> {
+    use crate::layout::Layout;
+    let shape = vec![outer, c, inner];
+    let per_channel = Layout {
+        shape: shape.clone(),
+        strides: vec![0, 1, 0],
+        offset: 0,
+    };
+    super::elementwise::ternary(
+        x,
+        &Layout::contiguous(shape),
+        a,
+        &per_channel,
+        b,
+        &per_channel,
+        |x: T, a: T, b: T| a * x + b,
+    )
 }
 
 /// `y = (x - mean[ch]) * rstd[ch] * w[ch] + b[ch]` over an `outer x c x inner` buffer.
@@ -394,24 +422,20 @@ pub fn channel_affine<T: Real + Elem>(
     w: Option<&[T]>,
     b: Option<&[T]>,
 ) -> Result<Vec<T>> {
-    let mut y = alloc(x.len())?;
-    for o in 0..outer {
-        for ch in 0..c {
-            let scale = rstd[ch] * w.map_or(1.0, |w| w[ch].to_f64());
-            let shift = b.map_or(0.0, |b| b[ch].to_f64()) - mean[ch] * scale;
-            let (scale, shift) = (T::of(scale), T::of(shift));
-            y.extend(
-                x[(o * c + ch) * inner..][..inner]
-                    .iter()
-                    .map(|&v| v * scale + shift),
-            );
-        }
-    }
-    Ok(y)
+    let scale: Vec<f64> = (0..c)
+        .map(|ch| rstd[ch] * w.map_or(1.0, |w| w[ch].to_f64()))
+        .collect();
+    let shift: Vec<T> = (0..c)
+        .map(|ch| T::of(b.map_or(0.0, |b| b[ch].to_f64()) - mean[ch] * scale[ch]))
+        .collect();
+    let scale: Vec<T> = scale.into_iter().map(T::of).collect();
+    channel_map(x, outer, c, inner, &scale, &shift)
 }
 
 /// Batch norm backward per channel: (dx, dw, db). With `training`, the statistics depend on x
-/// (the full formula); otherwise they are constants and `dx = dy * w * rstd`.
+/// (the full formula); otherwise they are constants and `dx = dy * w * rstd`. The sums of dy
+/// and of dy * x per channel come from one pass, and dx from a second as
+/// `k1 * dy + k2 * x + k3` with per-channel factors.
 #[allow(clippy::too_many_arguments)]
 pub fn channel_backward<T: Real + Elem>(
     x: &[T],
@@ -425,42 +449,86 @@ pub fn channel_backward<T: Real + Elem>(
     training: bool,
 ) -> Result<(Vec<T>, Vec<f64>, Vec<f64>)> {
     let n = (outer * inner) as f64;
-    let mut sum_dy = vec![0.0; c];
-    let mut sum_dy_xh = vec![0.0; c];
-    for o in 0..outer {
-        for ch in 0..c {
-            let base = (o * c + ch) * inner;
-            let (m, s) = (mean[ch], rstd[ch]);
-            for (g, v) in dy[base..base + inner].iter().zip(&x[base..base + inner]) {
-                let g = g.to_f64();
-                sum_dy[ch] += g;
-                sum_dy_xh[ch] += g * (v.to_f64() - m) * s;
-            }
-        }
-    }
-    let mut dx = alloc(x.len())?;
-    for o in 0..outer {
-        for ch in 0..c {
-            let base = (o * c + ch) * inner;
-            let (m, s) = (mean[ch], rstd[ch]);
-            let wk = w.map_or(1.0, |w| w[ch].to_f64());
+    let (sum_dy, sum_dy_x) = channel_dot(dy, x, outer, c, inner);
+    // sum of dy * xhat = (sum dy x - mean sum dy) * rstd
+    let sum_dy_xh: Vec<f64> = (0..c)
+        .map(|ch| (sum_dy_x[ch] - mean[ch] * sum_dy[ch]) * rstd[ch])
+        .collect();
+    let (mut k1, mut k2, mut k3) = (
+        Vec::with_capacity(c),
+        Vec::with_capacity(c),
+        Vec::with_capacity(c),
+    );
+    for ch in 0..c {
+        let s = rstd[ch] * w.map_or(1.0, |w| w[ch].to_f64());
+        if training {
+            // dx = s (dy - a - (x - m) rstd b), a = sum dy / n, b = sum dy xhat / n
             let (a, b) = (sum_dy[ch] / n, sum_dy_xh[ch] / n);
-            dx.extend(
-                dy[base..base + inner]
-                    .iter()
-                    .zip(&x[base..base + inner])
-                    .map(|(g, v)| {
-                        let g = g.to_f64();
-                        T::of(if training {
-                            wk * s * (g - a - (v.to_f64() - m) * s * b)
-                        } else {
-                            wk * s * g
-                        })
-                    }),
-            );
+            k1.push(T::of(s));
+            k2.push(T::of(-s * rstd[ch] * b));
+            k3.push(T::of(s * (mean[ch] * rstd[ch] * b - a)));
+        } else {
+            k1.push(T::of(s));
+            k2.push(T::of(0.0));
+            k3.push(T::of(0.0));
         }
     }
+    let dx = if training {
+        let xs = channel_map(x, outer, c, inner, &k2, &k3)?;
+        let l = crate::layout::Layout::contiguous(vec![outer, c, inner]);
+        let per = crate::layout::Layout {
+            shape: vec![outer, c, inner],
+            strides: vec![0, 1, 0],
+            offset: 0,
+        };
+        super::elementwise::ternary(dy, &l, &k1, &per, &xs, &l, |g: T, k: T, r: T| k * g + r)?
+    } else {
+        channel_map(dy, outer, c, inner, &k1, &k3)?
+    };
     Ok((dx, sum_dy_xh, sum_dy))
+}
+
+/// Per channel, the f64 sums of `dy` and of `dy * x` over an `outer x c x inner` buffer.
+fn channel_dot<T: Elem>(
+    dy: &[T],
+    x: &[T],
+    outer: usize,
+    c: usize,
+    inner: usize,
+) -> (Vec<f64>, Vec<f64>) {
+    let (mut sd, mut sdx) = (vec![0.0; c], vec![0.0; c]);
+    for o in 0..outer {
+        for ch in 0..c {
+            let at = (o * c + ch) * inner;
+            let (g, v) = (&dy[at..at + inner], &x[at..at + inner]);
+            let (a, b) = dot_lanes(g, v);
+            sd[ch] += a;
+            sdx[ch] += b;
+        }
+    }
+    (sd, sdx)
+}
+
+/// (sum g, sum g * v) in f64 over 8 independent lanes.
+#[inline(always)]
+fn dot_lanes<T: Elem>(g: &[T], v: &[T]) -> (f64, f64) {
+    let (mut a, mut b) = ([0.0f64; 8], [0.0f64; 8]);
+    let (gc, vc) = (g.chunks_exact(8), v.chunks_exact(8));
+    let (gr, vr) = (gc.remainder(), vc.remainder());
+    for (gs, vs) in gc.zip(vc) {
+        for i in 0..8 {
+            let gi = gs[i].to_f64();
+            a[i] += gi;
+            b[i] += gi * vs[i].to_f64();
+        }
+    }
+    let mut sa: f64 = a.iter().sum();
+    let mut sb: f64 = b.iter().sum();
+    for (&gi, &vi) in gr.iter().zip(vr) {
+        sa += gi.to_f64();
+        sb += gi.to_f64() * vi.to_f64();
+    }
+    (sa, sb)
 }
 
 #[cfg(test)]

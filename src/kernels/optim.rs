@@ -4,73 +4,7 @@
 
 use super::par_ok;
 
-/// The float element types an optimizer updates.
-pub trait Real:
-    Copy
-    + Send
-    + Sync
-    + PartialOrd
-    + std::ops::Add<Output = Self>
-    + std::ops::Sub<Output = Self>
-    + std::ops::Mul<Output = Self>
-    + std::ops::Div<Output = Self>
-    + std::ops::Neg<Output = Self>
-{
-    fn of(v: f64) -> Self;
-    fn sqrt(self) -> Self;
-    fn is_nan(self) -> bool;
-    /// exp; for f32 the vectorisable polynomial of `simd::exp_f32`.
-    fn exp(self) -> Self;
-    /// `self * a + b` with one rounding: one instruction where compiled with FMA, a library
-    /// call elsewhere.
-    fn mul_add(self, a: Self, b: Self) -> Self;
-}
-
-impl Real for f32 {
-    #[inline(always)]
-    fn of(v: f64) -> Self {
-        v as f32
-    }
-    #[inline(always)]
-    fn sqrt(self) -> Self {
-        f32::sqrt(self)
-    }
-    #[inline(always)]
-    fn is_nan(self) -> bool {
-        f32::is_nan(self)
-    }
-    #[inline(always)]
-    fn exp(self) -> Self {
-        super::simd::exp_f32(self)
-    }
-    #[inline(always)]
-    fn mul_add(self, a: Self, b: Self) -> Self {
-        f32::mul_add(self, a, b)
-    }
-}
-
-impl Real for f64 {
-    #[inline(always)]
-    fn of(v: f64) -> Self {
-        v
-    }
-    #[inline(always)]
-    fn sqrt(self) -> Self {
-        f64::sqrt(self)
-    }
-    #[inline(always)]
-    fn is_nan(self) -> bool {
-        f64::is_nan(self)
-    }
-    #[inline(always)]
-    fn exp(self) -> Self {
-        f64::exp(self)
-    }
-    #[inline(always)]
-    fn mul_add(self, a: Self, b: Self) -> Self {
-        f64::mul_add(self, a, b)
-    }
-}
+pub use super::simd::Real;
 
 /// PyTorch's lerp: `s + w * (e - s)` for small weights, `e - (e - s) * (1 - w)` otherwise.
 #[inline(always)]

@@ -277,7 +277,7 @@ where
 
 /// Runs `run(start, part)` over `out` cut into one part per thread, each part a whole number
 /// of `unit` elements, on the helper threads when `parallel`; else over all of `out` at once.
-fn in_parts<R: Send>(
+pub fn in_parts<R: Send>(
     out: &mut [R],
     unit: usize,
     parallel: bool,
@@ -338,6 +338,30 @@ impl<R: super::simd::Real> Reduce<R> for ProdOf {
     }
     #[inline(always)]
     fn finish(&self, a: R, _: &[R]) -> R {
+        a
+    }
+}
+
+/// Sum and sum of squares, accumulated in f64 (batch norm statistics in one pass).
+pub struct Moments;
+impl<T: crate::storage::Elem> Reduce<T> for Moments {
+    type Acc = (f64, f64);
+    type Out = (f64, f64);
+    #[inline(always)]
+    fn init(&self) -> (f64, f64) {
+        (0.0, 0.0)
+    }
+    #[inline(always)]
+    fn step(&self, a: (f64, f64), v: T) -> (f64, f64) {
+        let v = v.to_f64();
+        (a.0 + v, a.1 + v * v)
+    }
+    #[inline(always)]
+    fn merge(&self, a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
+        (a.0 + b.0, a.1 + b.1)
+    }
+    #[inline(always)]
+    fn finish(&self, a: (f64, f64), _: &[T]) -> (f64, f64) {
         a
     }
 }

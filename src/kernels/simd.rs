@@ -396,91 +396,94 @@ pub fn erf_f64(x: f64) -> f64 {
     }
 }
 
-/// The float element types, with the math the activation kernels need: f32 through the
-/// vectorisable functions above, f64 through std (and `erf_f64`).
+/// The float element types, with the math their kernels need (activations, optimizers,
+/// normalization): f32 through the vectorisable functions above, f64 through std (and
+/// `erf_f64`).
 pub trait Real:
     Copy
     + Send
     + Sync
+    + PartialOrd
     + std::ops::Add<Output = Self>
     + std::ops::Sub<Output = Self>
     + std::ops::Mul<Output = Self>
     + std::ops::Div<Output = Self>
     + std::ops::Neg<Output = Self>
 {
-    fn c(v: f64) -> Self;
+    /// The f64 value in this type (a constant, a hyper-parameter).
+    fn of(v: f64) -> Self;
+    /// `of`, short for constants in formulas.
+    #[inline(always)]
+    fn c(v: f64) -> Self {
+        Self::of(v)
+    }
     fn exp(self) -> Self;
     fn ln(self) -> Self;
     fn tanh(self) -> Self;
     fn erf(self) -> Self;
     fn sin(self) -> Self;
     fn cos(self) -> Self;
+    fn sqrt(self) -> Self;
+    fn is_nan(self) -> bool;
+    /// `self * a + b` with one rounding: one instruction where compiled with FMA, a library
+    /// call elsewhere.
+    fn mul_add(self, a: Self, b: Self) -> Self;
+    #[inline(always)]
     fn sigmoid(self) -> Self {
-        Self::c(1.0) / (Self::c(1.0) + (-self).exp())
+        Self::of(1.0) / (Self::of(1.0) + (-self).exp())
     }
 }
 
-impl Real for f32 {
-    #[inline(always)]
-    fn c(v: f64) -> f32 {
-        v as f32
-    }
-    #[inline(always)]
-    fn exp(self) -> f32 {
-        exp_f32(self)
-    }
-    #[inline(always)]
-    fn ln(self) -> f32 {
-        log_f32(self)
-    }
-    #[inline(always)]
-    fn tanh(self) -> f32 {
-        tanh_f32(self)
-    }
-    #[inline(always)]
-    fn erf(self) -> f32 {
-        erf_f32(self)
-    }
-    #[inline(always)]
-    fn sin(self) -> f32 {
-        sin_f32(self)
-    }
-    #[inline(always)]
-    fn cos(self) -> f32 {
-        cos_f32(self)
-    }
+/// `Real` for a float type from its vectorisable (or std) functions.
+macro_rules! real {
+    ($t:ty, exp: $exp:path, ln: $ln:path, tanh: $tanh:path, erf: $erf:path, sin: $sin:path, cos: $cos:path) => {
+        impl Real for $t {
+            #[inline(always)]
+            fn of(v: f64) -> $t {
+                v as $t
+            }
+            #[inline(always)]
+            fn exp(self) -> $t {
+                $exp(self)
+            }
+            #[inline(always)]
+            fn ln(self) -> $t {
+                $ln(self)
+            }
+            #[inline(always)]
+            fn tanh(self) -> $t {
+                $tanh(self)
+            }
+            #[inline(always)]
+            fn erf(self) -> $t {
+                $erf(self)
+            }
+            #[inline(always)]
+            fn sin(self) -> $t {
+                $sin(self)
+            }
+            #[inline(always)]
+            fn cos(self) -> $t {
+                $cos(self)
+            }
+            #[inline(always)]
+            fn sqrt(self) -> $t {
+                <$t>::sqrt(self)
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+            #[inline(always)]
+            fn mul_add(self, a: $t, b: $t) -> $t {
+                <$t>::mul_add(self, a, b)
+            }
+        }
+    };
 }
 
-impl Real for f64 {
-    #[inline(always)]
-    fn c(v: f64) -> f64 {
-        v
-    }
-    #[inline(always)]
-    fn exp(self) -> f64 {
-        f64::exp(self)
-    }
-    #[inline(always)]
-    fn ln(self) -> f64 {
-        f64::ln(self)
-    }
-    #[inline(always)]
-    fn tanh(self) -> f64 {
-        f64::tanh(self)
-    }
-    #[inline(always)]
-    fn erf(self) -> f64 {
-        erf_f64(self)
-    }
-    #[inline(always)]
-    fn sin(self) -> f64 {
-        f64::sin(self)
-    }
-    #[inline(always)]
-    fn cos(self) -> f64 {
-        f64::cos(self)
-    }
-}
+real!(f32, exp: exp_f32, ln: log_f32, tanh: tanh_f32, erf: erf_f32, sin: sin_f32, cos: cos_f32);
+real!(f64, exp: f64::exp, ln: f64::ln, tanh: f64::tanh, erf: erf_f64, sin: f64::sin, cos: f64::cos);
 
 #[cfg(test)]
 mod tests {

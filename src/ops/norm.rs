@@ -376,7 +376,7 @@ pub fn batch_norm(
     }
     check_dtypes(x, "batch_norm", &[w, b, running_mean, running_var])?;
     let (mean_v, rstd_v): (Vec<f64>, Vec<f64>) = if training {
-        let (m, v) = dispatch_float!(x.dtype(), T => with_slice::<T, _>(x, |xs| kn::channel_stats(xs, outer, c, inner))?);
+        let (m, v) = dispatch_float!(x.dtype(), T => with_slice::<T, _>(x, |xs| kn::channel_stats(xs, outer, c, inner))??);
         let count = (outer * inner) as f64;
         if let (Some(rm), Some(rv)) = (running_mean, running_var) {
             let unbiased = count / (count - 1.0).max(1.0);
