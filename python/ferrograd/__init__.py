@@ -400,12 +400,14 @@ def _rebuild_tensor(arr, requires_grad):
 
 
 def _method_function(name):
+    method = getattr(Tensor, name)  # looked up once, not per call
+
     def f(input, *args, **kwargs):
         if not isinstance(input, Tensor):
             raise TypeError(
                 f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
             )
-        return getattr(input, name)(*args, **kwargs)
+        return method(input, *args, **kwargs)
 
     f.__name__ = name
     f.__qualname__ = name
@@ -413,9 +415,11 @@ def _method_function(name):
 
 
 def _binary_function(name):
+    method = getattr(Tensor, name)
+
     def f(input, other, *args, **kwargs):
         if isinstance(input, Tensor):
-            return getattr(input, name)(other, *args, **kwargs)
+            return method(input, other, *args, **kwargs)
         return _core._scalar_binary(name, input, other)
 
     f.__name__ = name

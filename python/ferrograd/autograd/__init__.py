@@ -13,12 +13,14 @@ from .grad_mode import (
     set_grad_enabled,
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .variable import Variable
 from . import graph
 from . import functional
 
 Tensor = _core.Tensor
 
 __all__ = [
+    "Variable",
     "backward",
     "grad",
     "Function",
@@ -100,8 +102,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
             UserWarning,
             stacklevel=3,
         )
-    _core._run_backward(list(tensors), grads, bool(retain_graph), bool(create_graph),
-                        list(inputs) if inputs is not None else None, True, False)
+    Variable._execution_engine.run(lambda: _core._run_backward(
+        list(tensors), grads, bool(retain_graph), bool(create_graph),
+        list(inputs) if inputs is not None else None, True, False))
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -124,8 +127,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         return _grad_batched(outputs, inputs, grads, retain_graph, create_graph, allow_unused,
                              materialize_grads)
     grads = _make_grads(outputs, grads)
-    res = _core._run_backward(list(outputs), grads, bool(retain_graph), bool(create_graph),
-                              list(inputs), False, bool(allow_unused))
+    res = Variable._execution_engine.run(lambda: _core._run_backward(
+        list(outputs), grads, bool(retain_graph), bool(create_graph), list(inputs), False,
+        bool(allow_unused)))
     if materialize_grads:
         res = [r if r is not None else _core._full(list(i.shape), 0, i.dtype) for r, i in zip(res, inputs)]
     return tuple(res)

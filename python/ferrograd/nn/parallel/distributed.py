@@ -12,22 +12,20 @@ How a step goes (PyTorch's reducer, in Python):
   ``MPI_Iallreduce`` starts, so the reduction runs while backward continues. Buckets start in
   index order on every rank (MPI needs the same order everywhere); every later hook polls the
   pending requests so MPI makes progress.
-- When the last bucket has started, the reducer waits for all of them and copies the averages
-  back into ``.grad``, all before ``backward()`` returns.
-
-ferrograd's engine has no end-of-backward callback (PyTorch's
-``Variable._execution_engine.queue_callback``), so the final wait happens inside the hook of the
-last parameter to receive its gradient. That is correct whenever every armed parameter gets a
-gradient; with ``find_unused_parameters=True`` the parameters the forward graph cannot reach are
-marked ready at forward time, as PyTorch does. A parameter that never gets its gradient leaves
-the reduction unfinished, and the next ``forward`` raises PyTorch's "Expected to have finished
-reduction" error.
+- At the end of backward (a final callback of the engine, PyTorch's
+  ``Variable._execution_engine.queue_callback``, queued by the first hook) the reducer waits for
+  all buckets and copies the averages back into ``.grad``, before ``backward()`` returns. With
+  ``find_unused_parameters=True`` the parameters the forward graph cannot reach are marked ready
+  at forward time, as PyTorch does. A parameter that never gets its gradient leaves the
+  reduction unfinished, and the next ``forward`` raises PyTorch's "Expected to have finished
+  reduction" error.
 """
 
 import warnings
 from contextlib import contextmanager
 
 from ... import _core
+from ...autograd.variable import Variable
 from ...autograd.grad_mode import no_grad
 from ...distributed import distributed_c10d as c10d
 from ..modules.module import Module
@@ -162,6 +160,7 @@ class _Reducer:
             bucket.request = None
         self.next_bucket = 0
         self.armed = True
+        self.finish_queued = False
         self.events = []
         if self.find_unused_parameters:
             self._mark_unused(_reachable_leaves(_output_tensors(outputs)))
@@ -179,6 +178,10 @@ class _Reducer:
     def _grad_ready(self, p):
         if not self.armed:
             return
+        engine = Variable._execution_engine
+        if not self.finish_queued and engine._in_backward():
+            engine.queue_callback(self._finish)
+            self.finish_queued = True
         b, i = self.slot[id(p)]
         bucket = self.buckets[b]
         view = bucket.views[i]
@@ -200,7 +203,14 @@ class _Reducer:
             bucket.request = self.pg.comm.Iallreduce(MPI.IN_PLACE, c10d._buffer(bucket.flat), MPI.SUM)
             self._record("launch")
             self.next_bucket += 1
-        if self.next_bucket == len(self.buckets):
+        if self.next_bucket == len(self.buckets) and not self.finish_queued:
+            self._finalize()
+
+    def _finish(self):
+        """The end-of-backward callback: every bucket has started unless a parameter got no
+        gradient (then the next forward raises)."""
+        self.finish_queued = False
+        if self.armed and self.next_bucket == len(self.buckets):
             self._finalize()
 
     def _poll(self):
