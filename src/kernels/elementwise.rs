@@ -19,6 +19,10 @@ use crate::layout::Layout;
 /// Side of the square tiles in which transposed operands are read.
 const TILE: usize = 32;
 
+/// The storage span (in elements) of one row of a transposed operand from which its rows are
+/// read in tiles: 256K elements, 1 MiB of f32, about the L2 cache of one core.
+const TILED_SPAN: usize = 1 << 18;
+
 /// The loop nest of `K` operands over one output shape, after coalescing.
 #[derive(Debug, Clone)]
 pub struct Nest<const K: usize> {
@@ -77,12 +81,15 @@ impl<const K: usize> Nest<K> {
 
     /// True when some operand reads its innermost dim with a stride while an outer dim is its
     /// unit-stride one (a transpose): such nests are walked in tiles.
+    ///
+    /// Only when a row of that operand spans more than `TILED_SPAN` elements: below that, the
+    /// lines a row touches stay in cache for the next rows anyway, and plain runs are cheaper.
     fn transposed(&self) -> bool {
         let nd = self.sizes.len();
         nd >= 2
             && (0..K).any(|k| {
                 let s = self.strides[nd - 1][k];
-                s > 1 && self.strides[nd - 2][k] < s
+                s > 1 && self.strides[nd - 2][k] < s && s * self.sizes[nd - 1] > TILED_SPAN
             })
     }
 
@@ -273,6 +280,9 @@ fn run2_body<A: Copy, B: Copy, U, F: Fn(A, B) -> U>(
             (1, 1) => loop2(a, 1, b, 1, dst, f),
             (1, 0) => loop2(a, 1, b, 0, dst, f),
             (0, 1) => loop2(a, 0, b, 1, dst, f),
+            // one operand strided (transposed or sliced), the other read in order
+            (1, _) => loop2(a, 1, b, sb, dst, f),
+            (_, 1) => loop2(a, sa, b, 1, dst, f),
             _ => loop2(a, sa, b, sb, dst, f),
         }
     }
@@ -307,6 +317,10 @@ fn run3_body<C: Copy, A: Copy, B: Copy, U, F: Fn(C, A, B) -> U>(
             (1, 1, 0) => loop3(c, 1, a, 1, b, 0, dst, f),
             (1, 0, 1) => loop3(c, 1, a, 0, b, 1, dst, f),
             (0, 1, 1) => loop3(c, 0, a, 1, b, 1, dst, f),
+            // one operand strided (transposed or sliced), the others read in order
+            (1, _, 1) => loop3(c, 1, a, sa, b, 1, dst, f),
+            (1, 1, _) => loop3(c, 1, a, 1, b, sb, dst, f),
+            (_, 1, 1) => loop3(c, sc, a, 1, b, 1, dst, f),
             _ => loop3(c, sc, a, sa, b, sb, dst, f),
         }
     }
@@ -443,6 +457,12 @@ fn fill<const K: usize, U: Send>(
 ) -> Result<Vec<U>> {
     let n = nest.numel();
     let st = nest.inner_strides();
+    // a strided (gathering) inner loop costs several times a contiguous one per element
+    let threshold = if st.iter().any(|&s| s > 1) {
+        threshold.min(PAR_THRESHOLD_COSTLY)
+    } else {
+        threshold
+    };
     build_with(n, threshold, |start, dst| {
         nest.for_each_run(start..start + dst.len(), |pos, offs, len| {
             run(&mut dst[pos - start..pos - start + len], offs, st)
