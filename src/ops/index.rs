@@ -56,25 +56,50 @@ pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
         ));
     }
     let ishape = index.shape().to_vec();
-    let n = ishape.len();
-    let mut mi = vec![0usize; n];
+    if t.ndim() > 0 && !idx.is_empty() {
+        if let Some(q) = (0..ishape.len()).find(|&q| q != d && ishape[q] > t.shape()[q]) {
+            return Err(Error::Runtime(format!(
+                "Size does not match at dimension {q} expected index {} to be smaller than self {} apart from dimension {d}",
+                crate::layout::fmt_list(&ishape), crate::layout::fmt_list(t.shape())
+            )));
+        }
+    }
+    // each index position's offset along the other dims: t's strides over the index's shape,
+    // the gathered dim stepped by the index value instead
+    let (size, step, walk) = if t.ndim() == 0 {
+        let l = Layout {
+            shape: ishape.clone(),
+            strides: vec![0; ishape.len()],
+            offset: t.layout().offset,
+        };
+        (1, 0, l)
+    } else {
+        let mut strides = t.layout().strides.clone();
+        strides[d] = 0;
+        let l = Layout {
+            shape: ishape.clone(),
+            strides,
+            offset: t.layout().offset,
+        };
+        (t.shape()[d], t.layout().strides[d], l)
+    };
     let out = dispatch!(t.dtype(), T => {
         let src = t.storage().read::<T>();
         let mut v: Vec<T> = crate::storage::alloc(idx.len())?;
-        for (k, &ix) in idx.iter().enumerate() {
-            unravel(k, &ishape, &mut mi);
-            for (q, &m) in mi.iter().enumerate() {
-                if q != d && t.ndim() > 0 && m >= t.shape()[q] {
-                    return Err(Error::Runtime(format!(
-                        "Size does not match at dimension {q} expected index {} to be smaller than self {} apart from dimension {d}",
-                        crate::layout::fmt_list(&ishape), crate::layout::fmt_list(t.shape())
-                    )));
+        let mut bad = None;
+        let mut k = 0;
+        walk.for_each_offset(|base| {
+            match wrap_index(idx[k], size, d) {
+                Ok(i) => v.push(src[base + i * step]),
+                Err(e) => {
+                    bad.get_or_insert(e);
+                    v.push(src[base]);
                 }
             }
-            let size = if t.ndim() == 0 { 1 } else { t.shape()[d] };
-            mi[d] = wrap_index(ix, size, d).map_err(|e| Error::Runtime(e.to_string()))?;
-            let off = if t.ndim() == 0 { t.layout().offset } else { offset_of(t.layout(), &mi) };
-            v.push(src[off]);
+            k += 1;
+        });
+        if let Some(e) = bad {
+            return Err(Error::Runtime(e.to_string()));
         }
         Tensor::from_vec(v, ishape.clone())?
     });

@@ -1024,22 +1024,29 @@ pub fn cumsum(t: &Tensor, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
     let d = wrap_dim(dim, t.ndim())?;
     let out = {
         let p = plan_along(&x, d)?;
-        let (outer, red, inner) = (p.outer, p.red, p.inner);
+        let (red, inner) = (p.red, p.inner);
         let v = dispatch!(dtype, T => {
             let v = contiguous_slice::<T, _>(&p.data, |s| {
                 let mut out: Vec<T> = s.to_vec();
-                for o in 0..outer {
-                    for i in 0..inner {
-                        let mut acc = 0.0f64;
-                        let mut iacc = 0i64;
-                        for r in 0..red {
-                            let k = o * red * inner + r * inner + i;
-                            if dtype.is_float() {
-                                acc += s[k].to_f64();
-                                out[k] = T::from_f64(acc);
-                            } else {
-                                iacc = iacc.wrapping_add(s[k].to_i64());
-                                out[k] = T::from_i64(iacc);
+                // running sums of whole rows of `inner` (vectorised across them), in f64 for
+                // floats (PyTorch's accumulation type) and wrapping int64 otherwise
+                let float = dtype.is_float();
+                let mut acc = vec![0.0f64; inner];
+                let mut iacc = vec![0i64; inner];
+                let slice = (red * inner).max(1); // an empty tensor has no slices
+                for (x, o) in s.chunks_exact(slice).zip(out.chunks_exact_mut(slice)) {
+                    acc.iter_mut().for_each(|a| *a = 0.0);
+                    iacc.iter_mut().for_each(|a| *a = 0);
+                    for (xr, or) in x.chunks_exact(inner.max(1)).zip(o.chunks_exact_mut(inner.max(1))) {
+                        if float {
+                            for ((a, &v), o) in acc.iter_mut().zip(xr).zip(or.iter_mut()) {
+                                *a += v.to_f64();
+                                *o = T::from_f64(*a);
+                            }
+                        } else {
+                            for ((a, &v), o) in iacc.iter_mut().zip(xr).zip(or.iter_mut()) {
+                                *a = a.wrapping_add(v.to_i64());
+                                *o = T::from_i64(*a);
                             }
                         }
                     }
