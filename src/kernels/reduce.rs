@@ -3,65 +3,6 @@
 
 use super::{alloc, par_ok, PAR_THRESHOLD};
 use crate::error::Result;
-use rayon::prelude::*;
-
-/// Sum of a contiguous run with 8 independent accumulators (vectorises; a single running sum
-/// cannot, because float addition is not associative).
-pub fn sum_slice<T>(x: &[T]) -> T
-where
-    T: Copy + Default + std::ops::Add<Output = T>,
-{
-    let mut acc = [T::default(); 8];
-    let chunks = x.chunks_exact(8);
-    let rest = chunks.remainder();
-    for c in chunks {
-        for i in 0..8 {
-            acc[i] = acc[i] + c[i];
-        }
-    }
-    let mut s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    for &v in rest {
-        s = s + v;
-    }
-    s
-}
-
-/// `out[o, i] = fold(init, data[o, r, i] for r in 0..red)`.
-pub fn fold<T, A, F>(
-    data: &[T],
-    outer: usize,
-    red: usize,
-    inner: usize,
-    init: A,
-    f: F,
-) -> Result<Vec<A>>
-where
-    T: Copy + Send + Sync,
-    A: Copy + Send + Sync,
-    F: Fn(A, T) -> A + Send + Sync,
-{
-    let mut out = alloc::<A>(outer * inner)?;
-    out.resize(outer * inner, init);
-    let block = |o: usize, dst: &mut [A]| {
-        let base = o * red * inner;
-        for r in 0..red {
-            let row = &data[base + r * inner..base + (r + 1) * inner];
-            for (d, &v) in dst.iter_mut().zip(row) {
-                *d = f(*d, v);
-            }
-        }
-    };
-    if inner > 0 && par_ok(outer * red * inner, PAR_THRESHOLD) && outer > 1 {
-        out.par_chunks_mut(inner)
-            .enumerate()
-            .for_each(|(o, dst)| block(o, dst));
-    } else if inner > 0 {
-        out.chunks_mut(inner)
-            .enumerate()
-            .for_each(|(o, dst)| block(o, dst));
-    }
-    Ok(out)
-}
 
 /// Sum over the middle axis (`SumOf` through `reduce`).
 pub fn sum<T>(data: &[T], outer: usize, red: usize, inner: usize) -> Result<Vec<T>>
@@ -201,20 +142,6 @@ mod wide {
 /// Reduces the middle axis of a contiguous `(outer, red, inner)` buffer with `r`: rows
 /// (`inner == 1`) folded with independent lanes, otherwise rows of `inner` accumulators; split
 /// across threads by `outer` when large. `red` must not be 0.
-pub fn reduce<T, R>(
-    data: &[T],
-    outer: usize,
-    red: usize,
-    inner: usize,
-    r: &R,
-) -> Result<Vec<R::Out>>
-where
-    T: Copy + Send + Sync,
-    R: Reduce<T, Out = <R as Reduce<T>>::Acc>,
-{
-    reduce_with(data, outer, red, inner, r)
-}
-
 /// `reduce` for reductions whose result differs from their accumulator: rows only.
 pub fn reduce_rows<T, R>(data: &[T], rows: usize, len: usize, r: &R) -> Result<Vec<R::Out>>
 where
@@ -236,7 +163,7 @@ where
     Ok(out)
 }
 
-fn reduce_with<T, R>(
+pub fn reduce<T, R>(
     data: &[T],
     outer: usize,
     red: usize,
@@ -315,6 +242,30 @@ impl<T: Copy + Default + Send + Sync + std::ops::Add<Output = T>> Reduce<T> for 
     }
     #[inline(always)]
     fn finish(&self, a: T, _: &[T]) -> T {
+        a
+    }
+}
+
+/// Sum (`Wrapping(i64::wrapping_add, 0)`) or product (`Wrapping(i64::wrapping_mul, 1)`) of
+/// int64 elements, wrapping on overflow as PyTorch's.
+pub struct Wrapping(pub fn(i64, i64) -> i64, pub i64);
+impl Reduce<i64> for Wrapping {
+    type Acc = i64;
+    type Out = i64;
+    #[inline(always)]
+    fn init(&self) -> i64 {
+        self.1
+    }
+    #[inline(always)]
+    fn step(&self, a: i64, v: i64) -> i64 {
+        (self.0)(a, v)
+    }
+    #[inline(always)]
+    fn merge(&self, a: i64, b: i64) -> i64 {
+        (self.0)(a, b)
+    }
+    #[inline(always)]
+    fn finish(&self, a: i64, _: &[i64]) -> i64 {
         a
     }
 }
@@ -704,7 +655,7 @@ where
     }
     let row = |g: &[R], y: &[R], o: &mut [R]| {
         if log {
-            let s = sum_slice(g);
+            let s = fold_lanes(g, &SumOf);
             for ((o, &g), &y) in o.iter_mut().zip(g).zip(y) {
                 *o = g - y.exp() * s;
             }
@@ -712,23 +663,26 @@ where
             for ((o, &g), &y) in o.iter_mut().zip(g).zip(y) {
                 *o = g * y;
             }
-            let s = sum_slice(o);
+            let s = fold_lanes(o, &SumOf);
             for ((o, &g), &y) in o.iter_mut().zip(g).zip(y) {
                 *o = y * (g - s);
             }
         }
     };
-    if super::par_ok(n, super::PAR_THRESHOLD_COSTLY) {
-        let per_task = (4096 / len).max(1);
-        out.par_chunks_mut(len)
-            .zip(g.par_chunks(len).zip(y.par_chunks(len)))
-            .with_min_len(per_task)
-            .for_each(|(o, (g, y))| row(g, y, o));
-    } else {
-        out.chunks_mut(len)
-            .zip(g.chunks(len).zip(y.chunks(len)))
-            .for_each(|(o, (g, y))| row(g, y, o));
-    }
+    let run = |start: usize, o: &mut [R]| {
+        let rows = o.chunks_exact_mut(len).zip(
+            g[start..]
+                .chunks_exact(len)
+                .zip(y[start..].chunks_exact(len)),
+        );
+        rows.for_each(|(o, (g, y))| row(g, y, o));
+    };
+    in_parts(
+        &mut out,
+        len,
+        super::par_ok(n, super::PAR_THRESHOLD_COSTLY),
+        &run,
+    );
     Ok(out)
 }
 

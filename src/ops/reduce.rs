@@ -26,18 +26,12 @@ struct Plan {
 impl Plan {
     /// The output tensor of the kernel's results `v`.
     fn output<T: Elem>(&self, v: Vec<T>) -> Result<Tensor> {
-        if v.len() != self.out_layout.numel() {
-            return Tensor::from_vec(v, self.out_shape.clone());
-        }
-        let out = Tensor::from_mapped(crate::kernels::elementwise::Mapped {
-            data: v,
-            layout: self.out_layout.clone(),
-        });
+        let out = Tensor::from_vec(v, self.out_shape.clone())?;
         // PyTorch's reductions return contiguous results whatever order they were computed in
-        if out.is_contiguous() {
+        if self.out_layout.is_contiguous() {
             Ok(out)
         } else {
-            super::materialize(&out)
+            super::materialize(&out.with_layout(self.out_layout.clone()))
         }
     }
 }
@@ -231,7 +225,7 @@ pub fn sum_dims(
                     .into_iter().map(|x| T::from_f64(x as f64)).collect::<Vec<T>>(),
                 DType::F64 => contiguous_slice::<f64, _>(&p.data, |s| kr::sum(s, p.outer, p.red, p.inner))?
                     .into_iter().map(T::from_f64).collect(),
-                _ => contiguous_slice::<i64, _>(&p.data, |s| kr::fold(s, p.outer, p.red, p.inner, 0i64, |a, b| a.wrapping_add(b)))?
+                _ => contiguous_slice::<i64, _>(&p.data, |s| kr::reduce(s, p.outer, p.red, p.inner, &kr::Wrapping(i64::wrapping_add, 0)))?
                     .into_iter().map(T::from_i64).collect(),
             };
             p.output(v)?
@@ -357,7 +351,13 @@ pub fn prod(t: &Tensor, dim: Option<i64>, keepdim: bool, dtype: Option<DType>) -
             kr::reduce(s, p.outer, p.red, p.inner, &kr::ProdOf)
         })?)?,
         _ => p.output(contiguous_slice::<i64, _>(&p.data, |s| {
-            kr::fold(s, p.outer, p.red, p.inner, 1i64, |a, b| a.wrapping_mul(b))
+            kr::reduce(
+                s,
+                p.outer,
+                p.red,
+                p.inner,
+                &kr::Wrapping(i64::wrapping_mul, 1),
+            )
         })?)?,
     };
     if dtype.is_float() && needs_grad(&[t]) {
