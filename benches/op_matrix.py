@@ -1,4 +1,4 @@
-"""Speed of every op in the op table (tests/op_db.py) against PyTorch, op by op.
+"""Speed of every op in the op table (tests/native/op_db.py) against PyTorch, op by op.
 
     python3 benches/op_matrix.py                  # full run (5 rounds per cell)
     python3 benches/op_matrix.py --quick          # 3 rounds
@@ -49,7 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "native"))
 
 from op_db import OP_DB, VIEWS  # noqa: E402
 

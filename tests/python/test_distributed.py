@@ -249,7 +249,7 @@ def test_a_rank_that_raises_aborts_the_job():
 @needs_mpi
 @pytest.mark.skipif(importlib.util.find_spec("sklearn") is None, reason="needs scikit-learn")
 def test_train_ddp_example_matches_one_process(tmp_path):
-    example = os.path.join(os.path.dirname(HERE), "examples", "train_ddp.py")
+    example = os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples", "train_ddp.py")
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
 
     def losses(launcher):

@@ -259,7 +259,7 @@ def test_snippet_lines_are_the_articles():
     """Apart from lines marked (added), every line of a snippet is in its article."""
     import pathlib
 
-    seeds = pathlib.Path(__file__).resolve().parents[2] / "shared" / "seeds"
+    seeds = pathlib.Path(__file__).resolve().parents[3] / "shared" / "seeds"
     if not seeds.is_dir():
         pytest.skip("the seed articles are not beside this checkout")
     text = {p.name[:3]: p.read_text() for p in seeds.glob("*.txt")}
@@ -345,7 +345,7 @@ def test_main_demo_trains_digits_to_95_percent(tmp_path):
 
     from test_seeds import child_env
 
-    script = os.path.join(os.path.dirname(__file__), "..", "examples", "train_digits.py")
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "train_digits.py")
     proc = subprocess.run(
         [sys.executable, script, "--epochs", "15", "--out-dir", str(tmp_path)],
         capture_output=True, text=True, env=child_env(), timeout=300,
