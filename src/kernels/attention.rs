@@ -4,6 +4,7 @@
 
 use super::matmul::transpose_into;
 use super::optim::Real;
+use super::parallel::SharedOut;
 use crate::error::Result;
 use crate::storage::{try_vec, Elem};
 
@@ -77,7 +78,7 @@ impl<'a, T> Operand<'a, T> {
 
 /// An output written by the tasks: dense, each slice's rows `rows.sr` apart.
 struct Dest<T> {
-    ptr: Out<T>,
+    ptr: SharedOut<T>,
     rows: Rows,
     /// rows and columns of one slice
     n: usize,
@@ -118,27 +119,7 @@ fn over(n: usize, work: usize, f: &(dyn Fn(usize, usize) + Sync)) {
         return;
     }
     let per = n.div_ceil(threads);
-    super::pool::run_parts(threads, &|p| f((p * per).min(n), ((p + 1) * per).min(n)));
-}
-
-/// A raw pointer to an output buffer whose disjoint slices the tasks write.
-#[derive(Clone, Copy)]
-struct Out<T>(*mut T);
-// SAFETY: every task writes only the slices of the (batch, head) indices it was given, and the
-// ranges given to tasks are disjoint, so no element is written twice or read concurrently.
-unsafe impl<T: Send> Send for Out<T> {}
-unsafe impl<T: Send> Sync for Out<T> {}
-
-impl<T> Out<T> {
-    /// The `len` elements at `start`.
-    ///
-    /// # Safety
-    /// `start + len` is within the buffer, and no other live slice overlaps this one.
-    #[allow(clippy::mut_from_ref)]
-    unsafe fn slice(&self, start: usize, len: usize) -> &mut [T] {
-        // SAFETY: as documented above.
-        unsafe { std::slice::from_raw_parts_mut(self.0.add(start), len) }
-    }
+    super::parallel::run_parts(threads, &|p| f((p * per).min(n), ((p + 1) * per).min(n)));
 }
 
 /// Rows of the register tile of `small_gemm`.
@@ -375,9 +356,9 @@ pub fn forward<T: Real + Elem>(
 ) -> Result<(Vec<T>, Vec<T>)> {
     let mut o = try_vec::<T>(checked_len(&[d.bh, d.l, d.ev])?)?;
     let mut p = try_vec::<T>(checked_len(&[d.bh, d.l, d.s])?)?;
-    let pp = Out(p.as_mut_ptr());
+    let pp = SharedOut::new(&mut p);
     let dest = Dest {
-        ptr: Out(o.as_mut_ptr()),
+        ptr: SharedOut::new(&mut o),
         rows: o_rows,
         n: d.l,
         cols: d.ev,
@@ -444,19 +425,19 @@ pub fn backward<T: Real + Elem>(
     let mut dv = try_vec::<T>(checked_len(&[d.bh, d.s, d.ev])?)?;
     let dests = [
         Dest {
-            ptr: Out(dq.as_mut_ptr()),
+            ptr: SharedOut::new(&mut dq),
             rows: grad_rows[0],
             n: d.l,
             cols: d.e,
         },
         Dest {
-            ptr: Out(dk.as_mut_ptr()),
+            ptr: SharedOut::new(&mut dk),
             rows: grad_rows[1],
             n: d.s,
             cols: d.e,
         },
         Dest {
-            ptr: Out(dv.as_mut_ptr()),
+            ptr: SharedOut::new(&mut dv),
             rows: grad_rows[2],
             n: d.s,
             cols: d.ev,

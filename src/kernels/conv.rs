@@ -321,7 +321,7 @@ fn over_batch(
     }
     // a part that fails (its scratch buffers could not be allocated) reports the first error
     let failed = std::sync::Mutex::new(None);
-    super::pool::run_parts(parts, &|p| {
+    super::parallel::run_parts(parts, &|p| {
         if let Err(e) = f((p * per).min(n), ((p + 1) * per).min(n), p) {
             failed
                 .lock()
@@ -740,7 +740,7 @@ pub fn max_pool<T: Real + Elem>(x: &[T], g: &PoolGeom) -> Result<(Vec<T>, Vec<i6
         let per = g.planes.div_ceil(threads);
         let vc = Chunks::new(&mut vals, per * ohw);
         let ic = Chunks::new(&mut idx, per * ohw);
-        super::pool::run_parts(vc.0.len(), &|p| {
+        super::parallel::run_parts(vc.0.len(), &|p| {
             vc.with(p, |v| ic.with(p, |i| per_plane(p * per, v, i)));
         });
     } else if ohw > 0 {

@@ -885,7 +885,7 @@ where
                 .for_each(|(x, &y)| *x = f(*x, y))
         };
         if par_ok(d.len(), PAR_THRESHOLD) {
-            super::pool::for_each_block(d, &run);
+            super::parallel::for_each_block(d, &run);
         } else {
             run(0, d);
         }

@@ -1,6 +1,7 @@
 //! Matrix products. Floats go to the `gemm` crate (runtime-dispatched AVX2/AVX-512 kernels on
 //! rayon); int64 uses a plain triple loop.
 
+use super::parallel::SharedOut;
 use crate::storage::Elem;
 
 /// A strided matrix operand: `ptr[offset + i*rs + j*cs]`.
@@ -99,18 +100,7 @@ pub fn matmul_strided<T: Elem>(
         return;
     }
     let par = par && super::par_ok(m * n * k, GEMM_PAR_THRESHOLD);
-    blocks(
-        m,
-        k,
-        n,
-        lhs,
-        rhs,
-        OutPtr(dst.as_mut_ptr()),
-        ors,
-        ocs,
-        acc,
-        par,
-    );
+    blocks(m, k, n, lhs, rhs, SharedOut::new(dst), ors, ocs, acc, par);
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -153,21 +143,6 @@ fn matmul_on<T: Elem>(
                 }
             }
         }
-    }
-}
-
-/// The output pointer handed to the threads computing disjoint blocks of it.
-#[derive(Clone, Copy)]
-struct OutPtr<T>(*mut T);
-// SAFETY: each thread writes only its own block of rows or columns of the output (see
-// `blocks`), so no element is written by two threads and none is read meanwhile.
-unsafe impl<T: Send> Send for OutPtr<T> {}
-unsafe impl<T: Send> Sync for OutPtr<T> {}
-
-impl<T> OutPtr<T> {
-    /// Through a method, so closures capture the whole (Sync) wrapper, not the raw field.
-    fn ptr(self) -> *mut T {
-        self.0
     }
 }
 
@@ -252,7 +227,7 @@ fn float_matmul<T: Elem>(
             n,
             lhs,
             rhs,
-            OutPtr(tmp.as_mut_ptr()),
+            SharedOut::new(&mut tmp),
             1,
             m,
             false,
@@ -264,7 +239,7 @@ fn float_matmul<T: Elem>(
         // columns of the output
         let threads = if par { super::num_threads() } else { 1 };
         let per = (n.div_ceil(threads).div_ceil(16) * 16).max(1);
-        let out = OutPtr(dst.as_mut_ptr());
+        let out = SharedOut::new(dst);
         let run = |i: usize| {
             let (j0, j1) = (i * per, ((i + 1) * per).min(n));
             let nj = j1 - j0;
@@ -291,10 +266,10 @@ fn float_matmul<T: Elem>(
         if parts <= 1 {
             run(0);
         } else {
-            super::pool::run_parts(parts, &run);
+            super::parallel::run_parts(parts, &run);
         }
     } else {
-        blocks(m, k, n, lhs, rhs, OutPtr(dst.as_mut_ptr()), n, 1, acc, par);
+        blocks(m, k, n, lhs, rhs, SharedOut::new(dst), n, 1, acc, par);
     }
 }
 
@@ -306,7 +281,7 @@ fn blocks<T: Elem>(
     n: usize,
     lhs: Mat<'_, T>,
     rhs: Mat<'_, T>,
-    out: OutPtr<T>,
+    out: SharedOut<T>,
     ors: usize,
     ocs: usize,
     acc: bool,
@@ -343,7 +318,7 @@ fn blocks<T: Elem>(
     if parts <= 1 {
         run(0);
     } else {
-        super::pool::run_parts(parts, &run);
+        super::parallel::run_parts(parts, &run);
     }
 }
 

@@ -101,7 +101,7 @@ pub fn rows_forward<T: Real + Elem>(
         .zip(means.chunks_mut(per))
         .zip(rstds.chunks_mut(per))
         .collect();
-    super::pool::map_each(parts, &|i, ((y, means), rstds)| {
+    super::parallel::map_each(parts, &|i, ((y, means), rstds)| {
         let part = RowsPart {
             x: &x[i * per * n..],
             n,
@@ -205,7 +205,7 @@ pub fn rows_backward<T: Real + Elem>(
     }
     let per = rows_per_part(rows, n);
     // each part sums its own dw, db
-    let sums = super::pool::map_each(dx.chunks_mut(per * n).collect(), &|i, dx| {
+    let sums = super::parallel::map_each(dx.chunks_mut(per * n).collect(), &|i, dx| {
         let part = RowsPart {
             x: &x[i * per * n..],
             n,

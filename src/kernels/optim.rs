@@ -66,7 +66,7 @@ pub fn for_chunks<T: Send + Sync>(a: Arrays<'_, T>, f: &(dyn Fn(Arrays<'_, T>) +
         })));
         (muts, grad) = (tail, rest);
     }
-    super::pool::run_parts(blocks.len(), &|i| {
+    super::parallel::run_parts(blocks.len(), &|i| {
         let block = blocks[i].lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(block) = block {
             f(block);

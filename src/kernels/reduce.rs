@@ -156,7 +156,7 @@ where
         best!(rows_body, rows_avx512, rows_avx2; d, len, o, r)
     };
     if len > 0 && rows > 1 && par_ok(rows * len, PAR_THRESHOLD) {
-        super::pool::for_each_block(&mut out, &run);
+        super::parallel::for_each_block(&mut out, &run);
     } else if len > 0 {
         run(0, &mut out);
     }
@@ -220,7 +220,7 @@ pub fn in_parts<R: Send>(
         .enumerate()
         .map(|(i, c)| (i * per, c))
         .collect();
-    super::pool::map_each(parts, &|_, (start, part)| run(start, part));
+    super::parallel::map_each(parts, &|_, (start, part)| run(start, part));
 }
 
 /// Sum, accumulated in the element type (as PyTorch's CPU sum for float types).

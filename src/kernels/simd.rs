@@ -409,7 +409,9 @@ pub trait Real:
     + std::ops::Mul<Output = Self>
     + std::ops::Div<Output = Self>
     + std::ops::Neg<Output = Self>
+    + std::ops::Rem<Output = Self>
 {
+    const NAN: Self;
     /// The f64 value in this type (a constant, a hyper-parameter).
     fn of(v: f64) -> Self;
     /// `of`, short for constants in formulas.
@@ -424,6 +426,8 @@ pub trait Real:
     fn sin(self) -> Self;
     fn cos(self) -> Self;
     fn sqrt(self) -> Self;
+    fn floor(self) -> Self;
+    fn powf(self, e: Self) -> Self;
     fn is_nan(self) -> bool;
     /// `self * a + b` with one rounding: one instruction where compiled with FMA, a library
     /// call elsewhere.
@@ -438,6 +442,7 @@ pub trait Real:
 macro_rules! real {
     ($t:ty, exp: $exp:path, ln: $ln:path, tanh: $tanh:path, erf: $erf:path, sin: $sin:path, cos: $cos:path) => {
         impl Real for $t {
+            const NAN: $t = <$t>::NAN;
             #[inline(always)]
             fn of(v: f64) -> $t {
                 v as $t
@@ -469,6 +474,14 @@ macro_rules! real {
             #[inline(always)]
             fn sqrt(self) -> $t {
                 <$t>::sqrt(self)
+            }
+            #[inline(always)]
+            fn floor(self) -> $t {
+                <$t>::floor(self)
+            }
+            #[inline(always)]
+            fn powf(self, e: $t) -> $t {
+                <$t>::powf(self, e)
             }
             #[inline(always)]
             fn is_nan(self) -> bool {

@@ -5,6 +5,7 @@ use crate::autograd::graph::{needs_grad, record, Saved};
 use crate::dtype::{DType, ResultType, Scalar};
 use crate::error::{Error, Result};
 use crate::kernels::elementwise;
+use crate::kernels::simd::Real;
 use crate::layout::broadcast_shapes;
 use crate::storage::Elem;
 use crate::tensor::Tensor;
@@ -68,66 +69,127 @@ pub fn result_type(ops: &[&Operand]) -> DType {
         .result()
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BinOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Pow,
-    Maximum,
-    Minimum,
-    FloorDiv,
-    Rem,
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    BitAnd,
-    BitOr,
-    BitXor,
-    LogicalAnd,
-    LogicalOr,
-    LogicalXor,
-}
-
-impl BinOp {
-    fn is_comparison(self) -> bool {
-        use BinOp::*;
-        matches!(
-            self,
-            Eq | Ne | Lt | Le | Gt | Ge | LogicalAnd | LogicalOr | LogicalXor
-        )
-    }
-    fn is_bitwise(self) -> bool {
-        matches!(self, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor)
-    }
-    fn kernel_name(self) -> &'static str {
-        match self {
-            BinOp::BitAnd => "bitwise_and_cpu",
-            BinOp::BitOr => "bitwise_or_cpu",
-            BinOp::BitXor => "bitwise_xor_cpu",
-            _ => "binary op",
+/// The binary ops, one row each: the Python name (Tensor method and `torch` function) and the
+/// type holding the op's element functions and derivative (below, one `impl` per op). Arithmetic
+/// ops return the promoted dtype, comparisons bool. This list is the only one: the enum and its
+/// dispatch (`binary_ops!` here), the op list Python sees (`_core._ops()`) and the Python
+/// bindings (py/registry.rs) are generated from it.
+#[macro_export]
+macro_rules! for_each_binary_op {
+    ($m:ident) => {
+        $m! {
+            arith {
+                add => Add,
+                sub => Sub,
+                mul => Mul,
+                div => Div,
+                pow => Pow,
+                maximum => Maximum,
+                minimum => Minimum,
+                floor_divide => FloorDiv,
+                remainder => Rem,
+                bitwise_and => BitAnd,
+                bitwise_or => BitOr,
+                bitwise_xor => BitXor,
+            }
+            compare {
+                eq => Eq,
+                ne => Ne,
+                lt => Lt,
+                le => Le,
+                gt => Gt,
+                ge => Ge,
+                logical_and => LogicalAnd,
+                logical_or => LogicalOr,
+                logical_xor => LogicalXor,
+            }
         }
-    }
+    };
 }
 
-/// Arithmetic of one element type (wrapping for int64, so corner cases never trap).
-trait Arith: Elem {
-    fn add(a: Self, b: Self) -> Self;
-    fn sub(a: Self, b: Self) -> Self;
-    fn mul(a: Self, b: Self) -> Self;
-    fn div(a: Self, b: Self) -> Self;
-    fn pow(a: Self, b: Self) -> Self;
-    fn max(a: Self, b: Self) -> Self;
-    fn min(a: Self, b: Self) -> Self;
-    fn floordiv(a: Self, b: Self) -> Self;
-    fn rem(a: Self, b: Self) -> Self;
-    fn bitand(a: Self, b: Self) -> Self;
-    fn bitor(a: Self, b: Self) -> Self;
-    fn bitxor(a: Self, b: Self) -> Self;
+/// `BinOp` and its dispatch to the op types, from the list above.
+macro_rules! binary_ops {
+    (arith { $($an:ident => $av:ident,)* } compare { $($cn:ident => $cv:ident,)* }) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum BinOp { $($av,)* $($cv,)* }
+
+        impl BinOp {
+            pub const ALL: &'static [BinOp] = &[$(BinOp::$av,)* $(BinOp::$cv,)*];
+
+            /// The Python name.
+            pub fn name(self) -> &'static str {
+                match self { $(BinOp::$av => stringify!($an),)* $(BinOp::$cv => stringify!($cn),)* }
+            }
+            /// Whether `torch.<name>(number, tensor)` is accepted, as PyTorch's Scalar overloads.
+            pub fn number_first(self) -> bool {
+                match self { $(BinOp::$av => op::$av::NUMBER_FIRST,)* $(BinOp::$cv => op::$cv::NUMBER_FIRST,)* }
+            }
+            /// Whether `other` may be a Python number (else it must be a Tensor).
+            pub fn number_other(self) -> bool {
+                match self { $(BinOp::$av => op::$av::NUMBER_OTHER,)* $(BinOp::$cv => op::$cv::NUMBER_OTHER,)* }
+            }
+            fn check(self, a: &Operand, b: &Operand, dtype: DType, db: &Tensor) -> Result<()> {
+                match self {
+                    $(BinOp::$av => op::$av::check(a, b, dtype, db),)*
+                    $(BinOp::$cv => Ok(()),)*
+                }
+            }
+            fn out_dtype(self, promoted: DType) -> DType {
+                match self { $(BinOp::$av => op::$av::dtype(promoted),)* $(BinOp::$cv => promoted,)* }
+            }
+            fn kernel(self, a: &Tensor, b: &Tensor, shape: &[usize]) -> Result<Tensor> {
+                match self {
+                    $(BinOp::$av => arith_kernel::<op::$av>(a, b, shape),)*
+                    $(BinOp::$cv => compare_kernel::<op::$cv>(a, b, shape),)*
+                }
+            }
+            fn backward(self, a: &Operand, b: &Operand, inputs: [&Tensor; 2], out: &Tensor) {
+                match self {
+                    $(BinOp::$av => op::$av::backward(a, b, inputs, out),)*
+                    $(BinOp::$cv => {},)*
+                }
+            }
+        }
+    };
+}
+for_each_binary_op!(binary_ops);
+
+/// An arithmetic op: its element function for each element type, the operand values it
+/// rejects, and its derivative (the node it records), side by side. Ints wrap and never trap;
+/// bools arrive as 0/1.
+pub trait Arith {
+    /// See [`BinOp::number_first`].
+    const NUMBER_FIRST: bool = false;
+    /// See [`BinOp::number_other`].
+    const NUMBER_OTHER: bool = true;
+    /// One element costs a library call (threads split it sooner).
+    const COSTLY: bool = false;
+    fn float<F: Real>(a: F, b: F) -> F;
+    fn int(a: i64, b: i64) -> i64;
+    fn boolean(a: bool, b: bool) -> bool;
+    /// The output dtype from the operands' promoted one.
+    fn dtype(promoted: DType) -> DType {
+        promoted
+    }
+    /// Rejects what the op is undefined for, before the kernel runs (`db`: `b` in `dtype`).
+    fn check(_a: &Operand, _b: &Operand, _dtype: DType, _db: &Tensor) -> Result<()> {
+        Ok(())
+    }
+    /// Records the node of `out = op(a, b)` (`inputs`: the operands, numbers as stand-ins);
+    /// called only when a float output needs a gradient. Not differentiable by default.
+    fn backward(_a: &Operand, _b: &Operand, _inputs: [&Tensor; 2], _out: &Tensor) {}
+}
+
+/// A comparison or logical op: a bool per element pair; never differentiable.
+pub trait Compare {
+    const NUMBER_FIRST: bool = false;
+    const NUMBER_OTHER: bool = true;
+    fn test<T: Elem>(a: T, b: T) -> bool;
+}
+
+/// The element types an arithmetic kernel runs on.
+trait ArithElem: Elem {
+    fn apply<A: Arith>(a: Self, b: Self) -> Self;
     /// The value comparisons see: a bool's byte is any non-zero value in memory shared with
     /// numpy, compared as true.
     #[inline(always)]
@@ -135,283 +197,74 @@ trait Arith: Elem {
         self
     }
 }
-
-macro_rules! float_arith {
-    ($t:ty) => {
-        impl Arith for $t {
-            #[inline(always)]
-            fn add(a: Self, b: Self) -> Self {
-                a + b
-            }
-            #[inline(always)]
-            fn sub(a: Self, b: Self) -> Self {
-                a - b
-            }
-            #[inline(always)]
-            fn mul(a: Self, b: Self) -> Self {
-                a * b
-            }
-            #[inline(always)]
-            fn div(a: Self, b: Self) -> Self {
-                a / b
-            }
-            #[inline(always)]
-            fn pow(a: Self, b: Self) -> Self {
-                if b == 2.0 {
-                    a * a
-                } else {
-                    a.powf(b)
-                }
-            }
-            #[inline(always)]
-            fn max(a: Self, b: Self) -> Self {
-                if a.is_nan() || b.is_nan() {
-                    <$t>::NAN
-                } else if a > b {
-                    a
-                } else {
-                    b
-                }
-            }
-            #[inline(always)]
-            fn min(a: Self, b: Self) -> Self {
-                if a.is_nan() || b.is_nan() {
-                    <$t>::NAN
-                } else if a < b {
-                    a
-                } else {
-                    b
-                }
-            }
-            #[inline(always)]
-            fn floordiv(a: Self, b: Self) -> Self {
-                (a / b).floor()
-            }
-            #[inline(always)]
-            fn rem(a: Self, b: Self) -> Self {
-                let r = a % b;
-                if r != 0.0 && ((r < 0.0) != (b < 0.0)) {
-                    r + b
-                } else {
-                    r
-                }
-            }
-            fn bitand(_: Self, _: Self) -> Self {
-                unreachable!("checked: bitwise ops reject floats")
-            }
-            fn bitor(_: Self, _: Self) -> Self {
-                unreachable!("checked: bitwise ops reject floats")
-            }
-            fn bitxor(_: Self, _: Self) -> Self {
-                unreachable!("checked: bitwise ops reject floats")
-            }
-        }
-    };
-}
-float_arith!(f32);
-float_arith!(f64);
-
-impl Arith for i64 {
-    fn add(a: Self, b: Self) -> Self {
-        a.wrapping_add(b)
-    }
-    fn sub(a: Self, b: Self) -> Self {
-        a.wrapping_sub(b)
-    }
-    fn mul(a: Self, b: Self) -> Self {
-        a.wrapping_mul(b)
-    }
-    fn div(a: Self, b: Self) -> Self {
-        Self::floordiv(a, b)
-    }
-    fn pow(a: Self, b: Self) -> Self {
-        a.wrapping_pow(b.clamp(0, u32::MAX as i64) as u32)
-    }
-    fn max(a: Self, b: Self) -> Self {
-        a.max(b)
-    }
-    fn min(a: Self, b: Self) -> Self {
-        a.min(b)
-    }
-    fn floordiv(a: Self, b: Self) -> Self {
-        if b == 0 {
-            return 0; // rejected before the kernel runs
-        }
-        let q = a.wrapping_div(b);
-        if (a.wrapping_rem(b) != 0) && ((a < 0) != (b < 0)) {
-            q - 1
-        } else {
-            q
-        }
-    }
-    fn rem(a: Self, b: Self) -> Self {
-        if b == 0 {
-            return 0;
-        }
-        let r = a.wrapping_rem(b);
-        if r != 0 && ((r < 0) != (b < 0)) {
-            r + b
-        } else {
-            r
-        }
-    }
-    fn bitand(a: Self, b: Self) -> Self {
-        a & b
-    }
-    fn bitor(a: Self, b: Self) -> Self {
-        a | b
-    }
-    fn bitxor(a: Self, b: Self) -> Self {
-        a ^ b
+impl ArithElem for f32 {
+    #[inline(always)]
+    fn apply<A: Arith>(a: f32, b: f32) -> f32 {
+        A::float(a, b)
     }
 }
-
-impl Arith for u8 {
-    fn add(a: Self, b: Self) -> Self {
-        ((a | b) != 0) as u8
+impl ArithElem for f64 {
+    #[inline(always)]
+    fn apply<A: Arith>(a: f64, b: f64) -> f64 {
+        A::float(a, b)
     }
-    fn sub(a: Self, b: Self) -> Self {
-        ((a ^ b) != 0) as u8
+}
+impl ArithElem for i64 {
+    #[inline(always)]
+    fn apply<A: Arith>(a: i64, b: i64) -> i64 {
+        A::int(a, b)
     }
-    fn mul(a: Self, b: Self) -> Self {
-        ((a != 0) && (b != 0)) as u8
-    }
-    fn div(a: Self, b: Self) -> Self {
-        Self::mul(a, b)
-    }
-    fn pow(a: Self, b: Self) -> Self {
-        (a != 0 || b == 0) as u8
-    }
-    fn max(a: Self, b: Self) -> Self {
-        ((a | b) != 0) as u8
-    }
-    fn min(a: Self, b: Self) -> Self {
-        Self::mul(a, b)
-    }
-    fn floordiv(a: Self, b: Self) -> Self {
-        Self::mul(a, b)
-    }
-    fn rem(_: Self, _: Self) -> Self {
-        0
-    }
-    fn bitand(a: Self, b: Self) -> Self {
-        ((a != 0) & (b != 0)) as u8
-    }
-    fn bitor(a: Self, b: Self) -> Self {
-        ((a != 0) | (b != 0)) as u8
-    }
-    fn bitxor(a: Self, b: Self) -> Self {
-        ((a != 0) ^ (b != 0)) as u8
+}
+impl ArithElem for u8 {
+    #[inline(always)]
+    fn apply<A: Arith>(a: u8, b: u8) -> u8 {
+        A::boolean(a != 0, b != 0) as u8
     }
     #[inline(always)]
-    fn canon(self) -> Self {
+    fn canon(self) -> u8 {
         (self != 0) as u8
     }
 }
 
-fn kernel<T: Arith>(op: BinOp, a: &Tensor, b: &Tensor, shape: &[usize]) -> Result<Tensor> {
-    let la = a.layout().broadcast_to(shape)?;
-    let lb = b.layout().broadcast_to(shape)?;
-    let da = a.storage().read::<T>();
-    let db = b.storage().read::<T>();
-    let costly = op == BinOp::Pow && T::DTYPE.is_float();
-    macro_rules! run {
-        ($f:expr) => {
-            Ok(Tensor::from_mapped(elementwise::map_binary(
-                &da, &la, &db, &lb, costly, $f,
-            )?))
-        };
+fn arith_kernel<A: Arith>(a: &Tensor, b: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    fn run<A: Arith, T: ArithElem>(a: &Tensor, b: &Tensor, shape: &[usize]) -> Result<Tensor> {
+        let (la, lb) = (
+            a.layout().broadcast_to(shape)?,
+            b.layout().broadcast_to(shape)?,
+        );
+        let (da, db) = (a.storage().read::<T>(), b.storage().read::<T>());
+        let costly = A::COSTLY && T::DTYPE.is_float();
+        let f = |x: T, y: T| T::apply::<A>(x, y);
+        Ok(Tensor::from_mapped(elementwise::map_binary(
+            &da, &la, &db, &lb, costly, f,
+        )?))
     }
-    macro_rules! cmp {
-        ($f:expr) => {
-            Ok(Tensor::from_mapped(elementwise::map_binary(
-                &da,
-                &la,
-                &db,
-                &lb,
-                false,
-                |x: T, y: T| -> u8 { $f(x.canon(), y.canon()) as u8 },
-            )?))
-        };
-    }
-    use BinOp::*;
-    match op {
-        Add => run!(T::add),
-        Sub => run!(T::sub),
-        Mul => run!(T::mul),
-        Div => run!(T::div),
-        Pow => run!(T::pow),
-        Maximum => run!(T::max),
-        Minimum => run!(T::min),
-        FloorDiv => run!(T::floordiv),
-        Rem => run!(T::rem),
-        BitAnd => run!(T::bitand),
-        BitOr => run!(T::bitor),
-        BitXor => run!(T::bitxor),
-        Eq => cmp!(|x: T, y: T| x == y),
-        Ne => cmp!(|x: T, y: T| x != y),
-        Lt => cmp!(|x: T, y: T| x < y),
-        Le => cmp!(|x: T, y: T| x <= y),
-        Gt => cmp!(|x: T, y: T| x > y),
-        Ge => cmp!(|x: T, y: T| x >= y),
-        LogicalAnd => cmp!(|x: T, y: T| x.is_true() && y.is_true()),
-        LogicalOr => cmp!(|x: T, y: T| x.is_true() || y.is_true()),
-        LogicalXor => cmp!(|x: T, y: T| x.is_true() != y.is_true()),
-    }
+    dispatch!(a.dtype(), T => run::<A, T>(a, b, shape))
 }
 
-/// d/dx x^e = e x^(e - 1), with the common exponents written out (and vectorisable).
-#[inline(always)]
-fn pow_grad_factor<F: Arith + crate::kernels::simd::Real>(x: F, e: F) -> F {
-    let (one, two) = (F::c(1.0), F::c(2.0));
-    if e == two {
-        two * x
-    } else if e == one {
-        one
-    } else {
-        e * F::pow(x, e - one)
+fn compare_kernel<C: Compare>(a: &Tensor, b: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    fn run<C: Compare, T: ArithElem>(a: &Tensor, b: &Tensor, shape: &[usize]) -> Result<Tensor> {
+        let (la, lb) = (
+            a.layout().broadcast_to(shape)?,
+            b.layout().broadcast_to(shape)?,
+        );
+        let (da, db) = (a.storage().read::<T>(), b.storage().read::<T>());
+        let f = |x: T, y: T| C::test(x.canon(), y.canon()) as u8;
+        Ok(Tensor::from_mapped(elementwise::map_binary(
+            &da, &la, &db, &lb, false, f,
+        )?))
     }
-}
-
-fn any_zero(t: &Tensor) -> bool {
-    t.any_f64(|v| v == 0.0)
+    dispatch!(a.dtype(), T => run::<C, T>(a, b, shape))
 }
 
 /// Forward of a binary op, without autograd: promotion, checks, kernel.
 pub fn binary_forward(op: BinOp, a: &Operand, b: &Operand) -> Result<Tensor> {
     let shape = broadcast_shapes(a.shape(), b.shape())?;
-    let mut dtype = result_type(&[a, b]);
-    if op == BinOp::Div && !dtype.is_float() {
-        dtype = DType::F32;
-    }
-    if op.is_bitwise() && dtype.is_float() {
-        return Err(Error::NotImplemented(format!(
-            "\"{}\" not implemented for '{}'",
-            op.kernel_name(),
-            dtype.kernel_name()
-        )));
-    }
-    if op == BinOp::Sub {
-        let is_bool = |o: &Operand| matches!(o, Operand::T(t) if t.dtype() == DType::Bool);
-        if is_bool(a) && is_bool(b) {
-            return Err(Error::Runtime("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.".into()));
-        }
-        if is_bool(a) || is_bool(b) {
-            return Err(Error::Runtime("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.".into()));
-        }
-    }
+    let dtype = op.out_dtype(result_type(&[a, b]));
     let da = a.data(dtype)?;
     let db = b.data(dtype)?;
-    if matches!(op, BinOp::FloorDiv | BinOp::Rem) && dtype == DType::I64 && any_zero(&db) {
-        return Err(Error::Runtime("ZeroDivisionError".into()));
-    }
-    if op == BinOp::Pow && dtype == DType::I64 && db.any_f64(|v| v < 0.0) {
-        return Err(Error::Runtime(
-            "Integers to negative integer powers are not allowed.".into(),
-        ));
-    }
-    let _ = op.is_comparison();
-    dispatch!(dtype, T => kernel::<T>(op, &da, &db, &shape))
+    op.check(a, b, dtype, &db)?;
+    op.kernel(&da, &db, &shape)
 }
 
 fn tensors<'a>(a: &'a Operand, b: &'a Operand) -> Vec<&'a Tensor> {
@@ -425,7 +278,11 @@ pub fn binary(op: BinOp, a: &Operand, b: &Operand) -> Result<Tensor> {
     if !out.dtype().is_float() || !needs_grad(&ins) {
         return Ok(out);
     }
-    record_binary(op, a, b, &out);
+    // PyTorch treats a wrapped number as a tensor input without grad: it shows up as (None, 0),
+    // except for the Scalar overloads (rsub, pow) which take only the tensor.
+    let ea = a.tensor().cloned().unwrap_or_else(number_input);
+    let eb = b.tensor().cloned().unwrap_or_else(number_input);
+    op.backward(a, b, [&ea, &eb], &out);
     Ok(out)
 }
 
@@ -438,22 +295,88 @@ fn number_input() -> Tensor {
         .clone()
 }
 
-fn record_binary(op: BinOp, a: &Operand, b: &Operand, out: &Tensor) {
-    use Operand::{S, T};
-    // PyTorch treats a wrapped number as a tensor input without grad: it shows up as (None, 0),
-    // except for the Scalar overloads (rsub, pow) which take only the tensor.
-    let ea = a.tensor().cloned().unwrap_or_else(number_input);
-    let eb = b.tensor().cloned().unwrap_or_else(number_input);
-    match op {
-        BinOp::Add => record("AddBackward0", &[&ea, &eb], &[out], vec![], |ctx| {
+/// The op types of the rows above (a module of their own, so `Eq` and friends do not shadow
+/// the prelude's traits).
+pub mod op {
+    pub struct Add;
+    pub struct Sub;
+    pub struct Mul;
+    pub struct Div;
+    pub struct Pow;
+    pub struct Maximum;
+    pub struct Minimum;
+    pub struct FloorDiv;
+    pub struct Rem;
+    pub struct BitAnd;
+    pub struct BitOr;
+    pub struct BitXor;
+    pub struct Eq;
+    pub struct Ne;
+    pub struct Lt;
+    pub struct Le;
+    pub struct Gt;
+    pub struct Ge;
+    pub struct LogicalAnd;
+    pub struct LogicalOr;
+    pub struct LogicalXor;
+}
+
+// ---- arithmetic ----
+
+impl Arith for op::Add {
+    const NUMBER_FIRST: bool = true;
+    #[inline(always)]
+    fn float<F: Real>(a: F, b: F) -> F {
+        a + b
+    }
+    #[inline(always)]
+    fn int(a: i64, b: i64) -> i64 {
+        a.wrapping_add(b)
+    }
+    #[inline(always)]
+    fn boolean(a: bool, b: bool) -> bool {
+        a | b
+    }
+    fn backward(_: &Operand, _: &Operand, inputs: [&Tensor; 2], out: &Tensor) {
+        record("AddBackward0", &inputs, &[out], vec![], |ctx| {
             let g = ctx.grad(0)?;
             Ok(vec![Some(g.clone()), Some(g)])
-        }),
-        BinOp::Sub => match (a, b) {
-            (S(_), T(t)) => record("RsubBackward1", &[t], &[out], vec![], |ctx| {
-                Ok(vec![Some(unary::neg(&ctx.grad(0)?)?)])
-            }),
-            _ => record("SubBackward0", &[&ea, &eb], &[out], vec![], |ctx| {
+        })
+    }
+}
+
+impl Arith for op::Sub {
+    const NUMBER_FIRST: bool = true;
+    #[inline(always)]
+    fn float<F: Real>(a: F, b: F) -> F {
+        a - b
+    }
+    #[inline(always)]
+    fn int(a: i64, b: i64) -> i64 {
+        a.wrapping_sub(b)
+    }
+    #[inline(always)]
+    fn boolean(a: bool, b: bool) -> bool {
+        a ^ b // never reached: `check` rejects bools
+    }
+    fn check(a: &Operand, b: &Operand, _: DType, _: &Tensor) -> Result<()> {
+        let is_bool = |o: &Operand| matches!(o, Operand::T(t) if t.dtype() == DType::Bool);
+        if is_bool(a) && is_bool(b) {
+            return Err(Error::Runtime("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.".into()));
+        }
+        if is_bool(a) || is_bool(b) {
+            return Err(Error::Runtime("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.".into()));
+        }
+        Ok(())
+    }
+    fn backward(a: &Operand, b: &Operand, inputs: [&Tensor; 2], out: &Tensor) {
+        match (a, b) {
+            (Operand::S(_), Operand::T(t)) => {
+                record("RsubBackward1", &[t], &[out], vec![], |ctx| {
+                    Ok(vec![Some(unary::neg(&ctx.grad(0)?)?)])
+                })
+            }
+            _ => record("SubBackward0", &inputs, &[out], vec![], |ctx| {
                 let g = ctx.grad(0)?;
                 let gb = if ctx.needs(1) {
                     Some(unary::neg(&g)?)
@@ -462,70 +385,141 @@ fn record_binary(op: BinOp, a: &Operand, b: &Operand, out: &Tensor) {
                 };
                 Ok(vec![Some(g), gb])
             }),
-        },
-        BinOp::Mul => {
-            // PyTorch saves `other` when self needs a gradient and `self` when other does (in
-            // that order); a number is saved as a wrapped 0-d tensor
-            let (sa, sb) = (scalar_of(a), scalar_of(b));
-            let mut saved = Vec::new();
-            let mut slot = |t: &Tensor, wanted: bool, number: bool| {
-                wanted.then(|| {
-                    saved.push(if number {
-                        Saved::Number(t.clone())
-                    } else {
-                        Saved::Input(t.clone())
-                    });
-                    saved.len() - 1
-                })
+        }
+    }
+}
+
+impl Arith for op::Mul {
+    const NUMBER_FIRST: bool = true;
+    #[inline(always)]
+    fn float<F: Real>(a: F, b: F) -> F {
+        a * b
+    }
+    #[inline(always)]
+    fn int(a: i64, b: i64) -> i64 {
+        a.wrapping_mul(b)
+    }
+    #[inline(always)]
+    fn boolean(a: bool, b: bool) -> bool {
+        a & b
+    }
+    fn backward(a: &Operand, b: &Operand, [ea, eb]: [&Tensor; 2], out: &Tensor) {
+        // PyTorch saves `other` when self needs a gradient and `self` when other does (in
+        // that order); a number is saved as a wrapped 0-d tensor
+        let (sa, sb) = (scalar_of(a), scalar_of(b));
+        let mut saved = Vec::new();
+        let mut slot = |t: &Tensor, wanted: bool, number: bool| {
+            wanted.then(|| {
+                saved.push(if number {
+                    Saved::Number(t.clone())
+                } else {
+                    Saved::Input(t.clone())
+                });
+                saved.len() - 1
+            })
+        };
+        let ib = slot(eb, ea.requires_grad(), sb.is_some());
+        let ia = slot(ea, eb.requires_grad(), sa.is_some());
+        record("MulBackward0", &[ea, eb], &[out], saved, move |ctx| {
+            let g = ctx.grad(0)?;
+            let operand = |s: Option<Scalar>, i: Option<usize>| match (s, i) {
+                (Some(_), _) => mul_operand(&g, s, &g),
+                (None, Some(i)) => mul(&g, &ctx.saved[i]),
+                (None, None) => unreachable!("saved when needed"),
             };
-            let ib = slot(&eb, ea.requires_grad(), sb.is_some());
-            let ia = slot(&ea, eb.requires_grad(), sa.is_some());
-            record("MulBackward0", &[&ea, &eb], &[out], saved, move |ctx| {
-                let g = ctx.grad(0)?;
-                let operand = |s: Option<Scalar>, i: Option<usize>| match (s, i) {
-                    (Some(_), _) => mul_operand(&g, s, &g),
-                    (None, Some(i)) => mul(&g, &ctx.saved[i]),
-                    (None, None) => unreachable!("saved when needed"),
-                };
-                let ga = if ctx.needs(0) {
-                    Some(operand(sb, ib)?)
-                } else {
-                    None
-                };
-                let gb = if ctx.needs(1) {
-                    Some(operand(sa, ia)?)
-                } else {
-                    None
-                };
-                Ok(vec![ga, gb])
-            })
+            let ga = if ctx.needs(0) {
+                Some(operand(sb, ib)?)
+            } else {
+                None
+            };
+            let gb = if ctx.needs(1) {
+                Some(operand(sa, ia)?)
+            } else {
+                None
+            };
+            Ok(vec![ga, gb])
+        })
+    }
+}
+
+impl Arith for op::Div {
+    const NUMBER_FIRST: bool = true;
+    #[inline(always)]
+    fn float<F: Real>(a: F, b: F) -> F {
+        a / b
+    }
+    #[inline(always)]
+    fn int(a: i64, b: i64) -> i64 {
+        op::FloorDiv::int(a, b) // never reached: true division computes in float
+    }
+    #[inline(always)]
+    fn boolean(a: bool, b: bool) -> bool {
+        a & b // never reached, as `int`
+    }
+    fn dtype(promoted: DType) -> DType {
+        if promoted.is_float() {
+            promoted
+        } else {
+            DType::F32
         }
-        BinOp::Div => {
-            let saved = vec![Saved::Input(ea.clone()), Saved::Input(eb.clone())];
-            let sb = scalar_of(b);
-            record("DivBackward0", &[&ea, &eb], &[out], saved, move |ctx| {
-                let g = ctx.grad(0)?;
-                let bden: Operand = match sb {
-                    Some(s) => S(s),
-                    None => T(ctx.saved[1].clone()),
-                };
-                let ga = if ctx.needs(0) {
-                    Some(binary(BinOp::Div, &T(g.clone()), &bden)?)
-                } else {
-                    None
-                };
-                let gb = if ctx.needs(1) {
-                    // -g * a / b^2
-                    let b2 = mul(&ctx.saved[1], &ctx.saved[1])?;
-                    let num = mul(&unary::neg(&g)?, &ctx.saved[0])?;
-                    Some(div(&num, &b2)?)
-                } else {
-                    None
-                };
-                Ok(vec![ga, gb])
-            })
+    }
+    fn backward(_: &Operand, b: &Operand, [ea, eb]: [&Tensor; 2], out: &Tensor) {
+        let saved = vec![Saved::Input(ea.clone()), Saved::Input(eb.clone())];
+        let sb = scalar_of(b);
+        record("DivBackward0", &[ea, eb], &[out], saved, move |ctx| {
+            let g = ctx.grad(0)?;
+            let bden = match sb {
+                Some(s) => Operand::S(s),
+                None => Operand::T(ctx.saved[1].clone()),
+            };
+            let ga = if ctx.needs(0) {
+                Some(binary(BinOp::Div, &Operand::T(g.clone()), &bden)?)
+            } else {
+                None
+            };
+            let gb = if ctx.needs(1) {
+                // -g * a / b^2
+                let b2 = mul(&ctx.saved[1], &ctx.saved[1])?;
+                let num = mul(&unary::neg(&g)?, &ctx.saved[0])?;
+                Some(div(&num, &b2)?)
+            } else {
+                None
+            };
+            Ok(vec![ga, gb])
+        })
+    }
+}
+
+impl Arith for op::Pow {
+    const NUMBER_FIRST: bool = true;
+    const COSTLY: bool = true;
+    #[inline(always)]
+    fn float<F: Real>(a: F, b: F) -> F {
+        if b == F::c(2.0) {
+            a * a
+        } else {
+            a.powf(b)
         }
-        BinOp::Pow => match (a, b) {
+    }
+    #[inline(always)]
+    fn int(a: i64, b: i64) -> i64 {
+        a.wrapping_pow(b.clamp(0, u32::MAX as i64) as u32)
+    }
+    #[inline(always)]
+    fn boolean(a: bool, b: bool) -> bool {
+        a || !b
+    }
+    fn check(_: &Operand, _: &Operand, dtype: DType, db: &Tensor) -> Result<()> {
+        if dtype == DType::I64 && db.any_f64(|v| v < 0.0) {
+            return Err(Error::Runtime(
+                "Integers to negative integer powers are not allowed.".into(),
+            ));
+        }
+        Ok(())
+    }
+    fn backward(a: &Operand, b: &Operand, [ea, eb]: [&Tensor; 2], out: &Tensor) {
+        use Operand::{S, T};
+        match (a, b) {
             (T(x), S(e)) => {
                 let e = *e;
                 record(
@@ -561,25 +555,19 @@ fn record_binary(op: BinOp, a: &Operand, b: &Operand, out: &Tensor) {
             (S(base), T(x)) => {
                 let lnb = base.to_f64().ln();
                 let zero_base = base.to_f64() == 0.0;
-                record(
-                    "PowBackward2",
-                    &[x],
-                    &[out],
-                    vec![Saved::Output(out.clone(), 0), Saved::Input(x.clone())],
-                    move |ctx| {
-                        let g = ctx.grad(0)?;
-                        let d = mul_scalar(&mul(&g, &ctx.saved[0])?, lnb)?;
-                        let d = if zero_base {
-                            // 0^x: gradient 0 where x >= 0
-                            let mask =
-                                binary(BinOp::Ge, &T(ctx.saved[1].clone()), &S(Scalar::Int(0)))?;
-                            masked_fill(&d, &mask, Scalar::Float(0.0))?
-                        } else {
-                            d
-                        };
-                        Ok(vec![Some(d)])
-                    },
-                )
+                let saved = vec![Saved::Output(out.clone(), 0), Saved::Input(x.clone())];
+                record("PowBackward2", &[x], &[out], saved, move |ctx| {
+                    let g = ctx.grad(0)?;
+                    let d = mul_scalar(&mul(&g, &ctx.saved[0])?, lnb)?;
+                    let d = if zero_base {
+                        // 0^x: gradient 0 where x >= 0
+                        let mask = binary(BinOp::Ge, &T(ctx.saved[1].clone()), &S(Scalar::Int(0)))?;
+                        masked_fill(&d, &mask, Scalar::Float(0.0))?
+                    } else {
+                        d
+                    };
+                    Ok(vec![Some(d)])
+                })
             }
             _ => {
                 let saved = vec![
@@ -587,7 +575,7 @@ fn record_binary(op: BinOp, a: &Operand, b: &Operand, out: &Tensor) {
                     Saved::Input(eb.clone()),
                     Saved::Output(out.clone(), 0),
                 ];
-                record("PowBackward1", &[&ea, &eb], &[out], saved, |ctx| {
+                record("PowBackward1", &[ea, eb], &[out], saved, |ctx| {
                     let g = ctx.grad(0)?;
                     let (x, e, o) = (&ctx.saved[0], &ctx.saved[1], &ctx.saved[2]);
                     let ga = if ctx.needs(0) {
@@ -617,57 +605,256 @@ fn record_binary(op: BinOp, a: &Operand, b: &Operand, out: &Tensor) {
                     Ok(vec![ga, gb])
                 })
             }
-        },
-        BinOp::Maximum | BinOp::Minimum => {
-            let name = if op == BinOp::Maximum {
-                "MaximumBackward0"
-            } else {
-                "MinimumBackward0"
-            };
-            let saved = vec![Saved::Input(ea.clone()), Saved::Input(eb.clone())];
-            record(name, &[&ea, &eb], &[out], saved, move |ctx| {
-                let g = ctx.grad(0)?;
-                let (x, y) = (&ctx.saved[0], &ctx.saved[1]);
-                let eq = binary(BinOp::Eq, &T(x.clone()), &T(y.clone()))?;
-                let half = where_(&eq, &mul_scalar(&g, 0.5)?, &g)?;
-                let (lose_a, lose_b) = if op == BinOp::Maximum {
-                    (BinOp::Lt, BinOp::Gt)
-                } else {
-                    (BinOp::Gt, BinOp::Lt)
-                };
-                let ma = binary(lose_a, &T(x.clone()), &T(y.clone()))?;
-                let mb = binary(lose_b, &T(x.clone()), &T(y.clone()))?;
-                Ok(vec![
-                    Some(masked_fill(&half, &ma, Scalar::Float(0.0))?),
-                    Some(masked_fill(&half, &mb, Scalar::Float(0.0))?),
-                ])
-            })
         }
-        BinOp::Rem => match b {
-            S(_) => record("RemainderBackward0", &[&ea], &[out], vec![], |ctx| {
+    }
+}
+
+/// d/dx x^e = e x^(e - 1), with the common exponents written out (and vectorisable).
+#[inline(always)]
+fn pow_grad_factor<F: Real>(x: F, e: F) -> F {
+    let (one, two) = (F::c(1.0), F::c(2.0));
+    if e == two {
+        two * x
+    } else if e == one {
+        one
+    } else {
+        e * x.powf(e - one)
+    }
+}
+
+impl Arith for op::Maximum {
+    const NUMBER_OTHER: bool = false;
+    #[inline(always)]
+    fn float<F: Real>(a: F, b: F) -> F {
+        if a.is_nan() || b.is_nan() {
+            F::NAN
+        } else if a > b {
+            a
+        } else {
+            b
+        }
+    }
+    #[inline(always)]
+    fn int(a: i64, b: i64) -> i64 {
+        a.max(b)
+    }
+    #[inline(always)]
+    fn boolean(a: bool, b: bool) -> bool {
+        a | b
+    }
+    fn backward(_: &Operand, _: &Operand, inputs: [&Tensor; 2], out: &Tensor) {
+        extremum_backward("MaximumBackward0", BinOp::Lt, inputs, out)
+    }
+}
+
+impl Arith for op::Minimum {
+    const NUMBER_OTHER: bool = false;
+    #[inline(always)]
+    fn float<F: Real>(a: F, b: F) -> F {
+        if a.is_nan() || b.is_nan() {
+            F::NAN
+        } else if a < b {
+            a
+        } else {
+            b
+        }
+    }
+    #[inline(always)]
+    fn int(a: i64, b: i64) -> i64 {
+        a.min(b)
+    }
+    #[inline(always)]
+    fn boolean(a: bool, b: bool) -> bool {
+        a & b
+    }
+    fn backward(_: &Operand, _: &Operand, inputs: [&Tensor; 2], out: &Tensor) {
+        extremum_backward("MinimumBackward0", BinOp::Gt, inputs, out)
+    }
+}
+
+/// maximum/minimum: the gradient goes to the winner, split in half on ties; `loses` is the
+/// comparison under which the first operand lost.
+fn extremum_backward(name: &'static str, loses: BinOp, [ea, eb]: [&Tensor; 2], out: &Tensor) {
+    let saved = vec![Saved::Input(ea.clone()), Saved::Input(eb.clone())];
+    record(name, &[ea, eb], &[out], saved, move |ctx| {
+        let g = ctx.grad(0)?;
+        let (x, y) = (
+            Operand::T(ctx.saved[0].clone()),
+            Operand::T(ctx.saved[1].clone()),
+        );
+        let half = where_(&binary(BinOp::Eq, &x, &y)?, &mul_scalar(&g, 0.5)?, &g)?;
+        let lost_a = binary(loses, &x, &y)?;
+        let lost_b = binary(loses, &y, &x)?;
+        Ok(vec![
+            Some(masked_fill(&half, &lost_a, Scalar::Float(0.0))?),
+            Some(masked_fill(&half, &lost_b, Scalar::Float(0.0))?),
+        ])
+    })
+}
+
+/// Integer floor division and remainder by zero are errors (floats give inf/nan).
+fn reject_int_zero(dtype: DType, db: &Tensor) -> Result<()> {
+    if dtype == DType::I64 && db.any_f64(|v| v == 0.0) {
+        return Err(Error::Runtime("ZeroDivisionError".into()));
+    }
+    Ok(())
+}
+
+impl Arith for op::FloorDiv {
+    const NUMBER_FIRST: bool = true;
+    #[inline(always)]
+    fn float<F: Real>(a: F, b: F) -> F {
+        (a / b).floor()
+    }
+    #[inline(always)]
+    fn int(a: i64, b: i64) -> i64 {
+        if b == 0 {
+            return 0; // rejected before the kernel runs
+        }
+        let q = a.wrapping_div(b);
+        if (a.wrapping_rem(b) != 0) && ((a < 0) != (b < 0)) {
+            q - 1
+        } else {
+            q
+        }
+    }
+    #[inline(always)]
+    fn boolean(a: bool, b: bool) -> bool {
+        a & b
+    }
+    fn check(_: &Operand, _: &Operand, dtype: DType, db: &Tensor) -> Result<()> {
+        reject_int_zero(dtype, db)
+    }
+    fn backward(_: &Operand, _: &Operand, inputs: [&Tensor; 2], out: &Tensor) {
+        record("DivBackward2", &inputs, &[out], vec![], |ctx| {
+            let z = mul_scalar(&ctx.grad(0)?, 0.0)?;
+            Ok(vec![Some(z.clone()), Some(z)])
+        })
+    }
+}
+
+impl Arith for op::Rem {
+    const NUMBER_FIRST: bool = true;
+    #[inline(always)]
+    fn float<F: Real>(a: F, b: F) -> F {
+        let r = a % b;
+        if r != F::c(0.0) && ((r < F::c(0.0)) != (b < F::c(0.0))) {
+            r + b
+        } else {
+            r
+        }
+    }
+    #[inline(always)]
+    fn int(a: i64, b: i64) -> i64 {
+        if b == 0 {
+            return 0; // rejected before the kernel runs
+        }
+        let r = a.wrapping_rem(b);
+        if r != 0 && ((r < 0) != (b < 0)) {
+            r + b
+        } else {
+            r
+        }
+    }
+    #[inline(always)]
+    fn boolean(_: bool, _: bool) -> bool {
+        false
+    }
+    fn check(_: &Operand, _: &Operand, dtype: DType, db: &Tensor) -> Result<()> {
+        reject_int_zero(dtype, db)
+    }
+    fn backward(_: &Operand, b: &Operand, [ea, eb]: [&Tensor; 2], out: &Tensor) {
+        match b {
+            Operand::S(_) => record("RemainderBackward0", &[ea], &[out], vec![], |ctx| {
                 Ok(vec![Some(ctx.grad(0)?)])
             }),
-            T(_) => {
+            Operand::T(_) => {
                 let saved = vec![Saved::Input(ea.clone()), Saved::Input(eb.clone())];
-                record("RemainderBackward1", &[&ea, &eb], &[out], saved, |ctx| {
+                record("RemainderBackward1", &[ea, eb], &[out], saved, |ctx| {
                     let g = ctx.grad(0)?;
-                    let q = binary(
-                        BinOp::FloorDiv,
-                        &T(ctx.saved[0].detach()),
-                        &T(ctx.saved[1].detach()),
-                    )?;
+                    let (x, y) = (
+                        Operand::T(ctx.saved[0].detach()),
+                        Operand::T(ctx.saved[1].detach()),
+                    );
+                    let q = binary(BinOp::FloorDiv, &x, &y)?;
                     let gb = unary::neg(&mul(&g, &q)?)?;
                     Ok(vec![Some(g), Some(gb)])
                 })
             }
-        },
-        BinOp::FloorDiv => record("DivBackward2", &[&ea, &eb], &[out], vec![], |ctx| {
-            let z = mul_scalar(&ctx.grad(0)?, 0.0)?;
-            Ok(vec![Some(z.clone()), Some(z)])
-        }),
-        _ => {}
+        }
     }
 }
+
+/// Bitwise ops exist for integers and bools only, as PyTorch's `bitwise_*_cpu` kernels.
+fn reject_float(kernel: &str, dtype: DType) -> Result<()> {
+    if dtype.is_float() {
+        return Err(Error::NotImplemented(format!(
+            "\"{kernel}\" not implemented for '{}'",
+            dtype.kernel_name()
+        )));
+    }
+    Ok(())
+}
+
+macro_rules! bitwise {
+    ($ty:ident, $kernel:literal, $op:tt) => {
+        impl Arith for op::$ty {
+            #[inline(always)]
+            fn float<F: Real>(a: F, _: F) -> F {
+                a // never reached: `check` rejects floats
+            }
+            #[inline(always)]
+            fn int(a: i64, b: i64) -> i64 {
+                a $op b
+            }
+            #[inline(always)]
+            fn boolean(a: bool, b: bool) -> bool {
+                a $op b
+            }
+            fn check(_: &Operand, _: &Operand, dtype: DType, _: &Tensor) -> Result<()> {
+                reject_float($kernel, dtype)
+            }
+        }
+    };
+}
+bitwise!(BitAnd, "bitwise_and_cpu", &);
+bitwise!(BitOr, "bitwise_or_cpu", |);
+bitwise!(BitXor, "bitwise_xor_cpu", ^);
+
+// ---- comparisons ----
+
+macro_rules! comparison {
+    ($ty:ident, |$a:ident, $b:ident| $test:expr) => {
+        impl Compare for op::$ty {
+            #[inline(always)]
+            fn test<T: Elem>($a: T, $b: T) -> bool {
+                $test
+            }
+        }
+    };
+}
+comparison!(Eq, |a, b| a == b);
+comparison!(Ne, |a, b| a != b);
+comparison!(Lt, |a, b| a < b);
+comparison!(Le, |a, b| a <= b);
+comparison!(Gt, |a, b| a > b);
+comparison!(Ge, |a, b| a >= b);
+
+macro_rules! logical {
+    ($ty:ident, |$a:ident, $b:ident| $test:expr) => {
+        impl Compare for op::$ty {
+            const NUMBER_OTHER: bool = false;
+            #[inline(always)]
+            fn test<T: Elem>(a: T, b: T) -> bool {
+                let ($a, $b) = (a.is_true(), b.is_true());
+                $test
+            }
+        }
+    };
+}
+logical!(LogicalAnd, |a, b| a && b);
+logical!(LogicalOr, |a, b| a || b);
+logical!(LogicalXor, |a, b| a != b);
 
 fn scalar_of(o: &Operand) -> Option<Scalar> {
     match o {

@@ -7,10 +7,10 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::kernels::alloc;
 use crate::kernels::matmul::{matmul as kmatmul, Mat};
+use crate::kernels::parallel;
 use crate::layout::{broadcast_shapes, Layout};
 use crate::storage::Elem;
 use crate::tensor::Tensor;
-use rayon::prelude::*;
 
 fn check_same_dtype(a: &Tensor, b: &Tensor) -> Result<DType> {
     if a.dtype() != b.dtype() {
@@ -75,9 +75,14 @@ fn batched_typed<T: Elem>(
         && crate::kernels::par_ok(batch * n * k * m, 1 << 18)
         && n * k * m < 1 << 18
     {
-        out.par_chunks_mut(n * m)
-            .enumerate()
-            .for_each(|(i, d)| one(i, d));
+        // one run of consecutive matrices per thread
+        let per = batch.div_ceil(parallel::num_threads().max(1));
+        let runs: Vec<&mut [T]> = out.chunks_mut(per * n * m).collect();
+        parallel::map_each(runs, &|r, run| {
+            for (i, d) in run.chunks_mut(n * m).enumerate() {
+                one(r * per + i, d);
+            }
+        });
     } else if n * m > 0 {
         out.chunks_mut(n * m)
             .enumerate()

@@ -554,3 +554,16 @@ pub fn leaky_relu(x: &Tensor, slope: f64) -> Result<Tensor> {
     }
     Ok(out)
 }
+
+/// The unary ops bound to Python, each a Tensor method and a `torch` function of that name (the
+/// bindings in py/ops.rs and the op list `_core._ops()` are generated from this list). An op
+/// here is its `pub fn name(&Tensor) -> Result<Tensor>` above: forward, saved tensors, backward.
+#[macro_export]
+macro_rules! for_each_unary_op {
+    ($m:ident) => {
+        $m! {
+            exp, log, log1p, sqrt, rsqrt, sin, cos, tanh, sigmoid, relu, abs, sign, neg, erf,
+            reciprocal, logical_not, bitwise_not,
+        }
+    };
+}

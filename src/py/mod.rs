@@ -8,6 +8,7 @@ pub mod node;
 pub mod optim;
 pub mod random;
 pub mod rearrange;
+pub mod registry;
 pub mod tensor;
 
 use crate::autograd::engine::{run_backward, BackwardOptions};
@@ -385,6 +386,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_check_fits, m)?)?;
     m.add_function(wrap_pyfunction!(_run_backward, m)?)?;
     m.add_function(wrap_pyfunction!(_scalar_binary, m)?)?;
+    registry::register(m)?;
     m.add_function(wrap_pyfunction!(node::_record_function, m)?)?;
     m.add_function(wrap_pyfunction!(node::_saved_tensors, m)?)?;
     let _ = Scalar::Int(0);

@@ -201,54 +201,6 @@ impl PyTensor {
     }
 
     // ---- unary elementwise ----
-    fn exp(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.unary(py, ops::exp)
-    }
-    fn log(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.unary(py, ops::log)
-    }
-    fn log1p(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.unary(py, ops::log1p)
-    }
-    fn sqrt(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.unary(py, ops::sqrt)
-    }
-    fn rsqrt(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.unary(py, ops::rsqrt)
-    }
-    fn sin(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.unary(py, ops::sin)
-    }
-    fn cos(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.unary(py, ops::cos)
-    }
-    fn tanh(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.unary(py, ops::tanh)
-    }
-    fn sigmoid(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.unary(py, ops::sigmoid)
-    }
-    fn relu(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.unary(py, ops::relu)
-    }
-    fn abs(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.unary(py, ops::abs)
-    }
-    fn sign(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.unary(py, ops::sign)
-    }
-    fn neg(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.unary(py, ops::neg)
-    }
-    fn erf(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.unary(py, ops::erf)
-    }
-    fn reciprocal(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.unary(py, ops::reciprocal)
-    }
-    fn logical_not(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.unary(py, ops::logical_not)
-    }
     fn clone(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.unary(py, ops::clone)
     }
@@ -259,9 +211,6 @@ impl PyTensor {
         self.unary(py, ops::abs)
     }
     fn __invert__(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.unary(py, ops::bitwise_not)
-    }
-    fn bitwise_not(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.unary(py, ops::bitwise_not)
     }
     fn _silu(&self, py: Python<'_>) -> PyResult<PyTensor> {
