@@ -51,10 +51,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "native"))
 
+# ferrograd is loaded before torch, as in compare_torch.py
+# isort: off
 from op_db import OP_DB, VIEWS  # noqa: E402
 
 import ferrograd  # noqa: E402
 import torch  # noqa: E402
+# isort: on
 
 LIBS = {"torch": torch, "ferrograd": ferrograd}
 LAYOUTS = ("contig", "bcast", "strided")

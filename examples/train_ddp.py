@@ -24,7 +24,6 @@ from ferrograd.nn.parallel import DistributedDataParallel as DDP
 from ferrograd.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 
-
 def load_data(seed):
     """examples/train_digits.py's data: the 8x8 digits in [0, 1], the same stratified split."""
     digits = load_digits()

@@ -81,7 +81,7 @@ def main():
     start = time.perf_counter()
     step_losses, epoch_losses, test_accs = [], [], []
     bar = tqdm(range(1, args.epochs + 1), desc="training", unit="epoch")
-    for epoch in bar:
+    for _epoch in bar:
         total, count = 0.0, 0
         for inputs, labels in loader:
             optimizer.zero_grad()

@@ -20,6 +20,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ._dtype import get_default_dtype
+
 inf = math.inf
 
 
@@ -313,10 +315,6 @@ def _add_suffixes(tensor_str, suffixes, indent, force_newline):
 
 def _default_dtype_name():
     """str() of the default floating dtype ('torch.float32' unless changed)."""
-    try:
-        from ferrograd import get_default_dtype
-    except (ImportError, AttributeError):
-        return "torch.float32"
     return str(get_default_dtype())
 
 

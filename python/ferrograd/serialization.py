@@ -29,6 +29,14 @@ import json
 import os
 import struct
 
+import safetensors
+import safetensors.numpy
+
+from ._core import Tensor
+from ._device import device
+from ._factories import from_numpy
+from .nn.parameter import Buffer, Parameter
+
 _META_KEY = "ferrograd"
 _VERSION = 2  # 1: the structure as a JSON tree; 2: as a flat list of tokens
 
@@ -47,13 +55,6 @@ _PICKLE_HINT = (
 )
 
 
-def _tensor_types():
-    from . import Tensor
-    from .nn.parameter import Buffer, Parameter
-
-    return Tensor, Parameter, Buffer
-
-
 class _Encoder:
     r"""Turns an object into a flat list of JSON-able tokens plus a dict of numpy arrays.
 
@@ -69,10 +70,9 @@ class _Encoder:
     def __init__(self):
         self.arrays = {}
         self.tokens = []
-        self.Tensor, self.Parameter, self.Buffer = _tensor_types()
 
     def tensor(self, t, key):
-        if type(t) not in (self.Tensor, self.Parameter, self.Buffer):
+        if type(t) not in (Tensor, Parameter, Buffer):
             raise TypeError(f"ferrograd.save cannot store tensors of type {type(t).__qualname__}")
         a = t.detach().numpy()
         if not a.flags.c_contiguous:
@@ -81,15 +81,15 @@ class _Encoder:
         node = {"T": key}
         if t.requires_grad:
             node["rg"] = True
-        if type(t) is self.Parameter:
+        if type(t) is Parameter:
             node["cls"] = "Parameter"
-        elif type(t) is self.Buffer:
+        elif type(t) is Buffer:
             node["cls"] = "Buffer"
             node["persistent"] = bool(getattr(t, "persistent", True))
         return node
 
     def encode(self, obj):
-        tokens, Tensor = self.tokens, self.Tensor
+        tokens = self.tokens
         on_path = set()  # ids of the containers enclosing the current object
         # (object, depth of the containers enclosing it); (_LEAVE, id) closes a container
         stack = [(obj, 0)]
@@ -140,7 +140,6 @@ class _Encoder:
             stack.extend((c, depth + 1) for c in reversed(children))
 
     def encode_top(self, obj):
-        Tensor = self.Tensor
         if (
             type(obj) in (dict, collections.OrderedDict)
             and all(type(k) is str for k in obj)
@@ -167,8 +166,6 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
     nesting of dicts, lists and tuples of tensors, ints, floats, bools, strings and
     None.  The pickle-related arguments are accepted for compatibility and ignored.
     """
-    import safetensors.numpy
-
     enc = _Encoder()
     structure = enc.encode_top(obj)
     metadata = {
@@ -259,8 +256,6 @@ def _container(tag, elements, ordered):
 
 def _decode(tokens, tensors):
     r"""Rebuild the object from ``_Encoder`` tokens, with an explicit stack."""
-    from .nn.parameter import Buffer, Parameter
-
     if not isinstance(tokens, list):
         raise _Malformed
     stack = []  # open containers: [tag, elements still to come, elements so far, ordered]
@@ -315,8 +310,6 @@ def _decode(tokens, tensors):
 
 
 def _check_map_location(map_location):
-    from . import device
-
     if map_location is None or callable(map_location):
         # everything lives on the CPU; a callable (e.g. ``lambda s, loc: s``) has
         # nothing to move
@@ -338,11 +331,6 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     RuntimeError: nothing is ever unpickled, whatever ``weights_only`` says.
     ``map_location`` may only name the CPU.
     """
-    import safetensors
-    import safetensors.numpy
-
-    from . import from_numpy
-
     _check_map_location(map_location)
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:

@@ -14,7 +14,7 @@ pub mod tensor;
 use crate::autograd::engine::{run_backward, BackwardOptions};
 use crate::creation;
 use crate::dtype::{DType, Scalar};
-use crate::ops::{self, Operand};
+use crate::ops;
 use crate::storage::{Elem, Storage};
 use crate::tensor::Tensor;
 use convert::{operand, required_dtype, PyDType};
@@ -304,35 +304,6 @@ fn _run_backward(
     Ok(out.into_iter().map(|o| o.map(PyTensor::new)).collect())
 }
 
-/// `s / x` helper for function forms with a scalar first argument.
-#[pyfunction]
-fn _scalar_binary(
-    py: Python<'_>,
-    name: &str,
-    a: &Bound<'_, PyAny>,
-    b: &Bound<'_, PyAny>,
-) -> PyResult<PyTensor> {
-    let op = match name {
-        "add" => ops::BinOp::Add,
-        "sub" => ops::BinOp::Sub,
-        "mul" => ops::BinOp::Mul,
-        "div" => ops::BinOp::Div,
-        "pow" => ops::BinOp::Pow,
-        _ => return Err(PyValueError::new_err(name.to_string())),
-    };
-    let (Some(x), Some(y)) = (operand(a), operand(b)) else {
-        return Err(PyTypeError::new_err(format!(
-            "{name}(): expected Tensors or numbers"
-        )));
-    };
-    if let (Operand::S(_), Operand::S(_)) = (&x, &y) {
-        return Err(PyTypeError::new_err(format!(
-            "{name}(): at least one argument must be a Tensor"
-        )));
-    }
-    run(py, Work::LIGHT, move || ops::binary(op, &x, &y)).map(PyTensor::new)
-}
-
 /// `torch.set_num_threads`.
 #[pyfunction]
 fn set_num_threads(n: i64) -> PyResult<()> {
@@ -385,7 +356,6 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_live_nodes, m)?)?;
     m.add_function(wrap_pyfunction!(_check_fits, m)?)?;
     m.add_function(wrap_pyfunction!(_run_backward, m)?)?;
-    m.add_function(wrap_pyfunction!(_scalar_binary, m)?)?;
     registry::register(m)?;
     m.add_function(wrap_pyfunction!(node::_record_function, m)?)?;
     m.add_function(wrap_pyfunction!(node::_saved_tensors, m)?)?;

@@ -4,7 +4,7 @@
 
 use super::convert::operand;
 use super::errors::{run, Work};
-use super::tensor::PyTensor;
+use super::tensor::{operand_work, PyTensor};
 use crate::ops::{self, BinOp, Operand};
 use crate::tensor::Tensor;
 use pyo3::exceptions::PyTypeError;
@@ -37,8 +37,7 @@ fn other_operand(op: BinOp, other: &Bound<'_, PyAny>) -> PyResult<Operand> {
 
 /// `a op b` through the engine, the GIL released for large operands.
 pub fn apply_binary(py: Python<'_>, op: BinOp, a: Operand, b: Operand) -> PyResult<PyTensor> {
-    let work = Work::elems([a.tensor(), b.tensor()].into_iter().flatten());
-    run(py, work, || ops::binary(op, &a, &b)).map(PyTensor::new)
+    run(py, operand_work(&[&a, &b]), || ops::binary(op, &a, &b)).map(PyTensor::new)
 }
 
 fn binary_method(

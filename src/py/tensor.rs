@@ -10,7 +10,7 @@ use crate::autograd::graph::NodeRef;
 use crate::dtype::{DType, Scalar};
 use crate::ops::{self, BinOp, Operand};
 use crate::tensor::Tensor;
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::pyclass::CompareOp;
@@ -100,12 +100,8 @@ pub fn size_object<'py>(py: Python<'py>, shape: &[usize]) -> PyResult<Bound<'py,
     cls.bind(py).call1((PyTuple::new(py, shape)?,))
 }
 
-fn binop(py: Python<'_>, op: BinOp, a: Operand, b: Operand) -> PyResult<PyTensor> {
-    run(py, operand_work(&[&a, &b]), || ops::binary(op, &a, &b)).map(wrap)
-}
-
 /// The work of an elementwise op over these operands (numbers count for nothing).
-fn operand_work(operands: &[&Operand]) -> Work {
+pub fn operand_work(operands: &[&Operand]) -> Work {
     Work::elems(operands.iter().filter_map(|o| o.tensor()))
 }
 
@@ -122,7 +118,10 @@ fn forward_op(
     };
     let s = Operand::T(slf.t.clone());
     let (a, b) = if reflected { (o, s) } else { (s, o) };
-    Ok(binop(py, op, a, b)?.into_pyobject(py)?.into_any().unbind())
+    Ok(super::registry::apply_binary(py, op, a, b)?
+        .into_pyobject(py)?
+        .into_any()
+        .unbind())
 }
 
 fn other_operand(o: &Bound<'_, PyAny>) -> PyResult<Operand> {
@@ -673,6 +672,9 @@ impl PyTensor {
     fn div_<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
         inplace(slf, BinOp::Div, o)
     }
+    fn pow_<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        inplace(slf, BinOp::Pow, o)
+    }
     fn zero_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
         guarded(|| ops::zero_(&slf.get().t))?;
         Ok(slf.clone())
@@ -736,48 +738,6 @@ impl PyTensor {
         Ok(slf.clone())
     }
 
-    // ---- named binary methods ----
-    fn _binary(&self, py: Python<'_>, name: &str, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        let op = match name {
-            "add" => BinOp::Add,
-            "sub" => BinOp::Sub,
-            "mul" => BinOp::Mul,
-            "div" => BinOp::Div,
-            "pow" => BinOp::Pow,
-            "maximum" => BinOp::Maximum,
-            "minimum" => BinOp::Minimum,
-            "eq" => BinOp::Eq,
-            "ne" => BinOp::Ne,
-            "lt" => BinOp::Lt,
-            "le" => BinOp::Le,
-            "gt" => BinOp::Gt,
-            "ge" => BinOp::Ge,
-            "logical_and" => BinOp::LogicalAnd,
-            "logical_or" => BinOp::LogicalOr,
-            "logical_xor" => BinOp::LogicalXor,
-            "floor_divide" => BinOp::FloorDiv,
-            "remainder" => BinOp::Rem,
-            "bitwise_and" => BinOp::BitAnd,
-            "bitwise_or" => BinOp::BitOr,
-            "bitwise_xor" => BinOp::BitXor,
-            _ => return Err(PyValueError::new_err(format!("unknown binary op {name}"))),
-        };
-        if matches!(op, BinOp::Maximum | BinOp::Minimum) {
-            tensor_arg(other, &format!("{name}(): argument 'other'"))?;
-        }
-        binop(py, op, Operand::T(self.t.clone()), other_operand(other)?)
-    }
-    fn _binary_(slf: &Bound<'_, Self>, name: &str, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        let op = match name {
-            "add" => BinOp::Add,
-            "sub" => BinOp::Sub,
-            "mul" => BinOp::Mul,
-            "div" => BinOp::Div,
-            "pow" => BinOp::Pow,
-            _ => return Err(PyValueError::new_err(format!("unknown in-place op {name}"))),
-        };
-        inplace(slf, op, other).map(|_| ())
-    }
     fn matmul(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         let (a, b) = (self.t.clone(), other.t.clone());
         let work = Work::over(

@@ -1300,6 +1300,60 @@ def _compare(name, ref, op):
     return OpInfo(name, V(fn=name, method=name, op=op), ref, samples, differentiable=False)
 
 
+def _logical_unary_samples(g):
+    return [
+        Sample(g.mask(3, 4)),
+        Sample(np.asarray(np.round(g.f(3, 4)))),  # floats: zero is false
+        Sample(g.idx((5,), 3)),
+        Sample(g.mask(3, 4), views={0: "T"}),
+    ]
+
+
+def _bitwise_unary_samples(g):
+    return [
+        Sample(g.mask(3, 4)),
+        Sample(g.idx((3, 4), 50) - 25),
+        Sample(g.idx((3, 4), 9), views={0: "T"}),
+    ]
+
+
+def _logical(name, ref):
+    def samples(g):
+        return [
+            Sample(g.mask(3, 4), g.mask(3, 4)),
+            Sample(g.mask(3, 1), g.mask(1, 4)),
+            Sample(np.round(g.f(3, 4)), g.mask(3, 4)),  # float and bool
+            Sample(g.idx((3, 4), 3), np.round(g.f(4))),
+            Sample(g.mask(3, 4), g.mask(3, 4), views={0: "T"}),
+        ]
+
+    return OpInfo(name, V(fn=name, method=name), ref, samples, differentiable=False)
+
+
+def _bitwise(name, ref, op):
+    def samples(g):
+        ints = lambda *s: g.idx(s, 64) - 32  # noqa: E731
+        return [
+            Sample(ints(3, 4), ints(3, 4)),
+            Sample(ints(3, 1), ints(1, 4)),
+            Sample(g.mask(3, 4), g.mask(3, 4)),
+            Sample(ints(3, 4), 5),
+            Sample(ints(3, 4), ints(3, 4), views={0: "T"}),
+        ]
+
+    return OpInfo(name, V(fn=name, method=name, op=op), ref, samples, differentiable=False)
+
+
+def _quarter_grid(g, *s):
+    """Floats k/4 + 0.1 (remainder's jumps by 1 or 2 are at least 0.1 away)."""
+    return np.asarray(np.round(g.f(*s) * 4) / 4 + 0.1)
+
+
+def _twos(g, *s):
+    """Divisors of +-1 or +-2."""
+    return np.asarray(np.where(g.mask(*s), 1.0, 2.0) * np.where(g.mask(*s), 1.0, -1.0))
+
+
 OP_DB: List[OpInfo] = [
     # ---- elementwise binary ------------------------------------------------
     _binary("add", lambda a, b, alpha=1: a + alpha * b if alpha != 1 else np.add(a, b),
@@ -1313,6 +1367,9 @@ OP_DB: List[OpInfo] = [
     ]),
     _binary("mul", np.multiply, operator.mul),
     _binary("div", np.divide, operator.truediv, make_b=_nz),
+    _binary("floor_divide", np.floor_divide, operator.floordiv, make_b=_nz, differentiable=False),
+    # away from the jumps of a - b * floor(a / b), so finite differences see the slopes
+    _binary("remainder", np.remainder, operator.mod, make_a=_quarter_grid, make_b=_twos),
     OpInfo("pow", V(fn="pow", method="pow", op=operator.pow), np.power,
            lambda g: binary_samples(_pos, scalars=())(g) + [
                Sample(g.f(3, 4), 2),  # tensor ** int scalar (negative base is fine)
@@ -1340,6 +1397,8 @@ OP_DB: List[OpInfo] = [
     _unary("log1p", np.log1p, lambda g, *s: g.f(*s, lo=-0.5, hi=2.0)),
     _unary("sqrt", np.sqrt, _pos),
     _unary("rsqrt", lambda x: 1 / np.sqrt(x), _pos),
+    _unary("erf", np.vectorize(math.erf, otypes=[np.float64])),
+    _unary("reciprocal", np.reciprocal, _nz),
     _unary("sin", np.sin),
     _unary("cos", np.cos),
     _unary("tanh", np.tanh, lambda g, *s: g.f(*s, lo=-3, hi=3)),
@@ -1371,6 +1430,17 @@ OP_DB: List[OpInfo] = [
     _compare("le", np.less_equal, operator.le),
     _compare("gt", np.greater, operator.gt),
     _compare("ge", np.greater_equal, operator.ge),
+    # ---- logical and bitwise (non-differentiable) ---------------------------
+    OpInfo("logical_not", V(fn="logical_not", method="logical_not"), np.logical_not,
+           _logical_unary_samples, differentiable=False),
+    OpInfo("bitwise_not", V(fn="bitwise_not", method="bitwise_not", op=operator.invert),
+           np.invert, _bitwise_unary_samples, differentiable=False),
+    _logical("logical_and", np.logical_and),
+    _logical("logical_or", np.logical_or),
+    _logical("logical_xor", np.logical_xor),
+    _bitwise("bitwise_and", np.bitwise_and, operator.and_),
+    _bitwise("bitwise_or", np.bitwise_or, operator.or_),
+    _bitwise("bitwise_xor", np.bitwise_xor, operator.xor),
     # ---- reductions ----------------------------------------------------------
     OpInfo("sum", V(fn="sum", method="sum"), _reduce(np.sum), reduction_samples(empty_dims=True)),
     OpInfo("mean", V(fn="mean", method="mean"), _reduce(np.mean), reduction_samples(empty_dims=True)),
@@ -1804,7 +1874,8 @@ ERROR_CASES = [
     ("unsqueeze_range", lambda lib: _ones(lib, 3, 4).unsqueeze(3), IndexError,
      "Dimension out of range (expected to be in range of [-3, 2], but got 3)"),
     ("cat", lambda lib: lib.cat([_ones(lib, 2, 3), _ones(lib, 2, 4)]), RuntimeError,
-     "Sizes of tensors must match except in dimension 0. Expected size 3 but got size 4 for tensor number 1 in the list."),
+     "Sizes of tensors must match except in dimension 0. Expected size 3 but got size 4 for tensor number 1 "
+     "in the list."),
     ("stack", lambda lib: lib.stack([_ones(lib, 2, 3), _ones(lib, 3, 2)]), RuntimeError,
      "stack expects each tensor to be equal size, but got [2, 3] at entry 0 and [3, 2] at entry 1"),
     ("reshape", lambda lib: _ones(lib, 2, 3).reshape(5), RuntimeError,

@@ -923,7 +923,7 @@ def test_custom_function_saved_tensors_after_backward():
     assert len(node.saved_tensors) == 2
     out.sum().backward()
     with raises_exactly(RuntimeError, BACKWARD_TWICE):
-        node.saved_tensors
+        _ = node.saved_tensors
     with raises_exactly(RuntimeError, BACKWARD_TWICE):
         out.sum().backward()
 

@@ -13,7 +13,8 @@ import ferrograd as fg
 CASES = [
     ("arange(5)", "tensor([0, 1, 2, 3, 4])"),
     ("arange(1, 4, 0.5)", "tensor([1.0000, 1.5000, 2.0000, 2.5000, 3.0000, 3.5000])"),
-    ("linspace(-1, 1, 7)", "tensor([-1.0000e+00, -6.6667e-01, -3.3333e-01, -2.9802e-08,  3.3333e-01,\n         6.6667e-01,  1.0000e+00])"),
+    ("linspace(-1, 1, 7)", "tensor([-1.0000e+00, -6.6667e-01, -3.3333e-01, -2.9802e-08,  3.3333e-01,\n"
+                           "         6.6667e-01,  1.0000e+00])"),
     ("linspace(0, 1, 1)", "tensor([0.])"),
     ("eye(2, 3)", "tensor([[1., 0., 0.],\n        [0., 1., 0.]])"),
     ("full((2,), 3)", "tensor([3, 3])"),
@@ -41,7 +42,7 @@ def test_factories(expr, expected):
 # torch.Tensor(sizes) leaves its memory uninitialised: nothing to compare
 @pytest.mark.parametrize("expr,expected", [c for c in CASES if not c[0].startswith("Tensor(")])
 def test_factories_match_torch(expr, expected):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch")  # noqa: F841 - used by the eval below
     assert repr(eval("torch." + expr.replace("fg.", "torch."))) == expected
 
 

@@ -280,7 +280,7 @@ def _hand_codes():
               f"F.fold(T.zeros(1, 4, 1), output_size=2, kernel_size=2, stride={p})",
               f"F.fold(T.zeros(1, 4, 1), output_size=2, kernel_size=2, dilation={p})"]
     c += [f"F.unfold({_X4}, (2**20, 2**20), padding=2**20)",
-          f"F.unfold(T.zeros(1, 1, 1, 1).expand(1, 1, 2**20, 2**20), 2)",
+          "F.unfold(T.zeros(1, 1, 1, 1).expand(1, 1, 2**20, 2**20), 2)",
           f"F.unfold(T.zeros(1, 1, 1, 1).expand({BIG}, 1, 2, 2), 1)",
           f"F.fold(T.zeros(1, 1, 1).expand(1, 1, {BIG}), output_size=(1, {BIG}), kernel_size=1)",
           f"F.fold(T.zeros(1, 1, 1).expand({BIG}, 1, 1), output_size=1, kernel_size=1)"]
@@ -360,8 +360,8 @@ def _hand_codes():
           f"{e2}.contiguous()", f"T.cat([{e2}, {e2}], 1)", f"{e2} @ {e2}",
           f"T.zeros(1).expand({BIG}).reshape(2**20, 2**20)",
           f"T.zeros(1).expand({BIG}).view(2**20, 2**20)",
-          f"F.scaled_dot_product_attention(T.zeros(1, 1, 1, 4).expand(1, 1, 2**20, 4), "
-          f"T.zeros(1, 1, 1, 4).expand(1, 1, 2**20, 4), T.zeros(1, 1, 1, 4).expand(1, 1, 2**20, 4))",
+          "F.scaled_dot_product_attention(T.zeros(1, 1, 1, 4).expand(1, 1, 2**20, 4), "
+          "T.zeros(1, 1, 1, 4).expand(1, 1, 2**20, 4), T.zeros(1, 1, 1, 4).expand(1, 1, 2**20, 4))",
           f"F.cross_entropy(T.zeros(1, 1).expand({BIG}, 3), T.zeros(1, dtype=T.int64).expand({BIG}))",
           f"F.mse_loss(T.zeros(1).expand({BIG}), T.zeros(1).expand({BIG}))"]
     # shapes whose element count overflows int64 (PyTorch: "numel: integer multiplication overflow")
@@ -372,8 +372,8 @@ def _hand_codes():
               f"{o}.contiguous()", f"{o}.reshape(-1)", f"{o}.flatten()", f"{o}.clone()",
               f"{o}.tolist()", f"{o}.mean()", f"{o}.T", f"{o}.unsqueeze(0)"]
     c += [f"T.zeros(1).expand({I64MAX})", f"T.zeros(1).expand({I64MAX}) + 1",
-          f"T.zeros(1).expand(2**64)", f"T.zeros(3, 1).expand(3, {I64MAX})",
-          f"T.zeros(1).expand(-2)", f"T.zeros(1).expand({I64MIN})"]
+          "T.zeros(1).expand(2**64)", f"T.zeros(3, 1).expand(3, {I64MAX})",
+          "T.zeros(1).expand(-2)", f"T.zeros(1).expand({I64MIN})"]
     # factories with huge / overflowing sizes
     shapes = [f"{BIG}", "2**62", f"{I64MAX}", f"({BIG}, {BIG})", "(2**32, 2**32)", "(2**31, 2**31, 4)",
               "(2**62, 4)", f"({I64MAX}, 2)", "2**64", f"({BIG}, 0)", "(2**62, 2**62, 0)", "-1",
@@ -398,7 +398,7 @@ def _hand_codes():
     c += [f"T.zeros(1).reshape({BIG})", f"T.zeros(4).reshape({BIG}, -1)", f"T.zeros(0).reshape({BIG}, -1)",
           f"T.zeros(0).reshape({BIG}, 0)", "T.zeros(0).reshape(2**62, 2**62, 0)",
           f"T.zeros(0).view({BIG}, 0)", f"T.zeros(4).view({I64MAX}, -1)",
-          f"T.zeros(4).reshape(2**32, 2**32)", "T.zeros(4).reshape(2**31, 2**31, 4)",
+          "T.zeros(4).reshape(2**32, 2**32)", "T.zeros(4).reshape(2**31, 2**31, 4)",
           "T.zeros(4).reshape(2**62, 4)", f"T.zeros(1).expand({BIG}).reshape({BIG}, {BIG})",
           "T.zeros(4).unflatten(0, (2**62, -1))", "T.zeros(4).unflatten(0, (2**32, 2**32))"]
     # repeat / tile
@@ -409,9 +409,9 @@ def _hand_codes():
           "T.zeros(3).tile((2**62, 4))", f"T.zeros(1).expand({BIG}).repeat(2)",
           f"T.zeros(1).expand({BIG}).tile((2,))"]
     # cat / stack with expanded and overflowing totals
-    c += [f"T.cat([T.zeros(1).expand(2**62), T.zeros(1).expand(2**62)])",
+    c += ["T.cat([T.zeros(1).expand(2**62), T.zeros(1).expand(2**62)])",
           f"T.cat([T.zeros(1).expand({I64MAX}), T.zeros(1)])",
-          f"T.stack([T.zeros(1).expand(2**62)] * 4)",
+          "T.stack([T.zeros(1).expand(2**62)] * 4)",
           f"T.cat([T.zeros(1, 1).expand(2, {BIG}), T.zeros(1, 1).expand(2, {BIG})], 1)"]
     # huge index values / dims on small tensors
     x = "T.zeros(3)"

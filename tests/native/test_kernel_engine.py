@@ -58,15 +58,19 @@ def test_output_layout_and_values_match_pytorch(case):
     theirs = f(torch, torch.tensor(A), torch.tensor(C), torch.tensor(D), torch.tensor(B3))
     assert tuple(ours.shape) == tuple(theirs.shape)
     # strides of size-1 dims are free in PyTorch too
-    stride = lambda t: [s for s, n in zip(t.stride(), t.shape) if n != 1]
+    def stride(t):
+        return [s for s, n in zip(t.stride(), t.shape) if n != 1]
+
     assert stride(ours) == stride(theirs)
     assert ours.is_contiguous() == theirs.is_contiguous()
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6, atol=1e-6)
 
 
 GRAD_CASES = {
-    "view of the output gradient is kept": (lambda L: L.tensor(A, requires_grad=True), lambda x: x.unsqueeze(0), (1, 3, 4)),
-    "transposed gradient of a contiguous leaf is copied": (lambda L: L.tensor(A, requires_grad=True), lambda x: x.t(), (4, 3)),
+    "view of the output gradient is kept":
+        (lambda L: L.tensor(A, requires_grad=True), lambda x: x.unsqueeze(0), (1, 3, 4)),
+    "transposed gradient of a contiguous leaf is copied":
+        (lambda L: L.tensor(A, requires_grad=True), lambda x: x.t(), (4, 3)),
     "transposed leaf keeps its layout": (lambda L: L.tensor(A).t().detach().requires_grad_(), lambda x: x.t(), (3, 4)),
     "kernel output is kept": (lambda L: L.tensor(A, requires_grad=True), lambda x: x.exp(), (3, 4)),
     "the given gradient itself is copied": (lambda L: L.tensor(A, requires_grad=True), lambda x: x, (3, 4)),
@@ -144,11 +148,13 @@ FUSED = ["silu", "sigmoid", "tanh", "erf", "sin", "cos", "log", "log1p", "sqrt",
 def test_fused_backward_is_differentiable(name, approximate):
     x = T.tensor(RNG.uniform(0.3, 2.0, (3, 4)), dtype=T.float64, requires_grad=True)
     if name == "gelu":
-        f = lambda v: T.nn.functional.gelu(v, approximate=approximate)
+        def f(v):
+            return T.nn.functional.gelu(v, approximate=approximate)
     elif name == "silu":
         f = T.nn.functional.silu
     else:
-        f = lambda v: getattr(v, name)()
+        def f(v):
+            return getattr(v, name)()
     assert T.autograd.gradcheck(f, (x,))
     assert T.autograd.gradgradcheck(f, (x,))
 
@@ -192,12 +198,16 @@ def test_clamp_is_one_pass_with_pytorch_rules():
 def test_fused_recurrent_cells_pass_gradcheck():
     g = T.randn(3, 8, dtype=T.float64, requires_grad=True)
     c = T.randn(3, 2, dtype=T.float64, requires_grad=True)
-    lstm = lambda a, b: T._core._lstm_cell(a, b)
+    def lstm(a, b):
+        return T._core._lstm_cell(a, b)
+
     assert T.autograd.gradcheck(lstm, (g, c))
     assert T.autograd.gradgradcheck(lstm, (g, c))
     gi, gh = (T.randn(3, 6, dtype=T.float64, requires_grad=True) for _ in range(2))
     h = T.randn(3, 2, dtype=T.float64, requires_grad=True)
-    gru = lambda a, b, s: T._core._gru_cell(a, b, s)
+    def gru(a, b, s):
+        return T._core._gru_cell(a, b, s)
+
     assert T.autograd.gradcheck(gru, (gi, gh, h))
     assert T.autograd.gradgradcheck(gru, (gi, gh, h))
 
@@ -206,7 +216,9 @@ def test_fused_lstm_cell_matches_its_formula():
     g = RNG.standard_normal((4, 12))
     c = RNG.standard_normal((4, 3))
     h, cy = T._core._lstm_cell(T.tensor(g), T.tensor(c))
-    sig = lambda v: 1 / (1 + np.exp(-v))
+    def sig(v):
+        return 1 / (1 + np.exp(-v))
+
     i, f, gg, o = sig(g[:, :3]), sig(g[:, 3:6]), np.tanh(g[:, 6:9]), sig(g[:, 9:])
     want_c = f * c + i * gg
     np.testing.assert_allclose(cy.numpy(), want_c, rtol=1e-12)
@@ -239,14 +251,17 @@ def test_reductions_read_any_layout(view, op):
         np.testing.assert_allclose(getattr(x, op)().item(), getattr(ref, op)().item(), rtol=1e-12)
 
 
-@pytest.mark.parametrize("shape_a, shape_b", [((64, 1), (1, 50)), ((64, 50), (50,)), ((), (64, 50)), ((64, 50), (64, 1))])
+@pytest.mark.parametrize(
+    "shape_a, shape_b", [((64, 1), (1, 50)), ((64, 50), (50,)), ((), (64, 50)), ((64, 50), (64, 1))]
+)
 def test_broadcast_and_transposed_binary_values(shape_a, shape_b):
     a = RNG.standard_normal(shape_a)
     b = RNG.standard_normal(shape_b)
     for op in ("add", "mul", "div", "maximum", "pow"):
         got = getattr(T, op)(T.tensor(a), T.tensor(b)).numpy()
         with np.errstate(invalid="ignore"):  # negative bases to fractional powers: NaN, as ours
-            want = {"add": np.add, "mul": np.multiply, "div": np.divide, "maximum": np.maximum, "pow": np.power}[op](a, b)
+            ufunc = {"add": np.add, "mul": np.multiply, "div": np.divide, "maximum": np.maximum, "pow": np.power}
+            want = ufunc[op](a, b)
         np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
     if len(shape_a) == 2 and len(shape_b) == 2 and shape_a == shape_b[::-1]:
         return

@@ -18,7 +18,6 @@ import pytest
 
 import ferrograd
 from ferrograd.autograd import gradcheck, gradgradcheck
-
 from op_db import ERROR_CASES, OP_DB, PROMOTION_CASES, VIEWS
 
 lib = ferrograd

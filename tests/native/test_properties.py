@@ -1,7 +1,6 @@
 """Property tests: broadcasting and reductions against numpy, and no panic ever reaches Python."""
 
 import numpy as np
-import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 

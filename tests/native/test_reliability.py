@@ -2,7 +2,6 @@
 deeply nested backward, the GIL around memory numpy shares, bool bytes, expanded operands read
 in place and allocation failures raised (never an abort)."""
 
-import os
 import subprocess
 import sys
 import textwrap

@@ -150,7 +150,8 @@ def test_independent_input_gives_zeros_or_strict_error():
 
 
 def test_strict_hessian_of_linear_function_raises():
-    with pytest.raises(RuntimeError, match="jacobian of the user-provided function with respect to input 0 is independent"):
+    with pytest.raises(RuntimeError,
+                       match="jacobian of the user-provided function with respect to input 0 is independent"):
         F.hessian(lambda x: (x * 2.0).sum(), T(X_NP), strict=True)
 
 
@@ -177,7 +178,8 @@ def test_error_messages_for_bad_arguments():
         F.jacobian(lambda x: x, [1.0])
     with pytest.raises(RuntimeError, match="The vector v can only be None"):
         F.vjp(lambda x: x * 2.0, T(X_NP))
-    with pytest.raises(RuntimeError, match=r"v has invalid size: should be torch.Size\(\[3\]\) but got torch.Size\(\[2\]\)"):
+    with pytest.raises(RuntimeError,
+                       match=r"v has invalid size: should be torch.Size\(\[3\]\) but got torch.Size\(\[2\]\)"):
         F.jvp(lambda x: x * 2.0, T(X_NP), T([1.0, 2.0]))
     with pytest.raises(RuntimeError, match="The function given to hvp should return a single Tensor"):
         F.hvp(lambda x: (x.sum(), x.sum()), T(X_NP), T(X_NP))

@@ -73,7 +73,7 @@ def test_cpu_autocast_and_onnx_say_what_is_missing():
 
 
 def test_compile_is_an_identity_that_warns_once(monkeypatch):
-    monkeypatch.setattr(T, "_compile_warned", False)
+    monkeypatch.setattr(T._functions, "_compile_warned", False)
     model = T.nn.Linear(2, 2)
     with pytest.warns(UserWarning, match="torch.compile"):
         assert T.compile(model) is model

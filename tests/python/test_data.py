@@ -434,9 +434,12 @@ def test_dataloader_argument_errors():
     for kw in [dict(batch_size=2), dict(shuffle=True), dict(sampler=[0]), dict(drop_last=True)]:
         with pytest.raises(ValueError, match=f"^{msg}$"):
             DataLoader(Range(3), batch_sampler=[[0]], **kw)
-    with pytest.raises(ValueError, match="batch_size=None option disables auto-batching and is mutually exclusive with drop_last"):
+    with pytest.raises(ValueError,
+                       match="batch_size=None option disables auto-batching and is mutually exclusive with drop_last"):
         DataLoader(Range(3), batch_size=None, drop_last=True)
-    with pytest.raises(ValueError, match="num_workers option should be non-negative; use num_workers=0 to disable multiprocessing."):
+    with pytest.raises(
+        ValueError, match="num_workers option should be non-negative; use num_workers=0 to disable multiprocessing."
+    ):
         DataLoader(Range(3), num_workers=-1)
     with pytest.raises(ValueError, match="timeout option should be non-negative"):
         DataLoader(Range(3), timeout=-1)

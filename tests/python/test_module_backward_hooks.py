@@ -500,7 +500,8 @@ def scenario_inplace_input_without_grad(lib, log):
 
 def scenario_global_hooks(lib, log):
     mm = lib.nn.modules.module
-    h1 = mm.register_module_full_backward_hook(lambda mod, gi, go: log.append(("global", type(mod).__name__, _values(gi))))
+    h1 = mm.register_module_full_backward_hook(
+        lambda mod, gi, go: log.append(("global", type(mod).__name__, _values(gi))))
     h2 = mm.register_module_full_backward_pre_hook(lambda mod, go: log.append(("global pre", type(mod).__name__)))
     seq = lib.nn.Sequential(_linear(lib, 2, 2, 0.1), lib.nn.ReLU(), _linear(lib, 2, 1, -0.2))
     _log_hooks(seq[0], "l0", log)

@@ -485,7 +485,9 @@ def test_constant_pad_is_one_native_node():
 
 
 @pytest.mark.parametrize("mode,prefix", [("reflect", "ReflectionPad"), ("replicate", "ReplicationPad")])
-@pytest.mark.parametrize("shape,pad", [((2, 5), (1, 2)), ((1, 2, 5, 4), (1, 2, 2, -1)), ((1, 1, 3, 4, 3), (1, 1, 0, 2, 1, 1))])
+@pytest.mark.parametrize(
+    "shape,pad", [((2, 5), (1, 2)), ((1, 2, 5, 4), (1, 2, 2, -1)), ((1, 1, 3, 4, 3), (1, 1, 0, 2, 1, 1))]
+)
 def test_reflection_and_replication_pad_are_native_nodes(mode, prefix, shape, pad):
     # one node named as PyTorch names it, whose gradient (the adjoint, summing the copies) is
     # differentiable again as ...BackwardBackward0
@@ -500,7 +502,7 @@ def test_reflection_and_replication_pad_are_native_nodes(mode, prefix, shape, pa
 
 
 def test_int_and_tuple_arguments_are_normalised():
-    from ferrograd.nn._conv import _pair, _single
+    from ferrograd.nn.functional._utils import _pair, _single
 
     assert _pair(3) == (3, 3) and _pair((1, 2)) == (1, 2) and _single(4) == (4,)
     x = _t(_randn(1, 2, 6, 6))
@@ -1109,7 +1111,7 @@ def test_error_parity(expr):
 
 
 def test_padding_same_warns_once_like_pytorch():
-    import ferrograd.nn._conv as conv_impl
+    import ferrograd.nn.functional.conv as conv_impl
 
     conv_impl._warned_same_padding = False
     x, w = _t(_randn(1, 1, 5)), _t(_randn(1, 1, 4))
@@ -1173,7 +1175,7 @@ def test_module_parity(spec, xs):
     assert list(m.state_dict()) == list(tm.state_dict())
     _copy_params(tm, m)
     # training for a few steps (running statistics), then eval
-    for step in range(3):
+    for _step in range(3):
         a = _randn(*xs)
         x, tx = ferrograd.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
         with warnings.catch_warnings():
@@ -1346,7 +1348,8 @@ _PAD_MODULES = [
 @pytest.mark.parametrize("name,args,shape", _PAD_MODULES)
 def test_padding_modules_are_f_pad(name, args, shape):
     m = getattr(nn, name)(*args)
-    mode = {"Zero": "constant", "Cons": "constant", "Refl": "reflect", "Repl": "replicate", "Circ": "circular"}[name[:4]]
+    mode = {"Zero": "constant", "Cons": "constant", "Refl": "reflect", "Repl": "replicate",
+            "Circ": "circular"}[name[:4]]
     value = args[1] if name.startswith("Constant") else None
     x = _randn(*shape)
     expected = F.pad(_t(x), m.padding, mode, value)

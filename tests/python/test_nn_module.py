@@ -237,7 +237,7 @@ def test_setattr_registers_parameters_modules_buffers():
     del m.sub
     assert "sub" not in m._modules
     with pytest.raises(AttributeError, match="'Module' object has no attribute 'sub'"):
-        m.sub
+        _ = m.sub
     del m.b
     assert "b" not in m._buffers
 

@@ -354,7 +354,7 @@ def test_training_nn_module_matches_torch(torch):
     for lib in (torch, ferrograd):
         model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Tanh(), lib.nn.Linear(4, 1))
         with lib.no_grad():
-            for (name, p), arr in zip(model.named_parameters(), _module_init()):
+            for (_name, p), arr in zip(model.named_parameters(), _module_init()):
                 p.copy_(lib.tensor(arr))
         opt = lib.optim.AdamW(model.named_parameters(), lr=0.01, amsgrad=True)
         sched = lib.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.05, total_steps=STEPS)

@@ -21,7 +21,6 @@ import pytest
 import ferrograd as torch
 import ferrograd.nn as nn
 from ferrograd.utils.data import DataLoader, TensorDataset
-
 from test_seeds import mask_addresses, run_snippet
 
 SEED000_EX1 = """\

@@ -3,6 +3,7 @@
 import warnings
 
 from .. import _core
+from .._core import stack
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (
@@ -139,8 +140,6 @@ def _grad_batched(outputs, inputs, grads, retain_graph, create_graph, allow_unus
                   materialize_grads):
     """``grad(..., is_grads_batched=True)``: one backward per slice of the grad_outputs' first
     dimension (the graph is kept until the last), the results stacked along a new first dim."""
-    from .. import stack
-
     for i, (out, g) in enumerate(zip(outputs, grads)):
         if isinstance(g, Tensor) and tuple(g.shape[1:]) != tuple(out.shape):
             raise RuntimeError(

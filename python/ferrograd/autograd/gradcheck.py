@@ -67,12 +67,7 @@ def _lib():
     """The tensor library the checks run against (``ferrograd`` by default)."""
     if _LIB_OVERRIDE is not None:
         return _LIB_OVERRIDE
-    mod = sys.modules.get("ferrograd")
-    if mod is None:
-        import ferrograd  # noqa: F401  (lazy: avoids a circular import)
-
-        mod = sys.modules["ferrograd"]
-    return mod
+    return sys.modules["ferrograd"]  # (or torch, put there in its place)
 
 
 def _is_tensor(x):

@@ -9,7 +9,7 @@ import weakref
 
 from .. import _core
 from ..utils.hooks import _native_handle
-from .function import _tp_name
+from .function import _function_ctx, _tp_name
 
 __all__ = [
     "Node",
@@ -44,8 +44,6 @@ class Node:
 
     @property
     def saved_tensors(self):
-        from .function import _function_ctx
-
         ctx = _function_ctx.get(self._h.key())
         if ctx is not None:
             return ctx.saved_tensors

@@ -26,6 +26,8 @@ import zlib
 import numpy as np
 
 from .. import _core
+from .._factories import empty
+from ..autograd.grad_mode import no_grad
 
 __all__ = [
     "Backend",
@@ -139,6 +141,7 @@ _state = {"pg": None, "excepthook": None}
 
 
 def _mpi():
+    # imported on first use: mpi4py is optional, and importing mpi4py.MPI initialises MPI
     from mpi4py import MPI
 
     return MPI
@@ -277,8 +280,6 @@ class _Staged:
 
 
 def _no_grad():
-    from ..autograd import no_grad
-
     return no_grad()
 
 
@@ -488,8 +489,6 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
                 )
 
     _agree(pg, "all_gather", tensor, (), check)
-    from .. import empty
-
     gathered = empty((pg.size(),) + tuple(tensor.shape), dtype=tensor.dtype)
     source = _Staged(tensor)
     request = pg.comm.Iallgather(_buffer(source.buffer), _buffer(gathered))

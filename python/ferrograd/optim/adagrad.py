@@ -8,7 +8,6 @@ from .optimizer import (
     _as_float,
     _check_functional_args,
     _check_non_negative,
-    _evaluate_closure,
     _get_scalar_dtype,
     _to_scalar,
     _use_grad_for_differentiable,
@@ -82,18 +81,28 @@ class Adagrad(Optimizer):
             for s in state_values:
                 s["step"] = torch.tensor(float(s["step"]), dtype=_get_scalar_dtype())
 
-    def _init_group(self, group, params_with_grad, grads, state_sums, state_steps):
-        for p in group["params"]:
-            if p.grad is not None:
-                params_with_grad.append(p)
-                grads.append(p.grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    # parameters added after construction take the constructor's initial value
-                    state["step"] = torch.tensor(0.0, dtype=_get_scalar_dtype())
-                    state["sum"] = torch.full_like(p, self.defaults["initial_accumulator_value"])
-                state_sums.append(state["sum"])
-                state_steps.append(state["step"])
+    def _init_state(self, group, param, state):
+        # parameters added after construction take the constructor's initial value
+        state["step"] = torch.tensor(0.0, dtype=_get_scalar_dtype())
+        state["sum"] = torch.full_like(param, self.defaults["initial_accumulator_value"])
+
+    def _update_group(self, group, params, grads, states):
+        adagrad(
+            params,
+            grads,
+            [state["sum"] for state in states],
+            [state["step"] for state in states],
+            lr=group["lr"],
+            weight_decay=group["weight_decay"],
+            lr_decay=group["lr_decay"],
+            eps=group["eps"],
+            maximize=group["maximize"],
+            foreach=group["foreach"],
+            differentiable=group["differentiable"],
+            fused=group["fused"],
+            grad_scale=getattr(self, "grad_scale", None),
+            found_inf=getattr(self, "found_inf", None),
+        )
 
     @_use_grad_for_differentiable
     def step(self, closure=None):
@@ -103,33 +112,7 @@ class Adagrad(Optimizer):
             closure (Callable, optional): A closure that reevaluates the model
                 and returns the loss.
         """
-        loss = _evaluate_closure(closure)
-        for group in self.param_groups:
-            params_with_grad = []
-            grads = []
-            state_sums = []
-            state_steps = []
-
-            self._init_group(group, params_with_grad, grads, state_sums, state_steps)
-
-            adagrad(
-                params_with_grad,
-                grads,
-                state_sums,
-                state_steps,
-                lr=group["lr"],
-                weight_decay=group["weight_decay"],
-                lr_decay=group["lr_decay"],
-                eps=group["eps"],
-                maximize=group["maximize"],
-                foreach=group["foreach"],
-                differentiable=group["differentiable"],
-                fused=group["fused"],
-                grad_scale=getattr(self, "grad_scale", None),
-                found_inf=getattr(self, "found_inf", None),
-            )
-
-        return loss
+        return self._step_param_groups(closure)
 
 
 def adagrad(

@@ -8,7 +8,6 @@ from .optimizer import (
     _as_float,
     _check_functional_args,
     _check_non_negative,
-    _evaluate_closure,
     _get_scalar_dtype,
     _step_to_tensor,
     _to_scalar,
@@ -97,29 +96,40 @@ class Adam(Optimizer):
             group.setdefault("fused", None)
             _step_to_tensor(self, group)
 
-    def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps):
-        for p in group["params"]:
-            if p.grad is not None:
-                params_with_grad.append(p)
-                grads.append(p.grad)
+    def _init_state(self, group, param, state):
+        state["step"] = torch.tensor(0.0, dtype=_get_scalar_dtype())
+        # Exponential moving average of gradient values
+        state["exp_avg"] = torch.zeros_like(param)
+        # Exponential moving average of squared gradient values
+        state["exp_avg_sq"] = torch.zeros_like(param)
+        if group["amsgrad"]:
+            # Maintains max of all exp. moving avg. of sq. grad. values
+            state["max_exp_avg_sq"] = torch.zeros_like(param)
 
-                state = self.state[p]
-                # Lazy state initialization
-                if len(state) == 0:
-                    state["step"] = torch.tensor(0.0, dtype=_get_scalar_dtype())
-                    # Exponential moving average of gradient values
-                    state["exp_avg"] = torch.zeros_like(p)
-                    # Exponential moving average of squared gradient values
-                    state["exp_avg_sq"] = torch.zeros_like(p)
-                    if group["amsgrad"]:
-                        # Maintains max of all exp. moving avg. of sq. grad. values
-                        state["max_exp_avg_sq"] = torch.zeros_like(p)
-
-                exp_avgs.append(state["exp_avg"])
-                exp_avg_sqs.append(state["exp_avg_sq"])
-                if group["amsgrad"]:
-                    max_exp_avg_sqs.append(state["max_exp_avg_sq"])
-                state_steps.append(state["step"])
+    def _update_group(self, group, params, grads, states):
+        beta1, beta2 = group["betas"]
+        adam(
+            params,
+            grads,
+            [state["exp_avg"] for state in states],
+            [state["exp_avg_sq"] for state in states],
+            [state["max_exp_avg_sq"] for state in states] if group["amsgrad"] else [],
+            [state["step"] for state in states],
+            amsgrad=group["amsgrad"],
+            beta1=beta1,
+            beta2=beta2,
+            lr=group["lr"],
+            weight_decay=group["weight_decay"],
+            eps=group["eps"],
+            maximize=group["maximize"],
+            foreach=group["foreach"],
+            capturable=group["capturable"],
+            differentiable=group["differentiable"],
+            fused=group["fused"],
+            grad_scale=getattr(self, "grad_scale", None),
+            found_inf=getattr(self, "found_inf", None),
+            decoupled_weight_decay=group["decoupled_weight_decay"],
+        )
 
     @_use_grad_for_differentiable
     def step(self, closure=None):
@@ -129,42 +139,7 @@ class Adam(Optimizer):
             closure (Callable, optional): A closure that reevaluates the model
                 and returns the loss.
         """
-        loss = _evaluate_closure(closure)
-        for group in self.param_groups:
-            params_with_grad = []
-            grads = []
-            exp_avgs = []
-            exp_avg_sqs = []
-            max_exp_avg_sqs = []
-            state_steps = []
-            beta1, beta2 = group["betas"]
-
-            self._init_group(group, params_with_grad, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps)
-
-            adam(
-                params_with_grad,
-                grads,
-                exp_avgs,
-                exp_avg_sqs,
-                max_exp_avg_sqs,
-                state_steps,
-                amsgrad=group["amsgrad"],
-                beta1=beta1,
-                beta2=beta2,
-                lr=group["lr"],
-                weight_decay=group["weight_decay"],
-                eps=group["eps"],
-                maximize=group["maximize"],
-                foreach=group["foreach"],
-                capturable=group["capturable"],
-                differentiable=group["differentiable"],
-                fused=group["fused"],
-                grad_scale=getattr(self, "grad_scale", None),
-                found_inf=getattr(self, "found_inf", None),
-                decoupled_weight_decay=group["decoupled_weight_decay"],
-            )
-
-        return loss
+        return self._step_param_groups(closure)
 
 
 def adam(

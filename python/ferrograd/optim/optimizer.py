@@ -377,6 +377,47 @@ class Optimizer:
         """
         raise NotImplementedError
 
+    # ---------------------------------------------------- the shared step loop
+
+    def _step_param_groups(self, closure):
+        """The step of the built-in optimizers: run ``closure``, then update each group."""
+        loss = _evaluate_closure(closure)
+        for group in self.param_groups:
+            params, grads, states = self._init_group(group)
+            self._update_group(group, params, grads, states)
+        return loss
+
+    def _init_group(self, group):
+        """The parameters of ``group`` that have a gradient, their gradients and their states.
+
+        An empty state is filled by ``_init_state`` (lazy initialisation on the first step).
+        ``states`` is empty when ``_uses_state(group)`` is false.
+        """
+        params, grads, states = [], [], []
+        uses_state = self._uses_state(group)
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            params.append(p)
+            grads.append(p.grad)
+            if uses_state:
+                state = self.state[p]
+                if len(state) == 0:
+                    self._init_state(group, p, state)
+                states.append(state)
+        return params, grads, states
+
+    def _uses_state(self, group):
+        """Whether the update of ``group`` reads per-parameter state."""
+        return True
+
+    def _init_state(self, group, param, state):
+        """Fill the empty ``state`` of ``param`` before its first update (nothing by default)."""
+
+    def _update_group(self, group, params, grads, states):
+        """Update ``params`` of ``group`` from their ``grads`` and ``states`` (one native call)."""
+        raise NotImplementedError
+
     def add_param_group(self, param_group):
         r"""Add a param group to the :class:`Optimizer` s ``param_groups``.
 

@@ -8,7 +8,6 @@ from .optimizer import (
     _as_float,
     _check_functional_args,
     _check_non_negative,
-    _evaluate_closure,
     _get_scalar_dtype,
     _step_to_tensor,
     _to_scalar,
@@ -74,28 +73,33 @@ class RMSprop(Optimizer):
             group.setdefault("capturable", False)
             _step_to_tensor(self, group)
 
-    def _init_group(self, group, params_with_grad, grads, square_avgs, momentum_buffer_list, grad_avgs, state_steps):
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params_with_grad.append(p)
-            grads.append(p.grad)
+    def _init_state(self, group, param, state):
+        state["step"] = torch.zeros((), dtype=_get_scalar_dtype())
+        state["square_avg"] = torch.zeros_like(param)
+        if group["momentum"] > 0:
+            state["momentum_buffer"] = torch.zeros_like(param)
+        if group["centered"]:
+            state["grad_avg"] = torch.zeros_like(param)
 
-            state = self.state[p]
-            # State initialization
-            if len(state) == 0:
-                state["step"] = torch.zeros((), dtype=_get_scalar_dtype())
-                state["square_avg"] = torch.zeros_like(p)
-                if group["momentum"] > 0:
-                    state["momentum_buffer"] = torch.zeros_like(p)
-                if group["centered"]:
-                    state["grad_avg"] = torch.zeros_like(p)
-            square_avgs.append(state["square_avg"])
-            state_steps.append(state["step"])
-            if group["momentum"] > 0:
-                momentum_buffer_list.append(state["momentum_buffer"])
-            if group["centered"]:
-                grad_avgs.append(state["grad_avg"])
+    def _update_group(self, group, params, grads, states):
+        rmsprop(
+            params,
+            grads,
+            [state["square_avg"] for state in states],
+            [state["grad_avg"] for state in states] if group["centered"] else [],
+            [state["momentum_buffer"] for state in states] if group["momentum"] > 0 else [],
+            [state["step"] for state in states],
+            lr=group["lr"],
+            alpha=group["alpha"],
+            eps=group["eps"],
+            weight_decay=group["weight_decay"],
+            momentum=group["momentum"],
+            centered=group["centered"],
+            foreach=group["foreach"],
+            maximize=group["maximize"],
+            differentiable=group["differentiable"],
+            capturable=group["capturable"],
+        )
 
     @_use_grad_for_differentiable
     def step(self, closure=None):
@@ -105,37 +109,7 @@ class RMSprop(Optimizer):
             closure (Callable, optional): A closure that reevaluates the model
                 and returns the loss.
         """
-        loss = _evaluate_closure(closure)
-        for group in self.param_groups:
-            params_with_grad = []
-            grads = []
-            square_avgs = []
-            grad_avgs = []
-            momentum_buffer_list = []
-            state_steps = []
-
-            self._init_group(group, params_with_grad, grads, square_avgs, momentum_buffer_list, grad_avgs, state_steps)
-
-            rmsprop(
-                params_with_grad,
-                grads,
-                square_avgs,
-                grad_avgs,
-                momentum_buffer_list,
-                state_steps,
-                lr=group["lr"],
-                alpha=group["alpha"],
-                eps=group["eps"],
-                weight_decay=group["weight_decay"],
-                momentum=group["momentum"],
-                centered=group["centered"],
-                foreach=group["foreach"],
-                maximize=group["maximize"],
-                differentiable=group["differentiable"],
-                capturable=group["capturable"],
-            )
-
-        return loss
+        return self._step_param_groups(closure)
 
 
 def rmsprop(

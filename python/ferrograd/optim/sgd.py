@@ -6,7 +6,6 @@ from .optimizer import (
     Optimizer,
     _as_float,
     _check_functional_args,
-    _evaluate_closure,
     _to_scalar,
     _use_grad_for_differentiable,
 )
@@ -72,14 +71,30 @@ class SGD(Optimizer):
             group.setdefault("differentiable", False)
             group.setdefault("fused", False)
 
-    def _init_group(self, group, params, grads, momentum_buffer_list):
-        for p in group["params"]:
-            if p.grad is not None:
-                params.append(p)
-                grads.append(p.grad)
-                if group["momentum"] != 0:
-                    state = self.state[p]
-                    momentum_buffer_list.append(state.get("momentum_buffer"))
+    def _uses_state(self, group):
+        # the momentum buffers are SGD's only state
+        return group["momentum"] != 0
+
+    def _update_group(self, group, params, grads, states):
+        momentum_buffer_list = [state.get("momentum_buffer") for state in states]
+        sgd(
+            params,
+            grads,
+            momentum_buffer_list,
+            weight_decay=group["weight_decay"],
+            momentum=group["momentum"],
+            lr=group["lr"],
+            dampening=group["dampening"],
+            nesterov=group["nesterov"],
+            maximize=group["maximize"],
+            foreach=group["foreach"],
+            fused=group["fused"],
+            grad_scale=getattr(self, "grad_scale", None),
+            found_inf=getattr(self, "found_inf", None),
+        )
+        # the buffers created on the first step go into the state
+        for state, momentum_buffer in zip(states, momentum_buffer_list):
+            state["momentum_buffer"] = momentum_buffer
 
     @_use_grad_for_differentiable
     def step(self, closure=None):
@@ -89,36 +104,7 @@ class SGD(Optimizer):
             closure (Callable, optional): A closure that reevaluates the model
                 and returns the loss.
         """
-        loss = _evaluate_closure(closure)
-        for group in self.param_groups:
-            params = []
-            grads = []
-            momentum_buffer_list = []
-
-            self._init_group(group, params, grads, momentum_buffer_list)
-
-            sgd(
-                params,
-                grads,
-                momentum_buffer_list,
-                weight_decay=group["weight_decay"],
-                momentum=group["momentum"],
-                lr=group["lr"],
-                dampening=group["dampening"],
-                nesterov=group["nesterov"],
-                maximize=group["maximize"],
-                foreach=group["foreach"],
-                fused=group["fused"],
-                grad_scale=getattr(self, "grad_scale", None),
-                found_inf=getattr(self, "found_inf", None),
-            )
-
-            if group["momentum"] != 0:
-                # update momentum_buffers in state
-                for p, momentum_buffer in zip(params, momentum_buffer_list):
-                    self.state[p]["momentum_buffer"] = momentum_buffer
-
-        return loss
+        return self._step_param_groups(closure)
 
 
 def sgd(

@@ -4,6 +4,8 @@ import warnings
 import weakref
 from collections import OrderedDict
 
+from .. import _core
+
 __all__ = ["RemovableHandle", "BackwardHook"]
 
 
@@ -144,7 +146,8 @@ class BackwardHook:
     def _apply_on_tensors(self, fn, args):
         # Can be used to apply the given function to the tensors contained in the
         # args. Will return updated args and the tensors indices
-        from .. import _core
+        # imported here: nn imports this module (nn.modules.module -> utils.hooks), and
+        # autograd.graph imports it before nn exists
         from ..nn.modules._functions import BackwardHookFunction
 
         tensors_idx = []

@@ -3,7 +3,7 @@
 import math
 
 from .. import functional as F, init
-from .._conv import _pair, _reverse_repeat_tuple, _single
+from ..functional._utils import _pair, _reverse_repeat_tuple, _single
 from ..parameter import Parameter
 from .module import Module
 

@@ -1,6 +1,7 @@
 """Loss modules (nn.MSELoss, nn.CrossEntropyLoss, ...): thin wrappers of the functional losses."""
 
-from .. import _losses as F
+from .. import functional as F
+from ..functional._utils import _Reduction
 from .module import Module
 
 __all__ = [
@@ -20,7 +21,7 @@ class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
         if size_average is not None or reduce is not None:
-            self.reduction = F._Reduction.legacy_get_string(size_average, reduce)
+            self.reduction = _Reduction.legacy_get_string(size_average, reduce)
         else:
             self.reduction = reduction
 

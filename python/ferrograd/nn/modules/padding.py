@@ -3,7 +3,7 @@
 attributes and reprs."""
 
 from .. import functional as F
-from .._conv import _ntuple, _pair, _quadruple
+from ..functional._utils import _ntuple, _pair, _quadruple
 from .module import Module
 
 __all__ = [

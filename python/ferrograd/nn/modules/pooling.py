@@ -1,7 +1,7 @@
 """Max, average and adaptive pooling modules (ported from PyTorch)."""
 
 from .. import functional as F
-from .._conv import _single
+from ..functional._utils import _single
 from .module import Module
 
 __all__ = [

@@ -2,6 +2,9 @@
 
 import math
 
+from ... import distributed as dist
+from ..._core import Generator
+from ..._factories import randperm
 from .sampler import Sampler
 
 __all__ = ["DistributedSampler"]
@@ -19,8 +22,6 @@ class DistributedSampler(Sampler):
     """
 
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
-        from ... import distributed as dist
-
         if num_replicas is None:
             if not dist.is_available():
                 raise RuntimeError("Requires distributed package to be available")
@@ -46,8 +47,6 @@ class DistributedSampler(Sampler):
         self.seed = seed
 
     def __iter__(self):
-        from ... import Generator, randperm
-
         if self.shuffle:
             g = Generator()
             g.manual_seed(self.seed + self.epoch)

@@ -5,6 +5,8 @@ import queue
 import random
 from dataclasses import dataclass
 
+import numpy as np
+
 import ferrograd
 
 from . import MP_STATUS_CHECK_INTERVAL, ExceptionWrapper
@@ -149,13 +151,12 @@ def _worker_loop(
         seed = base_seed + worker_id
         random.seed(seed)
         ferrograd.manual_seed(seed)
-        import numpy as np
-
         np.random.seed(_generate_state(base_seed, worker_id))
 
         global _worker_info
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
 
+        # imported here: dataloader imports this module (dataloader -> _utils -> worker)
         from ..dataloader import _DatasetKind
 
         init_exception = None

@@ -1,150 +1,25 @@
-"""Normalisation, embedding and attention functionals of ``ferrograd.nn.functional``.
+"""Attention functionals of ``ferrograd.nn.functional``.
 
-``layer_norm``, ``embedding``, ``one_hot``, ``scaled_dot_product_attention`` and
-``multi_head_attention_forward`` (with its helpers), following PyTorch's
-``torch/nn/functional.py`` and the math path of ATen's ``scaled_dot_product_attention``.
-They are compositions of existing tensor ops.
+``scaled_dot_product_attention`` and ``multi_head_attention_forward`` (with its helpers),
+following PyTorch's ``torch/nn/functional.py`` and the math path of ATen's
+``scaled_dot_product_attention``. They are compositions of existing tensor ops, apart from
+the fused native kernel used for 4-d inputs without dropout.
 """
 
 import math
-import numbers
 import warnings
 
-from .. import _core, arange, cat, zeros, zeros_like
-from .. import bool as _bool
-from .functional import dropout, linear, softmax
+from ... import _core, broadcast_shapes
+from ..._core import bool as _bool, cat
+from ..._factories import arange, zeros, zeros_like
+from ._utils import _c10_name, _fmt, _scalar_name
+from .activation import softmax
+from .dropout import dropout
+from .linear import linear
 
 Tensor = _core.Tensor
 
-__all__ = [
-    "layer_norm",
-    "embedding",
-    "one_hot",
-    "scaled_dot_product_attention",
-    "multi_head_attention_forward",
-    "_mha_shape_check",
-    "_canonical_mask",
-    "_none_or_dtype",
-    "_in_projection_packed",
-    "_in_projection",
-]
-
-# names of the scalar types in ATen's messages (``c10::TypeMeta``)
-_C10_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "bool": "bool"}
-
-
-def _c10_name(dtype):
-    return _C10_NAMES.get(str(dtype).replace("torch.", ""), str(dtype))
-
-
-def _scalar_name(dtype):
-    # 'torch.int64' -> 'Long', as ATen names scalar types in "not implemented for" messages
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}.get(
-        str(dtype).replace("torch.", ""), str(dtype)
-    )
-
-
-def _fmt(shape):
-    return "[" + ", ".join(str(int(s)) for s in shape) + "]"
-
-
-# ------------------------------------------------------------------ layer_norm
-
-
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    r"""Layer normalisation over the last ``len(normalized_shape)`` dimensions."""
-    if isinstance(normalized_shape, numbers.Integral) or not isinstance(normalized_shape, (tuple, list)):
-        raise TypeError(
-            "layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, "
-            f"not {type(normalized_shape).__name__}"
-        )
-    for i, s in enumerate(normalized_shape):
-        if not isinstance(s, numbers.Integral):
-            raise TypeError(
-                "layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, "
-                f"but found element of type {type(s).__name__} at pos {i}"
-            )
-    normalized_shape = tuple(int(s) for s in normalized_shape)
-    n = len(normalized_shape)
-    if n < 1:
-        raise RuntimeError(
-            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
-            f"element, but got normalized_shape = {_fmt(normalized_shape)}"
-        )
-    if weight is not None and tuple(weight.shape) != normalized_shape:
-        raise RuntimeError(
-            "Expected weight to be of same shape as normalized_shape, but got weight of shape "
-            f"{_fmt(weight.shape)} and normalized_shape = {_fmt(normalized_shape)}"
-        )
-    if bias is not None and tuple(bias.shape) != normalized_shape:
-        raise RuntimeError(
-            "Expected bias to be of same shape as normalized_shape, but got bias of shape "
-            f"{_fmt(bias.shape)} and normalized_shape = {_fmt(normalized_shape)}"
-        )
-    if input.dim() < n or tuple(input.shape[input.dim() - n :]) != normalized_shape:
-        raise RuntimeError(
-            f"Given normalized_shape={_fmt(normalized_shape)}, expected input with shape "
-            f"[*{''.join(', ' + str(s) for s in normalized_shape)}], but got input of size{_fmt(input.shape)}"
-        )
-    if not input.is_floating_point():
-        raise NotImplementedError(f"\"LayerNormKernelImpl\" not implemented for '{_scalar_name(input.dtype)}'")
-    for p in (weight, bias):
-        if p is not None and p.dtype != input.dtype:
-            if str(input.dtype) == "torch.float32":
-                raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
-            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
-    return _core.layer_norm(input, list(normalized_shape), weight, bias, float(eps))
-
-
-# ------------------------------------------------------------------- embedding
-
-
-def _check_indices(input, fn_name):
-    if str(input.dtype) != "torch.int64":
-        type_name = "CPUBoolType" if input.dtype == _bool else input.type()
-        raise RuntimeError(
-            "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-            f"Long, Int; but got {type_name} instead (while checking arguments for {fn_name})"
-        )
-
-
-def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
-              sparse=False):
-    r"""Look up rows of ``weight`` by the indices in ``input``: output shape ``(*input.shape, D)``.
-
-    Rows selected at ``padding_idx`` do not contribute to the gradient of ``weight``.
-    """
-    if padding_idx is not None:
-        if padding_idx > 0:
-            if padding_idx >= weight.size(0):
-                raise AssertionError("Padding_idx must be within num_embeddings")
-        elif padding_idx < 0:
-            if padding_idx < -weight.size(0):
-                raise AssertionError("Padding_idx must be within num_embeddings")
-            padding_idx = weight.size(0) + padding_idx
-    else:
-        padding_idx = -1
-    if max_norm is not None:
-        raise NotImplementedError("embedding: max_norm (in-place renormalisation of weight) is not supported yet")
-    if sparse:
-        raise NotImplementedError("embedding: sparse=True (sparse gradients) is not supported")
-    if weight.dim() != 2:
-        raise RuntimeError("'weight' must be 2-D")
-    _check_indices(input, "embedding")
-    return _core._embedding(weight, input, padding_idx if padding_idx >= 0 else None,
-                            bool(scale_grad_by_freq))
-
-
-def one_hot(tensor, num_classes=-1):
-    r"""One-hot encoding of an int64 tensor: output ``(*tensor.shape, num_classes)``, int64."""
-    if not isinstance(num_classes, numbers.Integral) or isinstance(num_classes, bool):
-        raise TypeError(
-            f"one_hot(): argument 'num_classes' (position 2) must be int, not {type(num_classes).__name__}"
-        )
-    return _core._one_hot(tensor, num_classes)
-
-
-# ------------------------------------------------- scaled_dot_product_attention
+__all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *,
@@ -219,8 +94,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 def _check_mask_broadcasts(scores_shape, attn_mask):
     """ATen adds the mask to the scores in place: it must broadcast to their shape."""
-    from .. import broadcast_shapes
-
     try:
         shape = tuple(broadcast_shapes(scores_shape, tuple(attn_mask.shape)))
     except RuntimeError:

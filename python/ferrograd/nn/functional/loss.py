@@ -7,7 +7,9 @@ PyTorch's nodes (``MseLossBackward0``, ``NllLossBackward0``, ...); ``cross_entro
 
 import warnings
 
-from .. import _core, broadcast_shapes, is_grad_enabled
+from ... import _core, broadcast_shapes
+from ..._core import is_grad_enabled
+from ._utils import _Reduction, _reduction, _type_name
 
 __all__ = [
     "l1_loss",
@@ -20,56 +22,6 @@ __all__ = [
     "binary_cross_entropy_with_logits",
     "kl_div",
 ]
-
-
-class _Reduction:
-    @staticmethod
-    def get_enum(reduction):
-        if reduction == "none":
-            return 0
-        if reduction == "mean":
-            return 1
-        if reduction == "elementwise_mean":
-            warnings.warn(
-                "reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
-                stacklevel=2,
-            )
-            return 1
-        if reduction == "sum":
-            return 2
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-
-    @staticmethod
-    def legacy_get_string(size_average, reduce, emit_warning=True):
-        if size_average is None:
-            size_average = True
-        if reduce is None:
-            reduce = True
-        if size_average and reduce:
-            ret = "mean"
-        elif reduce:
-            ret = "sum"
-        else:
-            ret = "none"
-        if emit_warning:
-            warnings.warn(
-                f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
-                stacklevel=3,
-            )
-        return ret
-
-
-def _reduction(reduction, size_average=None, reduce=None):
-    """The reduction string, from the legacy arguments if given; validated."""
-    if size_average is not None or reduce is not None:
-        reduction = _Reduction.legacy_get_string(size_average, reduce)
-    _Reduction.get_enum(reduction)
-    return "mean" if reduction == "elementwise_mean" else reduction
-
-
-def _type_name(t):
-    # 'torch.DoubleTensor' -> 'Double', as PyTorch names scalar types in its messages
-    return t.type().split(".")[-1].replace("Tensor", "")
 
 
 def _check_no_requires_grad(tensor, name, fn_name):
@@ -122,7 +74,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     if weight is not None:
         _check_weight_size(weight, input)
         loss = (input - target).abs()
-        return _weighted(loss, weight, reduction, lambda l: l.sum() / weight.sum())
+        return _weighted(loss, weight, reduction, lambda x: x.sum() / weight.sum())
     return _l1(input, target, reduction)
 
 
@@ -141,7 +93,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     if weight is not None:
         _check_weight_size(weight, input)
         loss = _core._pointwise_loss("mse", input, target, "none")
-        return _weighted(loss, weight, reduction, lambda l: l.sum() / weight.sum())
+        return _weighted(loss, weight, reduction, lambda x: x.sum() / weight.sum())
     return _core._pointwise_loss("mse", input, target, _reduction(reduction))
 
 
@@ -162,7 +114,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
         return _huber(input, target, _reduction(reduction), delta)
     _check_weight_size(weight, input)
     loss = _huber(input, target, "none", delta)
-    return _weighted(loss, weight, reduction, lambda l: l.mean())
+    return _weighted(loss, weight, reduction, lambda x: x.mean())
 
 
 def _huber(input, target, reduction, delta):
@@ -321,7 +273,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     reduction = _reduction(reduction, size_average, reduce)
     if target.size() != input.size():
         raise ValueError(
-            f"Using a target size ({target.size()}) that is different to the input size ({input.size()}) is deprecated. "
+            f"Using a target size ({target.size()}) that is different to the input size ({input.size()}) "
+            "is deprecated. "
             "Please ensure they have the same size."
         )
     if weight is not None:

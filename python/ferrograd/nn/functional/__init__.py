@@ -1,0 +1,128 @@
+"""``ferrograd.nn.functional``: the functional counterparts of the ``nn`` modules.
+
+One module per family. A family imports ``_utils``, ``ferrograd`` core pieces and, in one
+direction only, other families (``conv`` imports ``padding``; ``attention`` imports
+``activation``, ``linear`` and ``dropout``); no family imports this package.
+
+Besides ``__all__``, the package holds ``Tensor`` (as ``torch.nn.functional`` does) and the
+private helpers that ``nn.MultiheadAttention`` and the transformer layers call as
+``F._canonical_mask``, ``F._none_or_dtype``, ... The names ``F.linear`` and ``F.dropout``
+are the functions, which shadow their modules of the same name as package attributes.
+"""
+
+from ..._core import Tensor
+from .activation import (
+    _get_softmax_dim,
+    gelu,
+    leaky_relu,
+    leaky_relu_,
+    log_softmax,
+    relu,
+    relu_,
+    sigmoid,
+    silu,
+    softmax,
+    softmin,
+    tanh,
+)
+from .attention import (
+    _canonical_mask,
+    _in_projection,
+    _in_projection_packed,
+    _mha_shape_check,
+    _none_or_dtype,
+    multi_head_attention_forward,
+    scaled_dot_product_attention,
+)
+from .conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold
+from .dropout import dropout
+from .linear import linear
+from .loss import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    huber_loss,
+    kl_div,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+    smooth_l1_loss,
+)
+from .normalization import batch_norm, group_norm, instance_norm, layer_norm
+from .padding import pad
+from .pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d,
+    adaptive_max_pool2d_with_indices,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool1d_with_indices,
+    max_pool2d,
+    max_pool2d_with_indices,
+)
+from .sparse import embedding, one_hot
+
+__all__ = [
+    # activation
+    "relu",
+    "relu_",
+    "gelu",
+    "silu",
+    "sigmoid",
+    "tanh",
+    "leaky_relu",
+    "leaky_relu_",
+    "softmax",
+    "log_softmax",
+    "softmin",
+    # linear, dropout
+    "linear",
+    "dropout",
+    # conv
+    "conv1d",
+    "conv2d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "unfold",
+    "fold",
+    # pooling
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool1d_with_indices",
+    "max_pool2d_with_indices",
+    "avg_pool1d",
+    "avg_pool2d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    # normalization
+    "batch_norm",
+    "instance_norm",
+    "group_norm",
+    "layer_norm",
+    # padding
+    "pad",
+    # sparse
+    "embedding",
+    "one_hot",
+    # attention
+    "scaled_dot_product_attention",
+    "multi_head_attention_forward",
+    # loss
+    "l1_loss",
+    "mse_loss",
+    "smooth_l1_loss",
+    "huber_loss",
+    "nll_loss",
+    "cross_entropy",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "kl_div",
+]

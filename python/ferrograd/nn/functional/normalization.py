@@ -1,0 +1,127 @@
+"""Normalisation functionals of ``ferrograd.nn.functional``.
+
+``batch_norm``, ``instance_norm``, ``group_norm`` and ``layer_norm``, with PyTorch's argument
+checks in front of the native kernels.
+"""
+
+import numbers
+
+from ... import _core
+from ._utils import _fmt, _int_arg, _scalar_name
+
+__all__ = ["batch_norm", "instance_norm", "group_norm", "layer_norm"]
+
+
+def _verify_batch_size(size):
+    size_prods = size[0]
+    for i in range(len(size) - 2):
+        size_prods *= size[i + 2]
+    if size_prods == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+
+
+def _verify_spatial_size(size):
+    size_prods = 1
+    for i in range(2, len(size)):
+        size_prods *= size[i]
+    if size_prods == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {size}")
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    r"""Batch normalisation over dim 1 of ``(N, C, *)``.
+
+    In training the batch statistics normalise the input and ``running_mean``/``running_var``
+    (if given) are updated in place with ``momentum`` (unbiased variance).
+    """
+    if training:
+        _verify_batch_size(input.size())
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    elif eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    return _core.batch_norm(input, weight, bias, running_mean, running_var, bool(training), float(momentum),
+                            float(eps))
+
+
+def _repeat_if_defined(t, n):
+    return None if t is None else t.unsqueeze(0).expand(n, t.shape[0]).reshape(-1).contiguous()
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    r"""Instance normalisation: each ``(sample, channel)`` plane normalised on its own statistics."""
+    if use_input_stats:
+        _verify_spatial_size(input.size())
+    # ATen's instance_norm: a batch norm of the (1, N * C, *) view
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+    shape = tuple(input.shape)
+    b, c = shape[0], shape[1]
+    rm = _repeat_if_defined(running_mean, b)
+    rv = _repeat_if_defined(running_var, b)
+    out = _core.batch_norm(input.contiguous().view((1, b * c) + shape[2:]), _repeat_if_defined(weight, b),
+                           _repeat_if_defined(bias, b), rm, rv, bool(use_input_stats), float(momentum),
+                           float(eps))
+    if running_mean is not None:
+        running_mean.copy_(rm.view(b, c).mean(0))
+    if running_var is not None:
+        running_var.copy_(rv.view(b, c).mean(0))
+    return out.view(shape)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    r"""Group normalisation: the channels are split into ``num_groups`` groups normalised separately."""
+    num_groups = _int_arg(num_groups, "group_norm", "num_groups", 2)
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups] + list(input.size()[2:]))
+    return _core.group_norm(input, num_groups, weight, bias, float(eps))
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    r"""Layer normalisation over the last ``len(normalized_shape)`` dimensions."""
+    if isinstance(normalized_shape, numbers.Integral) or not isinstance(normalized_shape, (tuple, list)):
+        raise TypeError(
+            "layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, "
+            f"not {type(normalized_shape).__name__}"
+        )
+    for i, s in enumerate(normalized_shape):
+        if not isinstance(s, numbers.Integral):
+            raise TypeError(
+                "layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, "
+                f"but found element of type {type(s).__name__} at pos {i}"
+            )
+    normalized_shape = tuple(int(s) for s in normalized_shape)
+    n = len(normalized_shape)
+    if n < 1:
+        raise RuntimeError(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+            f"element, but got normalized_shape = {_fmt(normalized_shape)}"
+        )
+    if weight is not None and tuple(weight.shape) != normalized_shape:
+        raise RuntimeError(
+            "Expected weight to be of same shape as normalized_shape, but got weight of shape "
+            f"{_fmt(weight.shape)} and normalized_shape = {_fmt(normalized_shape)}"
+        )
+    if bias is not None and tuple(bias.shape) != normalized_shape:
+        raise RuntimeError(
+            "Expected bias to be of same shape as normalized_shape, but got bias of shape "
+            f"{_fmt(bias.shape)} and normalized_shape = {_fmt(normalized_shape)}"
+        )
+    if input.dim() < n or tuple(input.shape[input.dim() - n :]) != normalized_shape:
+        raise RuntimeError(
+            f"Given normalized_shape={_fmt(normalized_shape)}, expected input with shape "
+            f"[*{''.join(', ' + str(s) for s in normalized_shape)}], but got input of size{_fmt(input.shape)}"
+        )
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"LayerNormKernelImpl\" not implemented for '{_scalar_name(input.dtype)}'")
+    for p in (weight, bias):
+        if p is not None and p.dtype != input.dtype:
+            if str(input.dtype) == "torch.float32":
+                raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    return _core.layer_norm(input, list(normalized_shape), weight, bias, float(eps))
+
+
+# ------------------------------------------------------------------- embedding
