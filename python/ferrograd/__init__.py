@@ -61,6 +61,8 @@ from ._factories import (
     zeros,
     zeros_like,
 )
+
+# isort: split
 from ._core import (  # the unary and binary ops of the core's op table
     abs,  # noqa: A004
     bitwise_and,
@@ -189,10 +191,6 @@ from .autograd.anomaly_mode import set_anomaly_enabled
 
 _install()  # Tensor's Python methods onto the native class
 
-# from_numpy's warn-once flag (read and set by _factories): it lives here so that
-# `ferrograd._not_writable_warned = False` re-arms the warning
-_not_writable_warned = False
-
 from . import (  # noqa: E402
     accelerator,
     amp,
@@ -225,7 +223,8 @@ __all__ = [
     "rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm",
     # functions
     "abs", "add", "all", "allclose", "amax", "amin", "any", "argmax", "argmin", "argsort",
-    "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "bmm", "broadcast_shapes", "broadcast_tensors", "cat", "chunk", "clamp",
+    "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "bmm", "broadcast_shapes", "broadcast_tensors",
+    "cat", "chunk", "clamp",
     "clip", "clone", "compile", "concat", "concatenate", "constant_pad_nd", "cos", "cumsum",
     "detach", "div", "divide", "dot", "eq", "equal", "erf", "exp", "flatten", "flip",
     "floor_divide", "gather", "ge", "gt", "index_add", "index_select", "is_complex",

@@ -14,6 +14,11 @@ from ._core import (
     int64,
 )
 
+__all__ = [
+    "dtype", "float32", "float64", "int64", "bool", "float", "double", "long",
+    "get_default_dtype", "set_default_dtype",
+]
+
 float = float32  # noqa: A001
 double = float64
 long = int64

@@ -7,8 +7,6 @@ import warnings
 
 import numpy as np
 
-import ferrograd as _package  # the package: from_numpy's warn-once flag lives there
-
 from . import _core, _dtype
 from ._core import Tensor, bool as bool_, float32, float64, int64
 from ._device import device as _device
@@ -98,14 +96,16 @@ _NOT_WRITABLE = (
     "array to protect its data or make it writable before converting it to a tensor. This type of "
     "warning will be suppressed for the rest of this program."
 )
+_not_writable_warned = False  # from_numpy's warn-once flag
 
 
 def _warn_if_not_writable(a):
     """PyTorch's TORCH_WARN_ONCE: the first read-only array of the process warns, even if that
-    warning is then filtered out or raised; no later one does. The flag is the package's
-    ``ferrograd._not_writable_warned`` (so that setting it back to False re-arms the warning)."""
-    if not a.flags.writeable and not _package._not_writable_warned:
-        _package._not_writable_warned = True
+    warning is then filtered out or raised; no later one does (until ``_not_writable_warned`` is
+    set back to False)."""
+    global _not_writable_warned
+    if not a.flags.writeable and not _not_writable_warned:
+        _not_writable_warned = True
         warnings.warn(_NOT_WRITABLE, UserWarning, stacklevel=3)  # at from_numpy's caller
 
 

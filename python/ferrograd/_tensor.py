@@ -26,7 +26,7 @@ from ._op_args import (
     _unpack_varargs,
 )
 from ._return_types import max_result, min_result, sort_result
-from .autograd import backward as _backward
+from .autograd._engine import backward as _backward
 from .autograd.graph import _register_post_accumulate_grad_hook, _register_tensor_hook
 
 _NP_TYPESTR = {"torch.float32": "<f4", "torch.float64": "<f8", "torch.int64": "<i8", "torch.bool": "|b1"}

@@ -100,7 +100,7 @@ def read_only(a):
 @pytest.fixture
 def fresh_warning(monkeypatch):
     """As in a new process: the read-only warning has not been given yet."""
-    monkeypatch.setattr(fg, "_not_writable_warned", False)
+    monkeypatch.setattr(fg._factories, "_not_writable_warned", False)
 
 
 def test_from_numpy_read_only_warns_once(fresh_warning):
@@ -143,7 +143,7 @@ def test_copies_and_writable_arrays_do_not_warn(make, fresh_warning):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         make(read_only(np.arange(4.0)))
-    assert not fg._not_writable_warned
+    assert not fg._factories._not_writable_warned
 
 
 def test_read_only_warning_comes_first_and_is_spent_when_raised(fresh_warning):

@@ -10,7 +10,7 @@ Tensor = _core.Tensor
 
 # the ctx of each custom Function node, by node key (the node's backward holds the ctx), for
 # grad_fn.saved_tensors
-_function_ctx = weakref.WeakValueDictionary()
+_function_ctx: "weakref.WeakValueDictionary[tuple[int, int], FunctionCtx]" = weakref.WeakValueDictionary()
 
 
 class FunctionCtx:

@@ -5,7 +5,10 @@ Forward-mode AD is not available; ``vectorize=True`` runs one backward per basis
 (the results are those of PyTorch's vmap path).
 """
 
-import ferrograd as torch
+from .._core import Tensor, is_grad_enabled, stack
+from .._factories import eye, zeros_like
+from ._engine import grad
+from .grad_mode import enable_grad, set_grad_enabled
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -34,7 +37,7 @@ def _as_tuple(inp, arg_name=None, fn_name=None):
         is_inp_tuple = False
 
     for i, el in enumerate(inp):
-        if not isinstance(el, torch.Tensor):
+        if not isinstance(el, Tensor):
             if is_inp_tuple:
                 raise TypeError(
                     f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors but the"
@@ -80,7 +83,7 @@ def _grad_preprocess(inputs, create_graph, need_graph):
 
 def _grad_postprocess(inputs, create_graph):
     # Detaches the results unless create_graph=True. Handles tuples of tuples of Tensors.
-    if isinstance(inputs[0], torch.Tensor):
+    if isinstance(inputs[0], Tensor):
         if not create_graph:
             return tuple(inp.detach() for inp in inputs)
         else:
@@ -155,7 +158,7 @@ def _construct_standard_basis_for(tensors, tensor_numels):
     # The rows of the N x N identity (N = sum of numels), split column-wise into one chunk per
     # tensor, each in that tensor's dtype.
     total = sum(tensor_numels)
-    chunks = torch.eye(total, dtype=tensors[0].dtype).split(list(tensor_numels), dim=1)
+    chunks = eye(total, dtype=tensors[0].dtype).split(list(tensor_numels), dim=1)
     return tuple(c.to(t.dtype).contiguous() for c, t in zip(chunks, tensors))
 
 
@@ -185,7 +188,7 @@ def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retai
         # No differentiable output, we don't need to call the autograd engine
         return (None,) * len(inputs)
     else:
-        return torch.autograd.grad(
+        return grad(
             new_outputs,
             inputs,
             new_grad_outputs,
@@ -228,7 +231,7 @@ def _fill_in_zeros(grads, refs, strict, create_graph, stage):
                         "replace forward mode AD."
                     )
 
-            grads_i = torch.zeros_like(refs[i])
+            grads_i = zeros_like(refs[i])
         else:
             if strict and create_graph and not grads_i.requires_grad:
                 if "double" not in stage:
@@ -255,7 +258,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
 
     Returns ``(func_output, vjp)``.
     """
-    with torch.enable_grad():
+    with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
 
@@ -277,8 +280,8 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
                     "a single Tensor with a single element."
                 )
 
-    enable_grad = True if create_graph else torch.is_grad_enabled()
-    with torch.set_grad_enabled(enable_grad):
+    grad_enabled = True if create_graph else is_grad_enabled()
+    with set_grad_enabled(grad_enabled):
         grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
         vjp = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
 
@@ -295,7 +298,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 
     Uses the double-backward trick. Returns ``(func_output, jvp)``.
     """
-    with torch.enable_grad():
+    with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
 
@@ -320,14 +323,14 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         # it won't appear in the double backward graph. We only need to ensure that
         # it does not contain inf or nan.
         grad_outputs = tuple(
-            torch.zeros_like(out, requires_grad=True) for out in outputs
+            zeros_like(out, requires_grad=True) for out in outputs
         )
 
         grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
 
     if create_graph:
-        with torch.enable_grad():
+        with enable_grad():
             grad_res = _autograd_grad(
                 grad_inputs, grad_outputs, v, create_graph=create_graph
             )
@@ -385,7 +388,7 @@ def jacobian(
             "(forward-mode AD is not implemented)"
         )
 
-    with torch.enable_grad():
+    with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
 
@@ -407,12 +410,12 @@ def jacobian(
             flat_outputs = tuple(output.reshape(-1) for output in outputs)
             output_numels = tuple(output.numel() for output in outputs)
             grad_outputs = _construct_standard_basis_for(flat_outputs, output_numels)
-            vj = list(torch.autograd.grad(flat_outputs, inputs, grad_outputs,
-                                          create_graph=create_graph, allow_unused=True,
-                                          is_grads_batched=True))
+            vj = list(grad(flat_outputs, inputs, grad_outputs,
+                           create_graph=create_graph, allow_unused=True,
+                           is_grads_batched=True))
             for el_idx, vj_el in enumerate(vj):
                 if vj_el is None:
-                    vj[el_idx] = torch.zeros_like(inputs[el_idx]).expand(
+                    vj[el_idx] = zeros_like(inputs[el_idx]).expand(
                         (sum(output_numels),) + tuple(inputs[el_idx].shape))
             jacobian_input_output = []
             for jac_input_i, input_i in zip(vj, inputs):
@@ -457,11 +460,11 @@ def jacobian(
                                 "strict mode."
                             )
                             raise RuntimeError(msg)
-                        jac_i_el.append(torch.zeros_like(inp_el))
+                        jac_i_el.append(zeros_like(inp_el))
 
             jacobian += (
                 tuple(
-                    torch.stack(jac_i_el, dim=0).view(
+                    stack(jac_i_el, dim=0).view(
                         out.size() + inputs[el_idx].size()
                     )
                     for (el_idx, jac_i_el) in enumerate(jac_i)
@@ -501,7 +504,7 @@ def hessian(
         )
         _check_requires_grad(t_out, "outputs", strict=strict)
 
-        if is_out_tuple or not isinstance(out, torch.Tensor):
+        if is_out_tuple or not isinstance(out, Tensor):
             raise RuntimeError(
                 "The function given to hessian should return a single Tensor"
             )
@@ -538,7 +541,7 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
 
     Returns ``(func_output, vhp)``.
     """
-    with torch.enable_grad():
+    with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
 
@@ -558,7 +561,7 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
         )
         _check_requires_grad(outputs, "outputs", strict=strict)
 
-        if is_outputs_tuple or not isinstance(outputs[0], torch.Tensor):
+        if is_outputs_tuple or not isinstance(outputs[0], Tensor):
             raise RuntimeError(
                 "The function given to vhp should return a single Tensor"
             )
@@ -571,8 +574,8 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
         jac = _autograd_grad(outputs, inputs, create_graph=True)
         _check_requires_grad(jac, "jacobian", strict=strict)
 
-    enable_grad = True if create_graph else torch.is_grad_enabled()
-    with torch.set_grad_enabled(enable_grad):
+    grad_enabled = True if create_graph else is_grad_enabled()
+    with set_grad_enabled(grad_enabled):
         grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
         vhp = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
 
@@ -589,7 +592,7 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
 
     Uses the double-backward trick. Returns ``(func_output, hvp)``.
     """
-    with torch.enable_grad():
+    with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
 
@@ -609,7 +612,7 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         )
         _check_requires_grad(outputs, "outputs", strict=strict)
 
-        if is_outputs_tuple or not isinstance(outputs[0], torch.Tensor):
+        if is_outputs_tuple or not isinstance(outputs[0], Tensor):
             raise RuntimeError(
                 "The function given to hvp should return a single Tensor"
             )
@@ -622,13 +625,13 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         jac = _autograd_grad(outputs, inputs, create_graph=True)
         _check_requires_grad(jac, "jacobian", strict=strict)
 
-        grad_jac = tuple(torch.zeros_like(inp, requires_grad=True) for inp in inputs)
+        grad_jac = tuple(zeros_like(inp, requires_grad=True) for inp in inputs)
 
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, "hessian", strict=strict)
 
-    enable_grad = True if create_graph else torch.is_grad_enabled()
-    with torch.set_grad_enabled(enable_grad):
+    grad_enabled = True if create_graph else is_grad_enabled()
+    with set_grad_enabled(grad_enabled):
         grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
         hvp = _fill_in_zeros(
             grad_res, inputs, strict, create_graph, "double_back_trick"

@@ -21,8 +21,8 @@ __all__ = [
     "saved_memory",
 ]
 
-_classes = {}
-_live = weakref.WeakValueDictionary()
+_classes: dict[str, type["Node"]] = {}  # node classes by node name
+_live: "weakref.WeakValueDictionary[tuple[int, int], Node]" = weakref.WeakValueDictionary()  # by node key
 
 
 class Node:

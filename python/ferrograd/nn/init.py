@@ -7,6 +7,9 @@ import math
 import warnings
 
 from .. import _core
+from .._core import where
+from .._factories import empty_like, eye as _eye  # (init.eye is the deprecated eye_)
+from ..autograd.grad_mode import no_grad
 
 Tensor = _core.Tensor
 
@@ -40,25 +43,17 @@ __all__ = [
 ]
 
 
-def _no_grad():
-    from .. import no_grad
-
-    return no_grad()
-
-
 def _no_grad_uniform_(tensor, a, b, generator=None):
-    with _no_grad():
+    with no_grad():
         return tensor.uniform_(a, b, generator=generator)
 
 
 def _no_grad_normal_(tensor, mean, std, generator=None):
-    with _no_grad():
+    with no_grad():
         return tensor.normal_(mean, std, generator=generator)
 
 
 def _no_grad_trunc_normal_(tensor, mean, std, a, b, generator=None):
-    from .. import empty_like, where
-
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
@@ -68,7 +63,7 @@ def _no_grad_trunc_normal_(tensor, mean, std, a, b, generator=None):
             "The distribution of values may be incorrect.",
             stacklevel=2,
         )
-    with _no_grad():
+    with no_grad():
         # Rejection sampling, redrawing only the entries still pending: normal proposals
         # when [a, b] holds enough mass, otherwise uniform proposals on [a, b].
         p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
@@ -102,12 +97,12 @@ def _no_grad_trunc_normal_(tensor, mean, std, a, b, generator=None):
 
 
 def _no_grad_fill_(tensor, val):
-    with _no_grad():
+    with no_grad():
         return tensor.fill_(val)
 
 
 def _no_grad_zero_(tensor):
-    with _no_grad():
+    with no_grad():
         return tensor.zero_()
 
 
@@ -168,12 +163,10 @@ def zeros_(tensor):
 
 def eye_(tensor):
     r"""Fill the 2-dimensional ``tensor`` with the identity matrix."""
-    from .. import eye
-
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    with _no_grad():
-        tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype))
+    with no_grad():
+        tensor.copy_(_eye(*tensor.shape, dtype=tensor.dtype))
     return tensor
 
 

@@ -3,16 +3,11 @@
 from collections import OrderedDict
 
 from .. import _core
+from .._factories import empty
 
 Tensor = _core.Tensor
 
 __all__ = ["Parameter", "Buffer"]
-
-
-def _empty():
-    from .. import empty
-
-    return empty(0)
 
 
 class Parameter(Tensor):
@@ -24,7 +19,7 @@ class Parameter(Tensor):
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
-            data = _empty()
+            data = empty(0)
         t = Tensor.__new__(cls, data)
         t.requires_grad_(requires_grad)
         return t
@@ -61,7 +56,7 @@ class Buffer(Tensor):
 
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
-            data = _empty()
+            data = empty(0)
         t = Tensor.__new__(cls, data)
         t.requires_grad_(data.requires_grad)
         t.persistent = persistent

@@ -1,8 +1,9 @@
 r"""Implementation for the Adagrad algorithm."""
 
-import ferrograd as torch
-from ferrograd import Tensor, _core
-
+from .. import _core
+from .._core import Tensor
+from .._factories import full_like, tensor
+from .._functions import is_tensor
 from .optimizer import (
     Optimizer,
     _as_float,
@@ -64,8 +65,8 @@ class Adagrad(Optimizer):
         for group in self.param_groups:
             for p in group["params"]:
                 state = self.state[p]
-                state["step"] = torch.tensor(0.0, dtype=_get_scalar_dtype())
-                state["sum"] = torch.full_like(p, initial_accumulator_value)
+                state["step"] = tensor(0.0, dtype=_get_scalar_dtype())
+                state["sum"] = full_like(p, initial_accumulator_value)
 
     def __setstate__(self, state):
         super().__setstate__(state)
@@ -76,15 +77,15 @@ class Adagrad(Optimizer):
             group.setdefault("fused", None)
 
         state_values = list(self.state.values())
-        step_is_tensor = (len(state_values) != 0) and torch.is_tensor(state_values[0]["step"])
+        step_is_tensor = (len(state_values) != 0) and is_tensor(state_values[0]["step"])
         if not step_is_tensor:
             for s in state_values:
-                s["step"] = torch.tensor(float(s["step"]), dtype=_get_scalar_dtype())
+                s["step"] = tensor(float(s["step"]), dtype=_get_scalar_dtype())
 
     def _init_state(self, group, param, state):
         # parameters added after construction take the constructor's initial value
-        state["step"] = torch.tensor(0.0, dtype=_get_scalar_dtype())
-        state["sum"] = torch.full_like(param, self.defaults["initial_accumulator_value"])
+        state["step"] = tensor(0.0, dtype=_get_scalar_dtype())
+        state["sum"] = full_like(param, self.defaults["initial_accumulator_value"])
 
     def _update_group(self, group, params, grads, states):
         adagrad(

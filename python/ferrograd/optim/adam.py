@@ -1,8 +1,8 @@
 r"""Implementation for the Adam algorithm."""
 
-import ferrograd as torch
-from ferrograd import Tensor, _core
-
+from .. import _core
+from .._core import Tensor
+from .._factories import tensor, zeros_like
 from .optimizer import (
     Optimizer,
     _as_float,
@@ -97,14 +97,14 @@ class Adam(Optimizer):
             _step_to_tensor(self, group)
 
     def _init_state(self, group, param, state):
-        state["step"] = torch.tensor(0.0, dtype=_get_scalar_dtype())
+        state["step"] = tensor(0.0, dtype=_get_scalar_dtype())
         # Exponential moving average of gradient values
-        state["exp_avg"] = torch.zeros_like(param)
+        state["exp_avg"] = zeros_like(param)
         # Exponential moving average of squared gradient values
-        state["exp_avg_sq"] = torch.zeros_like(param)
+        state["exp_avg_sq"] = zeros_like(param)
         if group["amsgrad"]:
             # Maintains max of all exp. moving avg. of sq. grad. values
-            state["max_exp_avg_sq"] = torch.zeros_like(param)
+            state["max_exp_avg_sq"] = zeros_like(param)
 
     def _update_group(self, group, params, grads, states):
         beta1, beta2 = group["betas"]

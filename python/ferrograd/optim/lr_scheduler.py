@@ -8,8 +8,7 @@ from collections import Counter
 from functools import wraps
 from weakref import ref
 
-from ferrograd import Tensor
-
+from .._core import Tensor
 from .optimizer import Optimizer, _to_scalar
 
 __all__ = [
@@ -97,9 +96,11 @@ class LRScheduler:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
                     raise KeyError(
-                        f"param 'initial_lr' is not specified in param_groups[{i}] when resuming scheduler with last_epoch >= 0.\n"
+                        f"param 'initial_lr' is not specified in param_groups[{i}] when resuming scheduler with "
+                        "last_epoch >= 0.\n"
                         "This typically happens when:\n"
-                        "1. You're trying to resume training from a checkpoint but haven't properly loaded the optimizer state\n"
+                        "1. You're trying to resume training from a checkpoint but haven't properly loaded the "
+                        "optimizer state\n"
                         "2. You're using last_epoch >= 0 for a fresh training run (not recommended)"
                     )
         self.base_lrs = _param_groups_val_list(optimizer, "initial_lr")

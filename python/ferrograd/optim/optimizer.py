@@ -3,18 +3,21 @@
 import functools
 import warnings
 from collections import OrderedDict, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from copy import deepcopy
 from itertools import chain
 
-import ferrograd as torch
-from ferrograd import Tensor
-from ferrograd.nn.modules.module import _register_hook, _typename, _zero_grads
+from .._core import Tensor, is_grad_enabled
+from .._dtype import float32, float64, get_default_dtype
+from .._factories import tensor
+from .._functions import is_tensor
+from ..autograd.grad_mode import enable_grad, set_grad_enabled
+from ..nn.modules.module import _register_hook, _typename, _zero_grads
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
-_global_optimizer_pre_hooks = OrderedDict()
-_global_optimizer_post_hooks = OrderedDict()
+_global_optimizer_pre_hooks: OrderedDict[int, Callable] = OrderedDict()  # by handle id
+_global_optimizer_post_hooks: OrderedDict[int, Callable] = OrderedDict()
 
 
 class _RequiredParameter:
@@ -32,19 +35,19 @@ def _use_grad_for_differentiable(func):
 
     @functools.wraps(func)
     def _use_grad(self, *args, **kwargs):
-        prev_grad = torch.is_grad_enabled()
+        prev_grad = is_grad_enabled()
         try:
-            torch.set_grad_enabled(self.defaults["differentiable"])
+            set_grad_enabled(self.defaults["differentiable"])
             ret = func(self, *args, **kwargs)
         finally:
-            torch.set_grad_enabled(prev_grad)
+            set_grad_enabled(prev_grad)
         return ret
 
     return _use_grad
 
 
 def _get_scalar_dtype():
-    return torch.float64 if torch.get_default_dtype() == torch.float64 else torch.float32
+    return float64 if get_default_dtype() == float64 else float32
 
 
 def _to_scalar(x):
@@ -100,7 +103,7 @@ def _evaluate_closure(closure):
     """The loss returned by ``closure`` run with grad enabled (``None`` without a closure)."""
     if closure is None:
         return None
-    with torch.enable_grad():
+    with enable_grad():
         return closure()
 
 
@@ -108,8 +111,8 @@ def _step_to_tensor(optimizer, group):
     """Turns a ``step`` saved as a Python number (older state dicts) into a scalar tensor."""
     for p in group["params"]:
         p_state = optimizer.state.get(p, [])
-        if len(p_state) != 0 and not torch.is_tensor(p_state["step"]):
-            p_state["step"] = torch.tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
+        if len(p_state) != 0 and not is_tensor(p_state["step"]):
+            p_state["step"] = tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
 
 
 def register_optimizer_step_pre_hook(hook):
@@ -133,7 +136,7 @@ class Optimizer:
     """
 
     # options of torch's built-in optimizers that ferrograd's do not implement (set by subclasses)
-    _unsupported_options = ()
+    _unsupported_options: tuple[str, ...] = ()
 
     def __init__(self, params, defaults):
         self.defaults = defaults
@@ -296,7 +299,7 @@ class Optimizer:
                 break
         if key == "step":
             if capturable or fused:
-                return value.to(dtype=torch.float32, device=param.device)
+                return value.to(dtype=float32, device=param.device)
             return value
         if param.is_floating_point():
             return value.to(dtype=param.dtype, device=param.device)
@@ -339,7 +342,9 @@ class Optimizer:
             if isinstance(value, Tensor):
                 return Optimizer._process_value_according_to_param_policy(param, value, param_id, param_groups, key)
             if isinstance(value, dict):
-                return {k: _cast(param, v, param_id=param_id, param_groups=param_groups, key=k) for k, v in value.items()}
+                return {
+                    k: _cast(param, v, param_id=param_id, param_groups=param_groups, key=k) for k, v in value.items()
+                }
             if isinstance(value, Iterable) and not isinstance(value, (str, bytes)):
                 return type(value)(_cast(param, v, param_id=param_id, param_groups=param_groups) for v in value)
             return value

@@ -1,8 +1,8 @@
 r"""Implementation for the RMSprop algorithm."""
 
-import ferrograd as torch
-from ferrograd import Tensor, _core
-
+from .. import _core
+from .._core import Tensor
+from .._factories import zeros, zeros_like
 from .optimizer import (
     Optimizer,
     _as_float,
@@ -74,12 +74,12 @@ class RMSprop(Optimizer):
             _step_to_tensor(self, group)
 
     def _init_state(self, group, param, state):
-        state["step"] = torch.zeros((), dtype=_get_scalar_dtype())
-        state["square_avg"] = torch.zeros_like(param)
+        state["step"] = zeros((), dtype=_get_scalar_dtype())
+        state["square_avg"] = zeros_like(param)
         if group["momentum"] > 0:
-            state["momentum_buffer"] = torch.zeros_like(param)
+            state["momentum_buffer"] = zeros_like(param)
         if group["centered"]:
-            state["grad_avg"] = torch.zeros_like(param)
+            state["grad_avg"] = zeros_like(param)
 
     def _update_group(self, group, params, grads, states):
         rmsprop(

@@ -1,7 +1,7 @@
 r"""Implementation for Stochastic Gradient Descent optimizer."""
 
-from ferrograd import Tensor, _core
-
+from .. import _core
+from .._core import Tensor
 from .optimizer import (
     Optimizer,
     _as_float,

@@ -19,10 +19,14 @@ import warnings
 import weakref
 from collections import defaultdict
 
-import ferrograd
-from .. import _core
+from .. import _core, autograd
+from .._core import Tensor, default_generator, is_grad_enabled
+from .._factories import empty
+from .._functions import is_tensor
 from ..autograd.function import Function
+from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.graph import saved_tensors_hooks
+from ..nn.modules.container import Sequential
 
 __all__ = [
     "checkpoint",
@@ -65,7 +69,7 @@ def detach_variable(inputs):
     if isinstance(inputs, tuple):
         out = []
         for inp in inputs:
-            if not isinstance(inp, ferrograd.Tensor):
+            if not isinstance(inp, Tensor):
                 out.append(inp)
                 continue
 
@@ -81,7 +85,7 @@ def detach_variable(inputs):
 
 
 def check_backward_validity(inputs):
-    if not any(inp.requires_grad for inp in inputs if isinstance(inp, ferrograd.Tensor)):
+    if not any(inp.requires_grad for inp in inputs if isinstance(inp, Tensor)):
         warnings.warn(
             "None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2
         )
@@ -128,11 +132,11 @@ def _fork_rng(enabled=True):
     if not enabled:
         yield
         return
-    state = ferrograd.default_generator.get_state()
+    state = default_generator.get_state()
     try:
         yield
     finally:
-        ferrograd.default_generator.set_state(state)
+        default_generator.set_state(state)
 
 
 def _is_checkpoint_valid():
@@ -143,11 +147,11 @@ def _is_checkpoint_valid():
     (``ferrograd.autograd._is_checkpoint_valid``), this looks for the ``autograd.grad`` and
     ``autograd.backward`` calls on the Python stack: every backward starts from one of them.
     """
-    native = getattr(ferrograd.autograd, "_is_checkpoint_valid", None)
+    native = getattr(autograd, "_is_checkpoint_valid", None)
     if native is not None:
         return native()
-    grad_code = ferrograd.autograd.grad.__code__
-    backward_code = ferrograd.autograd.backward.__code__
+    grad_code = autograd.grad.__code__
+    backward_code = autograd.backward.__code__
     frame = sys._getframe(1)
     while frame is not None:
         if frame.f_code is grad_code:
@@ -165,7 +169,7 @@ class CheckpointFunction(Function):
         ctx.run_function = run_function
         ctx.preserve_rng_state = preserve_rng_state
         if preserve_rng_state:
-            ctx.fwd_cpu_state = ferrograd.default_generator.get_state()
+            ctx.fwd_cpu_state = default_generator.get_state()
 
         # Save non-tensor inputs in ctx, keep a placeholder None for tensors
         # to be filled out during the backward.
@@ -173,7 +177,7 @@ class CheckpointFunction(Function):
         ctx.tensor_indices = []
         tensor_inputs = []
         for i, arg in enumerate(args):
-            if ferrograd.is_tensor(arg):
+            if is_tensor(arg):
                 tensor_inputs.append(arg)
                 ctx.tensor_indices.append(i)
                 ctx.inputs.append(None)
@@ -182,7 +186,7 @@ class CheckpointFunction(Function):
 
         ctx.save_for_backward(*tensor_inputs)
 
-        with ferrograd.no_grad():
+        with no_grad():
             outputs = run_function(*args)
         return outputs
 
@@ -213,19 +217,19 @@ class CheckpointFunction(Function):
         # when we're done.
         with _fork_rng(enabled=ctx.preserve_rng_state):
             if ctx.preserve_rng_state:
-                ferrograd.default_generator.set_state(ctx.fwd_cpu_state)
+                default_generator.set_state(ctx.fwd_cpu_state)
             detached_inputs = detach_variable(tuple(inputs))
-            with ferrograd.enable_grad():
+            with enable_grad():
                 outputs = ctx.run_function(*detached_inputs)
 
-        if isinstance(outputs, ferrograd.Tensor):
+        if isinstance(outputs, Tensor):
             outputs = (outputs,)
 
         # run backward() with only tensor that requires grad
         outputs_with_grad = []
         args_with_grad = []
         for i in range(len(outputs)):
-            if ferrograd.is_tensor(outputs[i]) and outputs[i].requires_grad:
+            if is_tensor(outputs[i]) and outputs[i].requires_grad:
                 outputs_with_grad.append(outputs[i])
                 args_with_grad.append(args[i])
         if len(outputs_with_grad) == 0:
@@ -233,9 +237,9 @@ class CheckpointFunction(Function):
                 "none of output has requires_grad=True,"
                 " this checkpoint() is not necessary"
             )
-        ferrograd.autograd.backward(outputs_with_grad, args_with_grad)
+        autograd.backward(outputs_with_grad, args_with_grad)
         grads = tuple(
-            inp.grad if isinstance(inp, ferrograd.Tensor) else None
+            inp.grad if isinstance(inp, Tensor) else None
             for inp in detached_inputs
         )
 
@@ -379,7 +383,7 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
 
         return forward
 
-    if isinstance(functions, ferrograd.nn.Sequential):
+    if isinstance(functions, Sequential):
         functions = list(functions.children())
 
     segment_size = len(functions) // segments
@@ -444,7 +448,7 @@ class _NoopSaveInputs(Function):
     @staticmethod
     def forward(ctx, dummy, *tensors):
         ctx.save_for_backward(*tensors)
-        return ferrograd.empty((0,))
+        return empty((0,))
 
     @staticmethod
     def backward(ctx, *grad_outputs):
@@ -476,11 +480,11 @@ class _CheckpointFrame:
         self.ignore_saved_mismatch = False
 
     def save_inputs(self, *args):
-        self.saved_args = [None if isinstance(arg, ferrograd.Tensor) else arg for arg in args]
-        self.tensor_indices = [i for i, arg in enumerate(args) if isinstance(arg, ferrograd.Tensor)]
+        self.saved_args = [None if isinstance(arg, Tensor) else arg for arg in args]
+        self.tensor_indices = [i for i, arg in enumerate(args) if isinstance(arg, Tensor)]
         tensors = [args[i] for i in self.tensor_indices]
         self.inputs_requires_grad = [t.requires_grad for t in tensors]
-        dummy = ferrograd.empty((0,), requires_grad=True)
+        dummy = empty((0,), requires_grad=True)
         self.input_saver = _NoopSaveInputs.apply(dummy, *tensors)
 
     def get_inputs(self):
@@ -660,12 +664,12 @@ class _checkpoint_hook(saved_tensors_hooks):
             frame.weak_holders.append(weakref.ref(holder))
             # Save metadata to detect non-determinism
             if frame.metadata_fn is not None:
-                with ferrograd.no_grad():
+                with no_grad():
                     frame.x_metadatas.append(frame.metadata_fn(x))
             return holder
 
         def unpack_hook(holder):
-            if (holder.requires_grad and ferrograd.is_grad_enabled()
+            if (holder.requires_grad and is_grad_enabled()
                     and not _unpacked_tensors_reattached):
                 raise NotImplementedError(_unpack_requires_grad_msg.format(
                     "unpacking a tensor saved inside checkpoint(use_reentrant=False) while "
@@ -687,7 +691,7 @@ class _checkpoint_hook(saved_tensors_hooks):
                 args = frame.get_inputs()
 
                 try:
-                    with _recomputation_hook(weakref.ref(frame), gid), ferrograd.enable_grad():
+                    with _recomputation_hook(weakref.ref(frame), gid), enable_grad():
                         frame.recompute_fn(*args)
                 except _StopRecomputationError:
                     pass
@@ -788,13 +792,13 @@ def _checkpoint_without_reentrant_generator(
     forward_context, recompute_context = context_fn()
 
     if preserve_rng_state:
-        fwd_cpu_state = ferrograd.default_generator.get_state()
+        fwd_cpu_state = default_generator.get_state()
 
     def recompute_fn(*args):
         # Called later during recomputation; this wrapping captures the global state.
         with _fork_rng(enabled=preserve_rng_state):
             if preserve_rng_state:
-                ferrograd.default_generator.set_state(fwd_cpu_state)
+                default_generator.set_state(fwd_cpu_state)
             with recompute_context:
                 fn(*args, **kwargs)
 
@@ -805,7 +809,7 @@ def _checkpoint_without_reentrant_generator(
         metadata_fn,
     )
 
-    if not ferrograd.is_grad_enabled():
+    if not is_grad_enabled():
         yield
         return
 

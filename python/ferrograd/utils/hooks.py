@@ -5,6 +5,7 @@ import weakref
 from collections import OrderedDict
 
 from .. import _core
+from ..autograd.function import Function
 
 __all__ = ["RemovableHandle", "BackwardHook"]
 
@@ -82,6 +83,20 @@ def _native_handle(remover, native_id):
     return handle
 
 
+class BackwardHookFunction(Function):
+    """Identity on its tensor arguments: its node is where the module backward hooks run (PyTorch's
+    ``torch.nn.modules._functions.BackwardHookFunction``, still importable from there)."""
+
+    @staticmethod
+    def forward(ctx, *args):
+        ctx.mark_non_differentiable(*[arg for arg in args if not arg.requires_grad])
+        return args
+
+    @staticmethod
+    def backward(ctx, *args):
+        return args
+
+
 class BackwardHook:
     """
     A wrapper class to implement nn.Module backward hooks.
@@ -146,10 +161,6 @@ class BackwardHook:
     def _apply_on_tensors(self, fn, args):
         # Can be used to apply the given function to the tensors contained in the
         # args. Will return updated args and the tensors indices
-        # imported here: nn imports this module (nn.modules.module -> utils.hooks), and
-        # autograd.graph imports it before nn exists
-        from ..nn.modules._functions import BackwardHookFunction
-
         tensors_idx = []
         tensors = []
 

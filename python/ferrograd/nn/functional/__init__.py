@@ -2,15 +2,18 @@
 
 One module per family. A family imports ``_utils``, ``ferrograd`` core pieces and, in one
 direction only, other families (``conv`` imports ``padding``; ``attention`` imports
-``activation``, ``linear`` and ``dropout``); no family imports this package.
+``activation``, ``_linear`` and ``_dropout``); no family imports this package. ``linear`` and
+``dropout`` live in ``_linear.py`` and ``_dropout.py``: no module is named like a function of
+the package (``F.linear`` would otherwise hide its module).
 
 Besides ``__all__``, the package holds ``Tensor`` (as ``torch.nn.functional`` does) and the
 private helpers that ``nn.MultiheadAttention`` and the transformer layers call as
-``F._canonical_mask``, ``F._none_or_dtype``, ... The names ``F.linear`` and ``F.dropout``
-are the functions, which shadow their modules of the same name as package attributes.
+``F._canonical_mask``, ``F._none_or_dtype``, ...
 """
 
 from ..._core import Tensor
+from ._dropout import dropout
+from ._linear import linear
 from .activation import (
     _get_softmax_dim,
     gelu,
@@ -35,8 +38,6 @@ from .attention import (
     scaled_dot_product_attention,
 )
 from .conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold
-from .dropout import dropout
-from .linear import linear
 from .loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,

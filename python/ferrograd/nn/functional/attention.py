@@ -9,13 +9,14 @@ the fused native kernel used for 4-d inputs without dropout.
 import math
 import warnings
 
-from ... import _core, broadcast_shapes
+from ... import _core
 from ..._core import bool as _bool, cat
 from ..._factories import arange, zeros, zeros_like
+from ..._functions import broadcast_shapes
+from ._dropout import dropout
+from ._linear import linear
 from ._utils import _c10_name, _fmt, _scalar_name
 from .activation import softmax
-from .dropout import dropout
-from .linear import linear
 
 Tensor = _core.Tensor
 

@@ -7,8 +7,9 @@ PyTorch's nodes (``MseLossBackward0``, ``NllLossBackward0``, ...); ``cross_entro
 
 import warnings
 
-from ... import _core, broadcast_shapes
+from ... import _core
 from ..._core import is_grad_enabled
+from ..._functions import broadcast_shapes
 from ._utils import _Reduction, _reduction, _type_name
 
 __all__ = [

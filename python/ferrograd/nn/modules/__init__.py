@@ -1,14 +1,18 @@
 """``ferrograd.nn.modules``: the Module base class, containers, layers and losses."""
 
-from .module import Module
+from . import loss as _loss, padding as _padding
+from .activation import GELU, LeakyReLU, LogSoftmax, MultiheadAttention, ReLU, Sigmoid, SiLU, Softmax, Softmin, Tanh
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .linear import Identity, Linear
-from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softmin, Tanh
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .dropout import Dropout
 from .flatten import Flatten, Unflatten
-from .activation import MultiheadAttention
+from .instancenorm import InstanceNorm1d, InstanceNorm2d
+from .linear import Identity, Linear
+from .loss import *  # noqa: F401,F403
+from .module import Module
 from .normalization import GroupNorm, LayerNorm
-from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .padding import *  # noqa: F401,F403
 from .pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
@@ -19,10 +23,8 @@ from .pooling import (
     MaxPool1d,
     MaxPool2d,
 )
-from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm
-from .instancenorm import InstanceNorm1d, InstanceNorm2d
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding
-from .padding import *  # noqa: F401,F403
 from .transformer import (
     Transformer,
     TransformerDecoder,
@@ -30,8 +32,6 @@ from .transformer import (
     TransformerEncoder,
     TransformerEncoderLayer,
 )
-from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
-from .loss import *  # noqa: F401,F403
 
 __all__ = [
     "Module",
@@ -90,9 +90,5 @@ __all__ = [
     "LSTMCell",
     "GRUCell",
 ]
-from . import loss as _loss  # noqa: E402
-
-from . import padding as _padding  # noqa: E402
-
 __all__ += list(getattr(_loss, "__all__", [])) + _padding.__all__
 del _loss, _padding

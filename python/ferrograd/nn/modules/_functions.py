@@ -1,19 +1,12 @@
 """Autograd Functions used by ``nn`` modules (PyTorch's ``torch/nn/modules/_functions.py``)."""
 
+from ..._core import cat, sqrt
+from ..._factories import empty, tensor
 from ...autograd.function import Function
+from ...distributed import distributed_c10d as c10d
 
-
-class BackwardHookFunction(Function):
-    """Identity on its tensor arguments: its node is where the module backward hooks run."""
-
-    @staticmethod
-    def forward(ctx, *args):
-        ctx.mark_non_differentiable(*[arg for arg in args if not arg.requires_grad])
-        return args
-
-    @staticmethod
-    def backward(ctx, *args):
-        return args
+# re-exported at PyTorch's address: it is defined next to its user, utils.hooks.BackwardHook
+from ...utils.hooks import BackwardHookFunction as BackwardHookFunction
 
 
 def _channel_shape(input):
@@ -38,9 +31,6 @@ class SyncBatchNorm(Function):
     @staticmethod
     def forward(ctx, input, weight, bias, running_mean, running_var, eps, momentum, process_group,
                 world_size):
-        from ... import cat, empty, sqrt, tensor
-        from ...distributed import distributed_c10d as c10d
-
         channels = input.shape[1]
         dims = _reduced_dims(input)
         count = input.numel() // channels
@@ -73,9 +63,6 @@ class SyncBatchNorm(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        from ... import cat
-        from ...distributed import distributed_c10d as c10d
-
         input, weight, mean, invstd = ctx.saved_tensors
         shape, dims = _channel_shape(input), _reduced_dims(input)
         xmu = input - mean.view(shape)

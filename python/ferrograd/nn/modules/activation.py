@@ -1,5 +1,6 @@
 """Activation modules."""
 
+from ..._factories import empty
 from .. import functional as F
 from ..init import constant_, xavier_normal_, xavier_uniform_
 from ..parameter import Parameter
@@ -167,8 +168,6 @@ class MultiheadAttention(Module):
         device=None,
         dtype=None,
     ):
-        from ... import empty
-
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(
                 f"embed_dim and num_heads must be greater than 0,"

@@ -1,7 +1,11 @@
 """``BatchNorm1d``, ``BatchNorm2d`` and ``BatchNorm3d`` (ported from PyTorch)."""
 
+from ... import distributed as dist
+from ..._dtype import long
+from ..._factories import empty, ones, tensor, zeros
 from .. import functional as F, init
 from ..parameter import Parameter
+from ._functions import SyncBatchNorm as sync_batch_norm
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"]
@@ -15,8 +19,6 @@ class _NormBase(Module):
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
                  dtype=None, *, bias=True):
-        from ... import empty, long, tensor, zeros, ones
-
         factory_kwargs = {"device": device, "dtype": dtype}
         super().__init__()
         self.num_features = num_features
@@ -69,8 +71,6 @@ class _NormBase(Module):
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                               error_msgs):
-        from ... import long, tensor
-
         version = local_metadata.get("version", None)
         if (version is None or version < 2) and self.track_running_stats:
             # at version 2: added num_batches_tracked buffer, which defaults to 0
@@ -172,9 +172,6 @@ class SyncBatchNorm(_BatchNorm):
             raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
 
     def forward(self, input):
-        from ... import distributed as dist
-        from ._functions import SyncBatchNorm as sync_batch_norm
-
         self._check_input_dim(input)
         factor, bn_training = self._step_statistics()
         running_mean, running_var = self._running_stats()

@@ -2,6 +2,7 @@
 
 import math
 
+from ..._factories import empty
 from .. import functional as F, init
 from ..functional._utils import _pair, _reverse_repeat_tuple, _single
 from ..parameter import Parameter
@@ -30,8 +31,6 @@ class _ConvNd(Module):
 
     def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, transposed,
                  output_padding, groups, bias, padding_mode, device=None, dtype=None):
-        from ... import empty
-
         factory_kwargs = {"device": device, "dtype": dtype}
         super().__init__()
         if groups <= 0:

@@ -2,6 +2,7 @@
 
 import math
 
+from ..._factories import empty
 from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
@@ -29,8 +30,6 @@ class Linear(Module):
     __constants__ = ["in_features", "out_features"]
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
-        from ... import empty
-
         factory_kwargs = {"device": device, "dtype": dtype}
         super().__init__()
         self.in_features = in_features

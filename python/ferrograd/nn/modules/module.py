@@ -5,9 +5,13 @@ import itertools
 import warnings
 import weakref
 from collections import OrderedDict, namedtuple
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from ... import _core
+from ..._core import dtype as dtype_cls
+from ..._device import device as device_cls
+from ..._factories import empty_like
+from ...autograd.grad_mode import no_grad
 from ...utils.hooks import BackwardHook, RemovableHandle
 from ..parameter import Buffer, Parameter
 
@@ -120,13 +124,14 @@ class _WrappedHook:
 
 
 # Hooks common to all modules, run before the module's own hooks.
-_global_backward_pre_hooks = OrderedDict()
-_global_backward_hooks = OrderedDict()
+# (by handle id; the last two hold the option flags of the forward hooks)
+_global_backward_pre_hooks: OrderedDict[int, Callable] = OrderedDict()
+_global_backward_hooks: OrderedDict[int, Callable] = OrderedDict()
 _global_is_full_backward_hook = None
-_global_forward_pre_hooks = OrderedDict()
-_global_forward_hooks = OrderedDict()
-_global_forward_hooks_always_called = OrderedDict()
-_global_forward_hooks_with_kwargs = OrderedDict()
+_global_forward_pre_hooks: OrderedDict[int, Callable] = OrderedDict()
+_global_forward_hooks: OrderedDict[int, Callable] = OrderedDict()
+_global_forward_hooks_always_called: OrderedDict[int, bool] = OrderedDict()
+_global_forward_hooks_with_kwargs: OrderedDict[int, bool] = OrderedDict()
 
 
 def register_module_forward_pre_hook(hook):
@@ -224,9 +229,6 @@ def _forward_unimplemented(self, *input):
 
 def _parse_to(*args, **kwargs):
     """(device, dtype, non_blocking) from the arguments of ``Module.to``."""
-    from ... import dtype as dtype_cls
-    from ..._tensor import device as device_cls
-
     device = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
     non_blocking = kwargs.pop("non_blocking", False)
@@ -451,8 +453,6 @@ class Module:
         # The core has no ``tensor.data = ...`` setter, so converted parameters are new
         # Parameter objects (PyTorch's "overwrite module params on conversion" path); a
         # conversion that returns the tensor itself keeps the parameter object.
-        from ... import no_grad
-
         if recurse:
             for module in self.children():
                 module._apply(fn)
@@ -519,8 +519,6 @@ class Module:
 
     def to_empty(self, *, device, recurse=True):
         r"""Move the parameters and buffers to ``device`` without copying storage."""
-        from ... import empty_like
-
         _parse_to(device)
         return self._apply(lambda t: empty_like(t), recurse=recurse)
 
@@ -1030,8 +1028,6 @@ class Module:
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
                               missing_keys, unexpected_keys, error_msgs):
         r"""Copy parameters and buffers from ``state_dict`` into this module (not its descendants)."""
-        from ... import no_grad
-
         for hook in self._load_state_dict_pre_hooks.values():
             hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
 
@@ -1146,7 +1142,7 @@ class Module:
                     )
 
         load(self, state_dict)
-        del load
+        load = None  # break the load -> load reference cycle (the closure refers to itself)
 
         if strict:
             if len(unexpected_keys) > 0:

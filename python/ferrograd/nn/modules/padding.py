@@ -32,8 +32,8 @@ class _PadNd(Module):
     """``F.pad(input, self.padding, mode)`` for the ``dims`` last dimensions."""
 
     __constants__ = ["padding"]
-    mode = None
-    dims = None
+    mode: str | None = None  # both set by the subclasses
+    dims: int | None = None
 
     def __init__(self, padding):
         super().__init__()

@@ -12,6 +12,8 @@ import warnings
 import weakref
 
 from ... import _core
+from ..._core import cat, stack
+from ..._factories import empty, zeros
 from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
@@ -145,8 +147,6 @@ class RNNBase(Module):
         device=None,
         dtype=None,
     ):
-        from ... import empty
-
         factory_kwargs = {"device": device, "dtype": dtype}
         super().__init__()
         self.mode = mode
@@ -373,8 +373,6 @@ class RNNBase(Module):
         ``hx`` is the initial hidden state ``(L * D, B, H_out)``, or a pair ``(h0, c0)`` for
         LSTM. Returns ``(output, h_n)`` or ``(output, (h_n, c_n))`` like ``_VF.lstm``.
         """
-        from ... import cat, stack
-
         is_lstm = self.mode == "LSTM"
         time_dim = 1 if self.batch_first else 0
         if input.size(time_dim) == 0:
@@ -458,8 +456,6 @@ class RNN(RNNBase):
         super().__init__(mode, *args, **kwargs)
 
     def forward(self, input, hx=None):
-        from ... import zeros
-
         _check_not_packed(input)
         self._update_flat_weights()
         num_directions = 2 if self.bidirectional else 1
@@ -538,8 +534,6 @@ class LSTM(RNNBase):
         return _apply_permutation(hx[0], permutation), _apply_permutation(hx[1], permutation)
 
     def forward(self, input, hx=None):
-        from ... import zeros
-
         _check_not_packed(input)
         self._update_flat_weights()
         batch_sizes = None
@@ -610,8 +604,6 @@ class GRU(RNNBase):
         super().__init__("GRU", *args, **kwargs)
 
     def forward(self, input, hx=None):
-        from ... import zeros
-
         _check_not_packed(input)
         self._update_flat_weights()
         batch_sizes = None
@@ -657,8 +649,6 @@ class RNNCellBase(Module):
     __constants__ = ["input_size", "hidden_size", "bias"]
 
     def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
-        from ... import empty
-
         factory_kwargs = {"device": device, "dtype": dtype}
         super().__init__()
         self.input_size = input_size
@@ -700,8 +690,6 @@ class RNNCell(RNNCellBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, input, hx=None):
-        from ... import zeros
-
         if input.dim() not in (1, 2):
             raise ValueError(f"RNNCell: Expected input to be 1D or 2D, got {input.dim()}D instead")
         if hx is not None and hx.dim() not in (1, 2):
@@ -736,8 +724,6 @@ class LSTMCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, num_chunks=4, **factory_kwargs)
 
     def forward(self, input, hx=None):
-        from ... import zeros
-
         if input.dim() not in (1, 2):
             raise ValueError(f"LSTMCell: Expected input to be 1D or 2D, got {input.dim()}D instead")
         if hx is not None:
@@ -769,8 +755,6 @@ class GRUCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, num_chunks=3, **factory_kwargs)
 
     def forward(self, input, hx=None):
-        from ... import zeros
-
         if input.dim() not in (1, 2):
             raise ValueError(f"GRUCell: Expected input to be 1D or 2D, got {input.dim()}D instead")
         if hx is not None and hx.dim() not in (1, 2):

@@ -1,5 +1,7 @@
 """``Embedding``."""
 
+from ..._factories import empty
+from ...autograd.grad_mode import no_grad
 from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
@@ -38,8 +40,6 @@ class Embedding(Module):
         device=None,
         dtype=None,
     ):
-        from ... import empty
-
         factory_kwargs = {"device": device, "dtype": dtype}
         super().__init__()
         self.num_embeddings = num_embeddings
@@ -70,8 +70,6 @@ class Embedding(Module):
         self._fill_padding_idx_with_zero()
 
     def _fill_padding_idx_with_zero(self):
-        from ... import no_grad
-
         if self.padding_idx is not None:
             with no_grad():
                 self.weight[self.padding_idx].fill_(0)

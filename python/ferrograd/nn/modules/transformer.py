@@ -9,7 +9,8 @@ zeros before the final norm) is reproduced.
 import copy
 import warnings
 
-from ... import arange, full, is_grad_enabled
+from ..._core import is_grad_enabled
+from ..._factories import arange, full
 from .. import functional as F
 from ..init import xavier_uniform_
 from .activation import GELU, MultiheadAttention, ReLU

@@ -24,9 +24,13 @@ How a step goes (PyTorch's reducer, in Python):
 import warnings
 from contextlib import contextmanager
 
+import numpy as np
+
 from ... import _core
-from ...autograd.variable import Variable
+from ..._core import cat
+from ..._factories import zeros
 from ...autograd.grad_mode import no_grad
+from ...autograd.variable import Variable
 from ...distributed import distributed_c10d as c10d
 from ..modules.module import Module
 
@@ -53,8 +57,6 @@ class _Bucket:
     """Parameters whose gradients are reduced together through one flat buffer."""
 
     def __init__(self, params):
-        from ... import zeros
-
         self.params = params
         self.flat = zeros(sum(p.numel() for p in params), dtype=params[0].dtype)
         self.views, offset = [], 0
@@ -116,8 +118,6 @@ def _reachable_leaves(outputs):
 
 def _broadcast_coalesced(pg, tensors, src=0):
     """Broadcasts ``tensors`` from ``src`` with one ``MPI_Bcast`` per dtype."""
-    from ... import cat
-
     by_dtype = {}
     for t in tensors:
         by_dtype.setdefault(t.dtype, []).append(t)
@@ -166,8 +166,6 @@ class _Reducer:
             self._mark_unused(_reachable_leaves(_output_tensors(outputs)))
 
     def _mark_unused(self, reachable):
-        import numpy as np
-
         self.used = np.array([id(p) in reachable for p in self.params], dtype=np.int64)
         self.global_used = np.empty_like(self.used)
         self.used_request = self.pg.comm.Iallreduce(self.used, self.global_used, op=c10d._mpi().MAX)

@@ -6,6 +6,8 @@ import types
 import warnings
 
 from ... import _core
+from ..._factories import tensor as _tensor
+from ...autograd.grad_mode import no_grad
 
 Tensor = _core.Tensor
 
@@ -14,8 +16,6 @@ __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_"]
 
 def _no_grad(func):
     def _no_grad_wrapper(*args, **kwargs):
-        from ... import no_grad
-
         with no_grad():
             return func(*args, **kwargs)
 
@@ -31,8 +31,6 @@ def _check_foreach(foreach):
 @_no_grad
 def _get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     r"""The norm of all ``tensors``' elements taken together (a 0-d tensor)."""
-    from ... import tensor as _tensor
-
     if isinstance(tensors, Tensor):
         tensors = [tensors]
     else:

@@ -1,15 +1,16 @@
 """``ferrograd.utils.data``: datasets, samplers and the DataLoader."""
 
-from .dataloader import _DatasetKind, DataLoader, default_collate, default_convert, get_worker_info
+from ._utils.fetch import _DatasetKind
+from .dataloader import DataLoader, default_collate, default_convert, get_worker_info
 from .dataset import (
     ChainDataset,
     ConcatDataset,
     Dataset,
     IterableDataset,
-    random_split,
     StackDataset,
     Subset,
     TensorDataset,
+    random_split,
 )
 from .distributed import DistributedSampler
 from .sampler import (

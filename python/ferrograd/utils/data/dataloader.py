@@ -17,10 +17,10 @@ from math import ceil
 from pickle import PicklingError
 from typing import Generic, TypeVar
 
-import ferrograd
-
+from ..._factories import randint
 from . import _utils
 from ._utils import ExceptionWrapper
+from ._utils.fetch import _DatasetKind
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
@@ -32,18 +32,6 @@ default_collate = _utils.collate.default_collate
 default_convert = _utils.collate.default_convert
 
 get_worker_info = _utils.worker.get_worker_info
-
-
-class _DatasetKind:
-    Map = 0
-    Iterable = 1
-
-    @staticmethod
-    def create_fetcher(kind, dataset, auto_collation, collate_fn, drop_last):
-        if kind == _DatasetKind.Map:
-            return _utils.fetch._MapDatasetFetcher(dataset, auto_collation, collate_fn, drop_last)
-        else:
-            return _utils.fetch._IterableDatasetFetcher(dataset, auto_collation, collate_fn, drop_last)
 
 
 class _InfiniteConstantSampler(Sampler):
@@ -59,11 +47,11 @@ class _InfiniteConstantSampler(Sampler):
 # exception's traceback), the garbage collector would otherwise finalize its queues
 # (stopping their feeder threads) before calling the iterator's __del__, and the
 # final ``None`` sent by the shutdown would never reach the workers.
-_live_index_queues = {}
+_live_index_queues: dict[int, list] = {}
 
 
 def _new_base_seed(generator):
-    return int(ferrograd.randint(0, 2**62, (), generator=generator).item())
+    return int(randint(0, 2**62, (), generator=generator).item())
 
 
 def _cpu_count():

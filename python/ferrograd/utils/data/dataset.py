@@ -6,7 +6,8 @@ import math
 import warnings
 from typing import Generic, Iterable, TypeVar
 
-import ferrograd
+from ..._core import default_generator
+from ..._factories import randperm
 
 __all__ = [
     "Dataset",
@@ -226,7 +227,7 @@ class Subset(Dataset):
         return len(self.indices)
 
 
-def random_split(dataset, lengths, generator=getattr(ferrograd, "default_generator", None)):
+def random_split(dataset, lengths, generator=default_generator):
     r"""Randomly split a dataset into non-overlapping subsets of the given lengths.
 
     ``lengths`` holds either integer lengths summing to ``len(dataset)`` or fractions
@@ -253,7 +254,7 @@ def random_split(dataset, lengths, generator=getattr(ferrograd, "default_generat
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
 
-    indices = ferrograd.randperm(sum(lengths), generator=generator).tolist()
+    indices = randperm(sum(lengths), generator=generator).tolist()
     return [
         Subset(dataset, indices[offset - length : offset])
         for offset, length in zip(itertools.accumulate(lengths), lengths)

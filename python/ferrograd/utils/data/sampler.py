@@ -3,7 +3,9 @@
 import itertools
 from typing import Generic, TypeVar
 
-import ferrograd
+from ..._core import Generator
+from ..._dtype import double, int64
+from ..._factories import as_tensor, randint, randperm
 
 __all__ = [
     "BatchSampler",
@@ -49,8 +51,8 @@ def _seeded_generator(generator):
     # that ferrograd.manual_seed makes the order reproducible.
     if generator is not None:
         return generator
-    seed = int(ferrograd.randint(0, 2**62, ()).item())
-    return ferrograd.Generator().manual_seed(seed)
+    seed = int(randint(0, 2**62, ()).item())
+    return Generator().manual_seed(seed)
 
 
 class RandomSampler(Sampler[int]):
@@ -92,16 +94,16 @@ class RandomSampler(Sampler[int]):
 
         if self.replacement:
             for _ in range(self.num_samples // 32):
-                yield from ferrograd.randint(
-                    high=n, size=(32,), dtype=ferrograd.int64, generator=generator
+                yield from randint(
+                    high=n, size=(32,), dtype=int64, generator=generator
                 ).tolist()
-            yield from ferrograd.randint(
-                high=n, size=(self.num_samples % 32,), dtype=ferrograd.int64, generator=generator
+            yield from randint(
+                high=n, size=(self.num_samples % 32,), dtype=int64, generator=generator
             ).tolist()
         else:
             for _ in range(self.num_samples // n):
-                yield from ferrograd.randperm(n, generator=generator).tolist()
-            yield from ferrograd.randperm(n, generator=generator).tolist()[: self.num_samples % n]
+                yield from randperm(n, generator=generator).tolist()
+            yield from randperm(n, generator=generator).tolist()[: self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
@@ -115,7 +117,7 @@ class SubsetRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self):
-        for i in ferrograd.randperm(len(self.indices), generator=self.generator).tolist():
+        for i in randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
     def __len__(self):
@@ -134,7 +136,7 @@ class WeightedRandomSampler(Sampler[int]):
             raise ValueError(
                 f"replacement should be a boolean value, but got replacement={replacement}"
             )
-        weights_tensor = ferrograd.as_tensor(weights, dtype=ferrograd.double)
+        weights_tensor = as_tensor(weights, dtype=double)
         if len(weights_tensor.shape) != 1:
             raise ValueError(
                 "weights should be a 1d sequence but given "
@@ -146,14 +148,12 @@ class WeightedRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self):
-        if not hasattr(ferrograd, "multinomial"):
-            raise NotImplementedError(
-                "WeightedRandomSampler needs ferrograd.multinomial, which ferrograd does not have yet"
-            )
-        rand_tensor = ferrograd.multinomial(
-            self.weights, self.num_samples, self.replacement, generator=self.generator
+        # PyTorch draws the samples with torch.multinomial, which ferrograd does not have yet.
+        # (A generator function, as PyTorch's: the error comes from the first next(), not iter().)
+        raise NotImplementedError(
+            "WeightedRandomSampler needs ferrograd.multinomial, which ferrograd does not have yet"
         )
-        yield from iter(rand_tensor.tolist())
+        yield
 
     def __len__(self):
         return self.num_samples

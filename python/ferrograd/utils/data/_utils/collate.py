@@ -7,10 +7,13 @@ that worker processes can pickle them.
 import collections
 import copy
 import re
+from collections.abc import Callable
 
 import numpy as np
 
-import ferrograd
+from ...._core import Tensor, stack
+from ...._dtype import float64
+from ...._factories import as_tensor, tensor
 
 np_str_obj_array_pattern = re.compile(r"[SaUO]")
 
@@ -22,7 +25,7 @@ def default_convert(data):
     returned unchanged, tuples come back as lists.
     """
     elem_type = type(data)
-    if isinstance(data, ferrograd.Tensor):
+    if isinstance(data, Tensor):
         return data
     elif (
         elem_type.__module__ == "numpy"
@@ -35,7 +38,7 @@ def default_convert(data):
             and np_str_obj_array_pattern.search(data.dtype.str) is not None
         ):
             return data
-        return ferrograd.as_tensor(data)
+        return as_tensor(data)
     elif isinstance(data, collections.abc.Mapping):
         try:
             if isinstance(data, collections.abc.MutableMapping):
@@ -148,7 +151,7 @@ def collate(batch, *, collate_fn_map=None):
 
 
 def collate_tensor_fn(batch, *, collate_fn_map=None):
-    return ferrograd.stack(list(batch), 0)
+    return stack(list(batch), 0)
 
 
 def collate_numpy_array_fn(batch, *, collate_fn_map=None):
@@ -156,27 +159,27 @@ def collate_numpy_array_fn(batch, *, collate_fn_map=None):
     # arrays of strings and objects
     if np_str_obj_array_pattern.search(elem.dtype.str) is not None:
         raise TypeError(default_collate_err_msg_format.format(elem.dtype))
-    return collate([ferrograd.as_tensor(b) for b in batch], collate_fn_map=collate_fn_map)
+    return collate([as_tensor(b) for b in batch], collate_fn_map=collate_fn_map)
 
 
 def collate_numpy_scalar_fn(batch, *, collate_fn_map=None):
     # through an array, so that the scalars' own dtype (e.g. float64) is kept
-    return ferrograd.as_tensor(np.asarray(batch))
+    return as_tensor(np.asarray(batch))
 
 
 def collate_float_fn(batch, *, collate_fn_map=None):
-    return ferrograd.tensor(batch, dtype=ferrograd.float64)
+    return tensor(batch, dtype=float64)
 
 
 def collate_int_fn(batch, *, collate_fn_map=None):
-    return ferrograd.tensor(batch)
+    return tensor(batch)
 
 
 def collate_str_fn(batch, *, collate_fn_map=None):
     return batch
 
 
-default_collate_fn_map = {ferrograd.Tensor: collate_tensor_fn}
+default_collate_fn_map: dict[type | tuple[type, ...], Callable] = {Tensor: collate_tensor_fn}
 # ndarray covers np.memmap too; string scalars are left out of the scalar types
 default_collate_fn_map[np.ndarray] = collate_numpy_array_fn
 default_collate_fn_map[(np.bool_, np.number, np.object_)] = collate_numpy_scalar_fn

@@ -47,3 +47,15 @@ class _MapDatasetFetcher(_BaseDatasetFetcher):
         else:
             data = self.dataset[possibly_batched_index]
         return self.collate_fn(data)
+
+
+class _DatasetKind:
+    Map = 0
+    Iterable = 1
+
+    @staticmethod
+    def create_fetcher(kind, dataset, auto_collation, collate_fn, drop_last):
+        if kind == _DatasetKind.Map:
+            return _MapDatasetFetcher(dataset, auto_collation, collate_fn, drop_last)
+        else:
+            return _IterableDatasetFetcher(dataset, auto_collation, collate_fn, drop_last)

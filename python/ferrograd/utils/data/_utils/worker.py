@@ -1,15 +1,62 @@
-"""The DataLoader worker process: its loop, seeding and ``get_worker_info``."""
+"""The DataLoader worker process: its loop, seeding and ``get_worker_info``, and the
+``ExceptionWrapper`` that carries a worker's exception to the main process."""
 
 import os
 import queue
 import random
+import sys
+import traceback
 from dataclasses import dataclass
 
 import numpy as np
 
-import ferrograd
+from ...._core import set_num_threads
+from ...._functions import manual_seed
+from .fetch import _DatasetKind
 
-from . import MP_STATUS_CHECK_INTERVAL, ExceptionWrapper
+MP_STATUS_CHECK_INTERVAL = 5.0
+r"""Interval (seconds) at which workers check that the main process is alive, and
+the main process checks that its workers are."""
+
+
+class KeyErrorMessage(str):
+    r"""str subclass that returns itself in repr (KeyError repr()s its argument)."""
+
+    def __repr__(self):
+        return self
+
+
+class ExceptionWrapper:
+    r"""Wraps an exception plus its traceback text to send it across processes."""
+
+    def __init__(self, exc_info=None, where="in background"):
+        # Keep only the type and the formatted text: storing exc_info would keep the
+        # traceback (and its frames) alive and cannot be pickled.
+        if exc_info is None:
+            exc_info = sys.exc_info()
+        self.exc_type = exc_info[0]
+        self.exc_msg = "".join(traceback.format_exception(*exc_info))
+        self.where = where
+
+    def reraise(self):
+        r"""Re-raise the wrapped exception (same type) in the current process."""
+        # e.g. "Caught ValueError in DataLoader worker process 2.\nOriginal Traceback ..."
+        msg = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.exc_msg}"
+        if self.exc_type is KeyError:
+            msg = KeyErrorMessage(msg)
+        elif getattr(self.exc_type, "message", None):
+            raise self.exc_type(message=msg)
+        try:
+            exception = self.exc_type(msg)
+        except Exception:
+            # the exception type cannot be built from one message argument
+            raise RuntimeError(msg) from None
+        try:
+            raise exception
+        finally:
+            # break the cycle frame -> exception -> traceback -> frame, which would keep
+            # the DataLoader iterator (and its workers) alive until the next gc run
+            del exception
 
 
 class ManagerWatchdog:
@@ -90,7 +137,7 @@ def _generate_state(base_seed, worker_id):
 
     hash_const_A = INIT_A
 
-    def hash(value):
+    def hash_(value):
         nonlocal hash_const_A
         value = (value ^ hash_const_A) & MASK32
         hash_const_A = (hash_const_A * MULT_A) & MASK32
@@ -106,13 +153,13 @@ def _generate_state(base_seed, worker_id):
         return result
 
     for i in range(len(pool)):
-        pool[i] = hash(entropy[i])
+        pool[i] = hash_(entropy[i])
 
     # mix all bits together so that late bits can affect earlier bits
     for i_src in range(len(pool)):
         for i_dst in range(len(pool)):
             if i_src != i_dst:
-                pool[i_dst] = mix(pool[i_dst], hash(pool[i_src]))
+                pool[i_dst] = mix(pool[i_dst], hash_(pool[i_src]))
 
     hash_const_B = INIT_B
     state = []
@@ -146,18 +193,14 @@ def _worker_loop(
     # for an exhausted IterableDataset, _IterableDatasetStopIteration.  After
     # done_event is set, tasks are skipped until None arrives.
     try:
-        if hasattr(ferrograd, "set_num_threads"):
-            ferrograd.set_num_threads(1)
+        set_num_threads(1)
         seed = base_seed + worker_id
         random.seed(seed)
-        ferrograd.manual_seed(seed)
+        manual_seed(seed)
         np.random.seed(_generate_state(base_seed, worker_id))
 
         global _worker_info
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
-
-        # imported here: dataloader imports this module (dataloader -> _utils -> worker)
-        from ..dataloader import _DatasetKind
 
         init_exception = None
 
