@@ -251,15 +251,14 @@ pub fn fill_random(x: &Tensor, dist: Dist, gen: Option<&Generator>) -> Result<()
         ));
     }
     if !x.dtype().is_float() && !matches!(dist, Dist::RandInt(..)) {
-        return Err(Error::NotImplemented(format!(
-            "\"{}\" not implemented for '{}'",
+        return Err(Error::dtype_not_implemented(
             if matches!(dist, Dist::Normal(..)) {
                 "normal_kernel_cpu"
             } else {
                 "uniform_kernel_cpu"
             },
-            x.dtype().kernel_name()
-        )));
+            x.dtype(),
+        ));
     }
     let shape = x.shape().to_vec();
     let vals = random(&shape, dist, x.dtype(), gen)?;

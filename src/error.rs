@@ -1,6 +1,7 @@
 //! The one error type of the crate. Every fallible function returns `Result<T>`; the Python
 //! layer maps each variant to the PyTorch exception type in exactly one place (`py::errors`).
 
+use crate::dtype::DType;
 use std::fmt;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,21 +18,77 @@ pub enum Error {
     NotImplemented(String),
     /// MemoryError: an allocation that cannot be satisfied.
     Memory(String),
+    /// A kernel with no version for a dtype, named as PyTorch names its kernels
+    /// (`"addmm_impl_cpu_" not implemented for 'Bool'`): NotImplementedError.
+    DtypeNotImplemented { kernel: String, dtype: DType },
+    /// A dim outside `[-ndim, ndim - 1]`: IndexError.
+    DimOutOfRange { dim: i64, ndim: usize },
+    /// Two shapes that do not broadcast: the sizes at the first mismatching dim (counted from
+    /// the left of the broadcast shape): RuntimeError.
+    Broadcast { a: usize, b: usize, dim: usize },
+}
+
+/// The Python exception type an error becomes (mapped in `py::errors`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Runtime,
+    Index,
+    Value,
+    Type,
+    NotImplemented,
+    Memory,
+}
+
+impl Error {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Error::Runtime(_) | Error::Broadcast { .. } => Kind::Runtime,
+            Error::Index(_) | Error::DimOutOfRange { .. } => Kind::Index,
+            Error::Value(_) => Kind::Value,
+            Error::Type(_) => Kind::Type,
+            Error::NotImplemented(_) | Error::DtypeNotImplemented { .. } => Kind::NotImplemented,
+            Error::Memory(_) => Kind::Memory,
+        }
+    }
+
+    /// `kernel` has no version for `dtype`.
+    pub fn dtype_not_implemented(kernel: impl Into<String>, dtype: DType) -> Error {
+        Error::DtypeNotImplemented {
+            kernel: kernel.into(),
+            dtype,
+        }
+    }
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// PyTorch's texts.
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let msg = match self {
+        match self {
             Error::Runtime(m)
             | Error::Index(m)
             | Error::Value(m)
             | Error::Type(m)
             | Error::NotImplemented(m)
-            | Error::Memory(m) => m,
-        };
-        f.write_str(msg)
+            | Error::Memory(m) => f.write_str(m),
+            Error::DtypeNotImplemented { kernel, dtype } => {
+                write!(f, "\"{kernel}\" not implemented for '{}'", dtype.kernel_name())
+            }
+            Error::DimOutOfRange { dim, ndim } => {
+                let n = (*ndim).max(1) as i64;
+                write!(
+                    f,
+                    "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
+                    -n,
+                    n - 1
+                )
+            }
+            Error::Broadcast { a, b, dim } => write!(
+                f,
+                "The size of tensor a ({a}) must match the size of tensor b ({b}) at non-singleton dimension {dim}"
+            ),
+        }
     }
 }
 
@@ -47,15 +104,9 @@ macro_rules! index_err {
     ($($arg:tt)*) => { Err($crate::error::Error::Index(format!($($arg)*))) };
 }
 
-/// PyTorch's text for a dim outside `[-ndim, ndim-1]`.
+/// A dim outside `[-ndim, ndim-1]`.
 pub fn dim_out_of_range(dim: i64, ndim: usize) -> Error {
-    let n = ndim.max(1) as i64;
-    Error::Index(format!(
-        "Dimension out of range (expected to be in range of [{}, {}], but got {})",
-        -n,
-        n - 1,
-        dim
-    ))
+    Error::DimOutOfRange { dim, ndim }
 }
 
 thread_local! {

@@ -83,9 +83,11 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Shape> {
         } else if da == 1 {
             db
         } else {
-            return Err(Error::Runtime(format!(
-                "The size of tensor a ({da}) must match the size of tensor b ({db}) at non-singleton dimension {i}"
-            )));
+            return Err(Error::Broadcast {
+                a: da,
+                b: db,
+                dim: i,
+            });
         };
     }
     Ok(out)

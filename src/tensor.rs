@@ -192,6 +192,70 @@ impl Tensor {
         Ok(())
     }
 
+    /// `requires_grad_()`: as the setter, with that method's wording of the dtype rule; asking
+    /// a non-leaf for what it already has is fine.
+    pub fn requires_grad_(&self, value: bool) -> Result<()> {
+        if value && !self.dtype().is_float() {
+            return Err(Error::Runtime(
+                "only Tensors of floating point dtype can require gradients".into(),
+            ));
+        }
+        if !value || self.is_leaf() {
+            self.set_requires_grad(value)?;
+        }
+        Ok(())
+    }
+
+    /// Assigning `.grad`: a gradient of this tensor's size and dtype, or None.
+    pub fn assign_grad(&self, g: Option<Tensor>) -> Result<()> {
+        if let Some(g) = &g {
+            if g.shape() != self.shape() {
+                return Err(Error::Runtime(
+                    "assigned grad has data of a different size".into(),
+                ));
+            }
+            if g.dtype() != self.dtype() {
+                return Err(Error::Type(
+                    "assigned grad has data of a different type".into(),
+                ));
+            }
+        }
+        self.set_grad(g);
+        Ok(())
+    }
+
+    /// `retain_grad()`: a non-leaf keeps its gradient in `.grad` (a leaf does anyway).
+    pub fn retain_grad(&self) -> Result<()> {
+        let mut m = self.meta();
+        if !m.requires_grad {
+            return Err(Error::Runtime(
+                "can't retain_grad on Tensor that has requires_grad=False".into(),
+            ));
+        }
+        if m.retains_grad {
+            return Ok(());
+        }
+        if let Some(f) = m.grad_fn.clone() {
+            m.retains_grad = true;
+            let nr = m.output_nr;
+            drop(m);
+            f.add_retained(nr, self.downgrade());
+        }
+        Ok(())
+    }
+
+    /// `detach_()`: this tensor loses its history (a view with history cannot).
+    pub fn detach_(&self) -> Result<()> {
+        let mut m = self.meta();
+        if m.view_base.is_some() && m.grad_fn.is_some() {
+            return Err(Error::Runtime("Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence detach_() cannot be called on these gradients. To fix this error, please refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.".into()));
+        }
+        m.grad_fn = None;
+        m.requires_grad = false;
+        m.output_nr = 0;
+        Ok(())
+    }
+
     /// A new tensor sharing storage (and version counter), with no autograd history.
     pub fn detach(&self) -> Tensor {
         self.with_layout(self.0.layout.clone())

@@ -580,3 +580,151 @@ pub fn accumulate_grad(var: &Tensor, g: Tensor, create_graph: bool) -> Result<()
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::autograd::graph::ERR_BACKWARD_TWICE;
+    use crate::dtype::{DType, Scalar};
+
+    fn leaf(v: &[f64]) -> Tensor {
+        let t = Tensor::from_vec(v.to_vec(), vec![v.len()]).unwrap();
+        t.set_requires_grad(true).unwrap();
+        t
+    }
+
+    fn one() -> Tensor {
+        Tensor::scalar(Scalar::Float(1.0), DType::F64)
+    }
+
+    /// `backward()`: accumulate into every leaf.
+    fn opts(keep_graph: bool) -> BackwardOptions {
+        BackwardOptions {
+            keep_graph,
+            create_graph: false,
+            inputs: None,
+            accumulate: true,
+            allow_unused: false,
+        }
+    }
+
+    fn grad_of(t: &Tensor) -> Vec<f64> {
+        t.grad().expect("a gradient").to_vec::<f64>()
+    }
+
+    #[test]
+    fn a_diamond_accumulates_both_paths() {
+        // y = 3x + x*x reaches x through two nodes: dy/dx = 3 + 2x
+        let x = leaf(&[2.0, -1.0, 0.5]);
+        let a = ops::mul_scalar(&x, 3.0).unwrap();
+        let b = ops::mul(&x, &x).unwrap();
+        let s = ops::sum(&ops::add(&a, &b).unwrap()).unwrap();
+        run_backward(&[s], vec![one()], opts(false)).unwrap();
+        assert_eq!(grad_of(&x), vec![7.0, 1.0, 4.0]);
+    }
+
+    #[test]
+    fn a_second_backward_accumulates_into_grad() {
+        let x = leaf(&[1.0, 2.0]);
+        let s = ops::sum(&ops::mul(&x, &x).unwrap()).unwrap();
+        run_backward(std::slice::from_ref(&s), vec![one()], opts(true)).unwrap();
+        assert_eq!(grad_of(&x), vec![2.0, 4.0]);
+        run_backward(&[s], vec![one()], opts(false)).unwrap();
+        assert_eq!(grad_of(&x), vec![4.0, 8.0]);
+    }
+
+    #[test]
+    fn without_retain_graph_saved_tensors_are_freed() {
+        let x = leaf(&[1.0, 2.0]);
+        let y = ops::mul(&x, &x).unwrap(); // MulBackward0 saves both inputs
+        let s = ops::sum(&y).unwrap();
+        let node = y.grad_fn().expect("a node");
+        let (storages, released) = node.saved_storages();
+        assert!(!storages.is_empty() && !released);
+        run_backward(std::slice::from_ref(&s), vec![one()], opts(false)).unwrap();
+        let (storages, released) = node.saved_storages();
+        assert!(storages.is_empty() && released);
+        // PyTorch's error, and the first gradient stays as it was
+        let e = run_backward(&[s], vec![one()], opts(false)).unwrap_err();
+        assert_eq!(e.to_string(), ERR_BACKWARD_TWICE);
+        assert_eq!(grad_of(&x), vec![2.0, 4.0]);
+        assert!(node.saved_tensors().is_err());
+    }
+
+    #[test]
+    fn a_deep_chain_runs_backward_on_a_small_stack() {
+        // the engine walks the graph with explicit stacks and a heap, and freeing the chain
+        // is a trampoline: neither grows the native stack with the depth
+        let run = || {
+            let x = leaf(&[1.0]);
+            let mut y = x.clone();
+            for _ in 0..100_000 {
+                y = ops::add_scalar(&y, 1.0).unwrap();
+            }
+            assert_eq!(y.to_vec::<f64>(), vec![100_001.0]);
+            let s = ops::sum(&y).unwrap();
+            run_backward(&[s], vec![one()], opts(false)).unwrap();
+            assert_eq!(grad_of(&x), vec![1.0]);
+            drop(y);
+        };
+        std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(run)
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    #[test]
+    fn grad_returns_gradients_without_accumulating() {
+        // autograd.grad(s, [x, z]): z is unused
+        let x = leaf(&[3.0]);
+        let z = leaf(&[5.0]);
+        let s = ops::sum(&ops::mul(&x, &x).unwrap()).unwrap();
+        let ask = |allow_unused| BackwardOptions {
+            keep_graph: true,
+            create_graph: false,
+            inputs: Some(vec![x.clone(), z.clone()]),
+            accumulate: false,
+            allow_unused,
+        };
+        let g = run_backward(std::slice::from_ref(&s), vec![one()], ask(true)).unwrap();
+        assert_eq!(g[0].as_ref().unwrap().to_vec::<f64>(), vec![6.0]);
+        assert!(g[1].is_none());
+        assert!(x.grad().is_none() && z.grad().is_none());
+        let e = run_backward(&[s], vec![one()], ask(false)).unwrap_err();
+        assert!(e
+            .to_string()
+            .starts_with("The differentiated Tensor at index 1 appears to not have been used"));
+    }
+
+    #[test]
+    fn a_broadcast_gradient_is_summed_to_the_input_shape() {
+        // x (3) + w (2, 3): x's gradient sums over the broadcast dim
+        let x = leaf(&[1.0, 2.0, 3.0]);
+        let w = Tensor::from_vec(vec![0.0f64; 6], vec![2, 3]).unwrap();
+        let s = ops::sum(&ops::add(&x, &w).unwrap()).unwrap();
+        run_backward(&[s], vec![one()], opts(false)).unwrap();
+        assert_eq!(grad_of(&x), vec![2.0, 2.0, 2.0]);
+    }
+
+    #[test]
+    fn a_root_without_history_is_pytorchs_error() {
+        let t = Tensor::from_vec(vec![1.0f64], vec![1]).unwrap();
+        let e = run_backward(&[t], vec![one()], opts(false)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "element 0 of tensors does not require grad and does not have a grad_fn"
+        );
+    }
+
+    #[test]
+    fn no_grad_records_nothing() {
+        let x = leaf(&[1.0]);
+        let y = {
+            let _g = GradModeGuard::new(false);
+            ops::mul_scalar(&x, 2.0).unwrap()
+        };
+        assert!(y.grad_fn().is_none() && !y.requires_grad());
+    }
+}

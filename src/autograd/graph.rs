@@ -765,3 +765,141 @@ pub fn release_saved(id: NodeId) {
     };
     drop(saved);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::Scalar;
+    use crate::ops;
+
+    fn leaf(v: &[f64]) -> Tensor {
+        let t = Tensor::from_vec(v.to_vec(), vec![v.len()]).unwrap();
+        t.set_requires_grad(true).unwrap();
+        t
+    }
+
+    #[test]
+    fn a_node_lives_as_long_as_its_references() {
+        let x = leaf(&[1.0, 2.0]);
+        let y = ops::mul_scalar(&x, 2.0).unwrap();
+        let z = ops::exp(&y).unwrap();
+        let (yid, zid) = (y.grad_fn().unwrap().id(), z.grad_fn().unwrap().id());
+        // y's node is held by y and by the edge from z's node
+        drop(y);
+        assert!(NodeRef::from_id(yid).is_some());
+        let next = z.grad_fn().unwrap().next_functions();
+        assert_eq!(next.len(), 1);
+        assert_eq!(next[0].0.as_ref().map(|n| n.id()), Some(yid));
+        drop(next);
+        // dropping z frees both nodes; their ids do not come back
+        drop(z);
+        assert!(NodeRef::from_id(zid).is_none());
+        assert!(NodeRef::from_id(yid).is_none());
+    }
+
+    #[test]
+    fn a_leaf_has_one_accumulate_node() {
+        let x = leaf(&[1.0]);
+        let (a, nr) = gradient_edge(&x).unwrap();
+        let (b, _) = gradient_edge(&x).unwrap();
+        assert_eq!((a.id(), nr), (b.id(), 0));
+        assert_eq!(a.name(), "AccumulateGrad");
+        assert!(a.variable().unwrap().ptr_eq(&x));
+        let plain = Tensor::from_vec(vec![1.0f64], vec![1]).unwrap();
+        assert!(gradient_edge(&plain).is_none());
+    }
+
+    #[test]
+    fn a_long_chain_is_freed_without_recursion() {
+        let run = || {
+            let x = leaf(&[0.0]);
+            let mut y = x.clone();
+            for _ in 0..100_000 {
+                y = ops::add_scalar(&y, 1.0).unwrap();
+            }
+            let first = {
+                let mut n = y.grad_fn().unwrap();
+                // walk back to the first add
+                loop {
+                    let next = n.next_functions();
+                    match &next[0].0 {
+                        Some(p) if p.name() != "AccumulateGrad" => n = p.clone(),
+                        _ => break n.id(),
+                    }
+                }
+            };
+            assert!(NodeRef::from_id(first).is_some());
+            drop(y);
+            assert!(NodeRef::from_id(first).is_none());
+        };
+        std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(run)
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    #[test]
+    fn a_saved_tensor_modified_in_place_is_pytorchs_error() {
+        let w = leaf(&[1.0, 2.0]);
+        let c = Tensor::from_vec(vec![3.0f64, 4.0], vec![2]).unwrap();
+        let y = ops::mul(&w, &c).unwrap();
+        let node = y.grad_fn().unwrap();
+        // only `c` is needed (for w's gradient)
+        assert_eq!(node.saved_tensors().unwrap().len(), 1);
+        c.bump_version();
+        let e = node.saved_tensors().unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "one of the variables needed for gradient computation has been modified by an inplace operation: [torch.DoubleTensor [2]] is at version 1; expected version 0 instead."
+            ),
+            "{e}"
+        );
+        // a saved output names its node
+        let z = ops::exp(&w).unwrap();
+        let zn = z.grad_fn().unwrap();
+        z.bump_version();
+        let e = zn.saved_tensors().unwrap_err().to_string();
+        assert!(
+            e.contains("], which is output 0 of Exp, is at version 1"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn released_saved_tensors_cannot_be_unpacked() {
+        let x = leaf(&[1.0]);
+        let y = ops::mul(&x, &x).unwrap();
+        let node = y.grad_fn().unwrap();
+        release_saved(node.id());
+        assert_eq!(
+            node.saved_tensors().unwrap_err().to_string(),
+            ERR_BACKWARD_TWICE
+        );
+        assert!(node.saved_storages().1);
+    }
+
+    #[test]
+    fn backward_ctx_gives_zeros_for_missing_gradients() {
+        let ctx = BackwardCtx {
+            grads: vec![None, Some(Tensor::scalar(Scalar::Float(2.0), DType::F32))],
+            saved: vec![],
+            needs_input_grad: vec![true],
+            output_meta: vec![(vec![2, 2], DType::F64), (vec![], DType::F32)],
+        };
+        let g0 = ctx.grad(0).unwrap();
+        assert_eq!((g0.shape(), g0.dtype()), (&[2usize, 2][..], DType::F64));
+        assert_eq!(g0.to_vec::<f64>(), vec![0.0; 4]);
+        assert_eq!(ctx.grad(1).unwrap().to_vec::<f32>(), vec![2.0]);
+        assert!(ctx.needs(0) && !ctx.needs(1));
+    }
+
+    #[test]
+    fn short_names_as_pytorchs_inplace_error_prints_them() {
+        assert_eq!(short_name("ExpBackward0"), "Exp");
+        assert_eq!(short_name("SumBackward1"), "Sum1");
+        assert_eq!(short_name("MySquareBackward"), "MySquare");
+        assert_eq!(short_name("CopySlices"), "torch::autograd::CopySlices");
+    }
+}

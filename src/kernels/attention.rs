@@ -402,6 +402,14 @@ pub fn forward<T: Real + Elem>(
     Ok((o, p))
 }
 
+/// The causal mask of an l x s attention as a bool buffer: 1 above the diagonal (key `j` after
+/// query `i`: not attended), 0 elsewhere.
+pub fn causal_mask(l: usize, s: usize) -> Vec<u8> {
+    (0..l)
+        .flat_map(|i| (0..s).map(move |j| (j > i) as u8))
+        .collect()
+}
+
 /// The product of sizes, or an error when it overflows.
 fn checked_len(sizes: &[usize]) -> Result<usize> {
     crate::layout::checked_numel(sizes)
@@ -794,5 +802,347 @@ mod wide {
         } else {
             bwd_slice::<T, 16>(madd, a, dq, dk, dv, scratch)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Deterministic values in [-1, 1) (xorshift).
+    fn rnd(n: usize, seed: u64) -> Vec<f64> {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+            })
+            .collect()
+    }
+
+    /// `softmax(q k^T * scale + mask)` (causal: -inf above the diagonal; a row with every score
+    /// -inf gives zeros) and `O = P v`, one slice at a time, for contiguous (bh, rows, cols)
+    /// operands: (O, P).
+    fn naive_forward(
+        q: &[f64],
+        k: &[f64],
+        v: &[f64],
+        d: Dims,
+        scale: f64,
+        mask: Option<&[f64]>,
+        causal: bool,
+    ) -> (Vec<f64>, Vec<f64>) {
+        let mut o = vec![0.0; d.bh * d.l * d.ev];
+        let mut p = vec![0.0; d.bh * d.l * d.s];
+        for i in 0..d.bh {
+            for r in 0..d.l {
+                let qr = &q[(i * d.l + r) * d.e..][..d.e];
+                let mut row: Vec<f64> = (0..d.s)
+                    .map(|j| {
+                        let kj = &k[(i * d.s + j) * d.e..][..d.e];
+                        let mut x = qr.iter().zip(kj).map(|(a, b)| a * b).sum::<f64>() * scale;
+                        if let Some(m) = mask {
+                            x += m[(i * d.l + r) * d.s + j];
+                        }
+                        if causal && j > r {
+                            x = f64::NEG_INFINITY;
+                        }
+                        x
+                    })
+                    .collect();
+                let mx = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                if mx == f64::NEG_INFINITY {
+                    row.iter_mut().for_each(|x| *x = 0.0);
+                } else {
+                    row.iter_mut().for_each(|x| *x = (*x - mx).exp());
+                    let sum: f64 = row.iter().sum();
+                    row.iter_mut().for_each(|x| *x /= sum);
+                }
+                for c in 0..d.ev {
+                    o[(i * d.l + r) * d.ev + c] =
+                        (0..d.s).map(|j| row[j] * v[(i * d.s + j) * d.ev + c]).sum();
+                }
+                p[(i * d.l + r) * d.s..][..d.s].copy_from_slice(&row);
+            }
+        }
+        (o, p)
+    }
+
+    /// The backward from P: dV = P^T dO, dS = P * (dO V^T - rowsum(dO V^T * P)) * scale,
+    /// dQ = dS K, dK = dS^T Q.
+    #[allow(clippy::too_many_arguments)]
+    fn naive_backward(
+        q: &[f64],
+        k: &[f64],
+        v: &[f64],
+        p: &[f64],
+        go: &[f64],
+        d: Dims,
+        scale: f64,
+    ) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+        let (mut dq, mut dk, mut dv) = (
+            vec![0.0; d.bh * d.l * d.e],
+            vec![0.0; d.bh * d.s * d.e],
+            vec![0.0; d.bh * d.s * d.ev],
+        );
+        for i in 0..d.bh {
+            let p = |r: usize, j: usize| p[(i * d.l + r) * d.s + j];
+            let go = |r: usize, c: usize| go[(i * d.l + r) * d.ev + c];
+            for j in 0..d.s {
+                for c in 0..d.ev {
+                    dv[(i * d.s + j) * d.ev + c] = (0..d.l).map(|r| p(r, j) * go(r, c)).sum();
+                }
+            }
+            let mut ds = vec![0.0; d.l * d.s];
+            for r in 0..d.l {
+                let dp: Vec<f64> = (0..d.s)
+                    .map(|j| {
+                        (0..d.ev)
+                            .map(|c| go(r, c) * v[(i * d.s + j) * d.ev + c])
+                            .sum()
+                    })
+                    .collect();
+                let dot: f64 = (0..d.s).map(|j| dp[j] * p(r, j)).sum();
+                for j in 0..d.s {
+                    ds[r * d.s + j] = p(r, j) * (dp[j] - dot) * scale;
+                }
+            }
+            for c in 0..d.e {
+                for r in 0..d.l {
+                    dq[(i * d.l + r) * d.e + c] = (0..d.s)
+                        .map(|j| ds[r * d.s + j] * k[(i * d.s + j) * d.e + c])
+                        .sum();
+                }
+                for j in 0..d.s {
+                    dk[(i * d.s + j) * d.e + c] = (0..d.l)
+                        .map(|r| ds[r * d.s + j] * q[(i * d.l + r) * d.e + c])
+                        .sum();
+                }
+            }
+        }
+        (dq, dk, dv)
+    }
+
+    /// Row layouts of the (bh, n, cols) operands with their (batch, head, row) dims in `order`.
+    fn rows(d: Dims, order: [usize; 3], n: usize, cols: usize) -> Rows {
+        Rows::dense(order, [d.bh / d.heads, d.heads, n], cols)
+    }
+
+    /// Contiguous (bh, n, cols) values laid out as `r` gives.
+    fn lay<T: Copy + Default>(x: &[T], r: Rows, d: Dims, n: usize, cols: usize) -> Vec<T> {
+        let mut out = vec![T::default(); d.bh * n * cols];
+        for i in 0..d.bh {
+            for row in 0..n {
+                let at = r.base(i, d.heads) + row * r.sr;
+                out[at..at + cols].copy_from_slice(&x[(i * n + row) * cols..][..cols]);
+            }
+        }
+        out
+    }
+
+    /// The inverse of `lay`.
+    fn unlay<T: Copy + Default>(x: &[T], r: Rows, d: Dims, n: usize, cols: usize) -> Vec<T> {
+        let mut out = vec![T::default(); d.bh * n * cols];
+        for i in 0..d.bh {
+            for row in 0..n {
+                let at = r.base(i, d.heads) + row * r.sr;
+                out[(i * n + row) * cols..][..cols].copy_from_slice(&x[at..at + cols]);
+            }
+        }
+        out
+    }
+
+    /// Inputs of one case: q, k, v, the output gradient, and an additive mask with -inf
+    /// entries (row 1 of slice 0 wholly masked).
+    fn inputs(d: Dims) -> [Vec<f64>; 5] {
+        let mut mask = rnd(d.bh * d.l * d.s, 5);
+        for (n, m) in mask.iter_mut().enumerate() {
+            if n % 7 == 3 || (d.l > 1 && n / d.s == 1) {
+                *m = f64::NEG_INFINITY;
+            }
+        }
+        [
+            rnd(d.bh * d.l * d.e, 1),
+            rnd(d.bh * d.s * d.e, 2),
+            rnd(d.bh * d.s * d.ev, 3),
+            rnd(d.bh * d.l * d.ev, 4),
+            mask,
+        ]
+    }
+
+    /// Forward and backward through the kernels, every operand and gradient laid out in
+    /// `order`: ((O, P), (dQ, dK, dV)), contiguous again.
+    #[allow(clippy::type_complexity)]
+    fn run<T: Real + Elem + Default>(
+        x: &[Vec<f64>; 5],
+        d: Dims,
+        scale: f64,
+        masked: bool,
+        causal: bool,
+        order: [usize; 3],
+    ) -> ((Vec<T>, Vec<T>), (Vec<T>, Vec<T>, Vec<T>)) {
+        let conv = |v: &[f64]| v.iter().map(|&x| T::of(x)).collect::<Vec<T>>();
+        let (rq, rk, rv, ro) = (
+            rows(d, order, d.l, d.e),
+            rows(d, order, d.s, d.e),
+            rows(d, order, d.s, d.ev),
+            rows(d, order, d.l, d.ev),
+        );
+        let (q, k, v, go) = (
+            lay(&conv(&x[0]), rq, d, d.l, d.e),
+            lay(&conv(&x[1]), rk, d, d.s, d.e),
+            lay(&conv(&x[2]), rv, d, d.s, d.ev),
+            lay(&conv(&x[3]), ro, d, d.l, d.ev),
+        );
+        let mask = conv(&x[4]);
+        fn op<T>(data: &[T], rows: Rows) -> Operand<'_, T> {
+            Operand { data, rows }
+        }
+        let (q, k, v, go) = (op(&q, rq), op(&k, rk), op(&v, rv), op(&go, ro));
+        let mask = masked.then_some(&mask[..]);
+        let (o, p) = forward(q, k, v, d, scale, mask, causal, ro).unwrap();
+        let (dq, dk, dv) = backward(q, k, v, &p, go, d, scale, causal, [rq, rk, rv]).unwrap();
+        (
+            (unlay(&o, ro, d, d.l, d.ev), p),
+            (
+                unlay(&dq, rq, d, d.l, d.e),
+                unlay(&dk, rk, d, d.s, d.e),
+                unlay(&dv, rv, d, d.s, d.ev),
+            ),
+        )
+    }
+
+    fn assert_close<T: Real + Elem>(got: &[T], want: &[f64], tol: f64, what: &str) {
+        assert_eq!(got.len(), want.len(), "{what}");
+        for (n, (&g, &w)) in got.iter().zip(want).enumerate() {
+            let g = g.to_f64();
+            assert!(
+                (g - w).abs() <= tol * (1.0 + w.abs()),
+                "{what}[{n}]: {g} vs {w}"
+            );
+        }
+    }
+
+    const CASES: [Dims; 4] = [
+        // tiles of the register gemm left partial in rows and columns
+        Dims {
+            bh: 6,
+            heads: 3,
+            l: 5,
+            s: 7,
+            e: 3,
+            ev: 4,
+        },
+        // more queries than keys (causal rows past the last key)
+        Dims {
+            bh: 2,
+            heads: 1,
+            l: 9,
+            s: 4,
+            e: 5,
+            ev: 2,
+        },
+        Dims {
+            bh: 1,
+            heads: 1,
+            l: 1,
+            s: 1,
+            e: 1,
+            ev: 1,
+        },
+        // large enough to split the slices over threads
+        Dims {
+            bh: 4,
+            heads: 2,
+            l: 64,
+            s: 48,
+            e: 32,
+            ev: 16,
+        },
+    ];
+
+    #[test]
+    fn forward_and_backward_match_the_naive_formulas() {
+        for d in CASES {
+            let x = inputs(d);
+            let scale = 1.0 / (d.e as f64).sqrt();
+            for (masked, causal) in [(false, false), (false, true), (true, false), (true, true)] {
+                let mask = masked.then_some(&x[4][..]);
+                let (o, p) = naive_forward(&x[0], &x[1], &x[2], d, scale, mask, causal);
+                let (dq, dk, dv) = naive_backward(&x[0], &x[1], &x[2], &p, &x[3], d, scale);
+                for order in [[0, 1, 2], [2, 0, 1]] {
+                    let what = format!("{d:?} masked {masked} causal {causal} order {order:?}");
+                    let ((go, gp), (gdq, gdk, gdv)) =
+                        run::<f64>(&x, d, scale, masked, causal, order);
+                    assert_close(&go, &o, 1e-12, &format!("O {what}"));
+                    assert_close(&gp, &p, 1e-12, &format!("P {what}"));
+                    assert_close(&gdq, &dq, 1e-12, &format!("dQ {what}"));
+                    assert_close(&gdk, &dk, 1e-12, &format!("dK {what}"));
+                    assert_close(&gdv, &dv, 1e-12, &format!("dV {what}"));
+                    let ((fo, fp), (fdq, fdk, fdv)) =
+                        run::<f32>(&x, d, scale, masked, causal, order);
+                    assert_close(&fo, &o, 1e-5, &format!("f32 O {what}"));
+                    assert_close(&fp, &p, 1e-5, &format!("f32 P {what}"));
+                    assert_close(&fdq, &dq, 1e-5, &format!("f32 dQ {what}"));
+                    assert_close(&fdk, &dk, 1e-5, &format!("f32 dK {what}"));
+                    assert_close(&fdv, &dv, 1e-5, &format!("f32 dV {what}"));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_wholly_masked_row_gives_zeros() {
+        let d = CASES[0];
+        let x = inputs(d);
+        let ((o, p), _) = run::<f64>(&x, d, 0.5, true, false, [0, 1, 2]);
+        // row 1 of slice 0
+        assert!(p[d.s..2 * d.s].iter().all(|&v| v == 0.0));
+        assert!(o[d.ev..2 * d.ev].iter().all(|&v| v == 0.0));
+        // the other rows are distributions over the keys
+        for row in p.chunks(d.s).filter(|r| r.iter().any(|&v| v != 0.0)) {
+            assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        }
+    }
+
+    /// The gradients of L = <O, dO> against central differences of L in each input element.
+    #[test]
+    fn backward_matches_finite_differences() {
+        let d = CASES[0];
+        let x = inputs(d);
+        let scale = 0.7;
+        for (masked, causal) in [(false, true), (true, false)] {
+            let mask = masked.then_some(&x[4][..]);
+            let loss = |q: &[f64], k: &[f64], v: &[f64]| {
+                let (o, _) = naive_forward(q, k, v, d, scale, mask, causal);
+                o.iter().zip(&x[3]).map(|(a, b)| a * b).sum::<f64>()
+            };
+            let (_, (dq, dk, dv)) = run::<f64>(&x, d, scale, masked, causal, [0, 1, 2]);
+            let h = 1e-6;
+            for (which, grad) in [(0, &dq), (1, &dk), (2, &dv)] {
+                for n in 0..x[which].len() {
+                    let at = |delta: f64| {
+                        let mut y = [x[0].clone(), x[1].clone(), x[2].clone()];
+                        y[which][n] += delta;
+                        loss(&y[0], &y[1], &y[2])
+                    };
+                    let fd = (at(h) - at(-h)) / (2.0 * h);
+                    assert!(
+                        (grad[n] - fd).abs() < 1e-7,
+                        "input {which}[{n}] masked {masked} causal {causal}: {} vs {fd}",
+                        grad[n]
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn causal_mask_blocks_keys_after_the_query() {
+        assert_eq!(causal_mask(2, 3), vec![0, 1, 1, 0, 0, 1]);
+        assert_eq!(causal_mask(3, 1), vec![0, 0, 0]);
+        assert!(causal_mask(0, 4).is_empty());
     }
 }

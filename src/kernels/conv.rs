@@ -890,6 +890,72 @@ pub struct Window {
     pub div: f64,
 }
 
+/// Averaging windows of `avg_pool2d` (PyTorch's divisor rules).
+#[allow(clippy::too_many_arguments)]
+pub fn avg_windows(
+    h: usize,
+    w: usize,
+    oh: usize,
+    ow: usize,
+    kernel: (usize, usize),
+    stride: (usize, usize),
+    padding: (usize, usize),
+    count_include_pad: bool,
+    divisor: Option<i64>,
+) -> Result<Vec<Window>> {
+    let mut out = alloc(window_count(oh, ow)?)?;
+    for oy in 0..oh {
+        for ox in 0..ow {
+            let y0 = (oy * stride.0) as i64 - padding.0 as i64;
+            let x0 = (ox * stride.1) as i64 - padding.1 as i64;
+            let y1 = (y0 + kernel.0 as i64).min((h + padding.0) as i64);
+            let x1 = (x0 + kernel.1 as i64).min((w + padding.1) as i64);
+            let pool_size = (y1 - y0) * (x1 - x0);
+            let (y0, x0) = (y0.max(0), x0.max(0));
+            let (y1, x1) = (y1.min(h as i64), x1.min(w as i64));
+            let div = match divisor {
+                Some(d) => d,
+                None if count_include_pad => pool_size,
+                None => (y1 - y0) * (x1 - x0),
+            };
+            out.push(Window {
+                y0: y0 as usize,
+                y1: y1.max(y0) as usize,
+                x0: x0 as usize,
+                x1: x1.max(x0) as usize,
+                div: div as f64,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// `oh * ow` windows, or an error when that count overflows.
+fn window_count(oh: usize, ow: usize) -> Result<usize> {
+    crate::layout::checked_numel(&[oh, ow])
+}
+
+/// Windows of `adaptive_avg_pool2d`: [floor(i*h/oh), ceil((i+1)*h/oh)).
+pub fn adaptive_windows(h: usize, w: usize, oh: usize, ow: usize) -> Result<Vec<Window>> {
+    let start = |i: usize, len: usize, out: usize| (i * len) / out;
+    let end = |i: usize, len: usize, out: usize| ((i + 1) * len).div_ceil(out);
+    let mut v = alloc(window_count(oh, ow)?)?;
+    for oy in 0..oh {
+        for ox in 0..ow {
+            let (y0, y1) = (start(oy, h, oh), end(oy, h, oh));
+            let (x0, x1) = (start(ox, w, ow), end(ox, w, ow));
+            v.push(Window {
+                y0,
+                y1,
+                x0,
+                x1,
+                div: ((y1 - y0) * (x1 - x0)) as f64,
+            });
+        }
+    }
+    Ok(v)
+}
+
 /// out[p, o] = sum of x[p, window o] / div (windows shared by all planes).
 pub fn window_avg<T: Real + Elem>(
     x: &[T],
@@ -992,6 +1058,45 @@ mod tests {
             let rhs: f64 = x.iter().zip(&back).map(|(a, b)| a * b).sum();
             assert!((lhs - rhs).abs() < 1e-9, "{k} {s} {p} {d}: {lhs} {rhs}");
         }
+    }
+
+    fn spans(ws: &[Window]) -> Vec<(usize, usize, usize, usize)> {
+        ws.iter().map(|w| (w.y0, w.y1, w.x0, w.x1)).collect()
+    }
+
+    #[test]
+    fn avg_windows_clip_to_the_image_and_follow_pytorchs_divisors() {
+        // 3 x 3, kernel 2, stride 2, padding 1: windows of 1 or 2 rows / columns
+        let (k, s, p) = ((2, 2), (2, 2), (1, 1));
+        let ws = avg_windows(3, 3, 2, 2, k, s, p, true, None).unwrap();
+        assert_eq!(
+            spans(&ws),
+            vec![(0, 1, 0, 1), (0, 1, 1, 3), (1, 3, 0, 1), (1, 3, 1, 3)]
+        );
+        // count_include_pad: the padded window's area
+        assert!(ws.iter().all(|w| w.div == 4.0));
+        // without: the area inside the image
+        let ws = avg_windows(3, 3, 2, 2, k, s, p, false, None).unwrap();
+        let divs: Vec<f64> = ws.iter().map(|w| w.div).collect();
+        assert_eq!(divs, vec![1.0, 2.0, 2.0, 4.0]);
+        // divisor_override wins
+        let ws = avg_windows(3, 3, 2, 2, k, s, p, false, Some(7)).unwrap();
+        assert!(ws.iter().all(|w| w.div == 7.0));
+        // ceil mode: the last window runs past the image (no padding) and is not padded
+        let ws = avg_windows(3, 3, 2, 2, (2, 2), (2, 2), (0, 0), true, None).unwrap();
+        assert_eq!(spans(&ws)[3], (2, 3, 2, 3));
+        let divs: Vec<f64> = ws.iter().map(|w| w.div).collect();
+        assert_eq!(divs, vec![4.0, 2.0, 2.0, 1.0]);
+    }
+
+    #[test]
+    fn adaptive_windows_floor_start_and_ceil_end() {
+        // 5 rows into 3: [0, 2), [1, 4), [3, 5); 2 columns into 1
+        let ws = adaptive_windows(5, 2, 3, 1).unwrap();
+        assert_eq!(spans(&ws), vec![(0, 2, 0, 2), (1, 4, 0, 2), (3, 5, 0, 2)]);
+        let divs: Vec<f64> = ws.iter().map(|w| w.div).collect();
+        assert_eq!(divs, vec![4.0, 6.0, 4.0]);
+        assert!(adaptive_windows(4, 4, usize::MAX, 2).is_err());
     }
 
     #[test]

@@ -376,9 +376,30 @@ pub(super) fn transpose_into<T: Copy>(
     }
 }
 
+/// `n` copies of `row` one after the other: an (n x row.len()) matrix whose rows are all `row`
+/// (addmm's output starting as its bias vector).
+pub fn repeat_row<T: Copy>(row: &[T], n: usize) -> crate::error::Result<Vec<T>> {
+    let mut v = super::alloc::<T>(crate::layout::checked_numel(&[n, row.len()])?)?;
+    for _ in 0..n {
+        v.extend_from_slice(row);
+    }
+    Ok(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repeat_row_stacks_copies() {
+        assert_eq!(
+            repeat_row(&[1.0f32, 2.0], 3).unwrap(),
+            vec![1.0, 2.0, 1.0, 2.0, 1.0, 2.0]
+        );
+        assert!(repeat_row(&[1i64, 2], 0).unwrap().is_empty());
+        assert!(repeat_row::<u8>(&[], 5).unwrap().is_empty());
+        assert!(repeat_row(&[0.0f64; 2], usize::MAX).is_err());
+    }
 
     /// `lhs @ rhs^T` for row-major lhs (m x k) and rhs (n x k), naively.
     fn naive_nt(a: &[f64], b: &[f64], m: usize, k: usize, n: usize) -> Vec<f64> {

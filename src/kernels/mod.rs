@@ -22,13 +22,18 @@ pub mod activation;
 pub mod attention;
 pub mod conv;
 pub mod elementwise;
+pub mod index;
+pub mod loss;
 pub mod matmul;
 pub mod norm;
 pub mod optim;
+pub mod pad;
 pub mod parallel;
+pub mod rearrange;
 pub mod reduce;
 pub mod rnn;
 pub mod simd;
+pub mod sort;
 
 pub use crate::storage::alloc;
 pub use parallel::{

@@ -531,9 +531,34 @@ fn dot_lanes<T: Elem>(g: &[T], v: &[T]) -> (f64, f64) {
     (sa, sb)
 }
 
+/// Batch norm's running statistic after a training step: `(1 - momentum) * old + momentum *
+/// batch * factor` per channel (`factor` the unbiased correction n / (n - 1) for the variance,
+/// 1 for the mean).
+pub fn running_update(old: &[f64], batch: &[f64], momentum: f64, factor: f64) -> Vec<f64> {
+    old.iter()
+        .zip(batch)
+        .map(|(o, b)| (1.0 - momentum) * o + momentum * b * factor)
+        .collect()
+}
+
+/// `1 / sqrt(var + eps)` per channel.
+pub fn inv_std(var: &[f64], eps: f64) -> Vec<f64> {
+    var.iter().map(|v| 1.0 / (v + eps).sqrt()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn running_statistics() {
+        let r = running_update(&[0.0, 1.0], &[1.0, 3.0], 0.1, 1.0);
+        assert!((r[0] - 0.1).abs() < 1e-15 && (r[1] - 1.2).abs() < 1e-15);
+        // the variance's unbiased factor scales the batch term only
+        let r = running_update(&[1.0], &[2.0], 0.5, 2.0);
+        assert_eq!(r, vec![2.5]);
+        assert_eq!(inv_std(&[3.0, 0.0], 1.0), vec![0.5, 1.0]);
+    }
 
     #[test]
     fn rows_backward_matches_finite_differences() {

@@ -3,6 +3,7 @@
 
 use super::{alloc, par_ok, PAR_THRESHOLD};
 use crate::error::Result;
+use crate::storage::Elem;
 
 /// Sum over the middle axis (`SumOf` through `reduce`).
 pub fn sum<T>(data: &[T], outer: usize, red: usize, inner: usize) -> Result<Vec<T>>
@@ -686,9 +687,102 @@ where
     Ok(out)
 }
 
+/// Running sums along the middle axis of a contiguous (outer, red, inner) buffer, whole rows
+/// of `inner` at a time (vectorised across them): in f64 for floats (PyTorch's accumulation
+/// type), wrapping int64 otherwise (ints and bools).
+pub fn cumsum<T: Elem>(s: &[T], red: usize, inner: usize) -> Vec<T> {
+    let mut out: Vec<T> = s.to_vec();
+    let float = T::DTYPE.is_float();
+    let mut acc = vec![0.0f64; inner];
+    let mut iacc = vec![0i64; inner];
+    let slice = (red * inner).max(1); // an empty tensor has no slices
+    for (x, o) in s.chunks_exact(slice).zip(out.chunks_exact_mut(slice)) {
+        acc.iter_mut().for_each(|a| *a = 0.0);
+        iacc.iter_mut().for_each(|a| *a = 0);
+        for (xr, or) in x
+            .chunks_exact(inner.max(1))
+            .zip(o.chunks_exact_mut(inner.max(1)))
+        {
+            if float {
+                for ((a, &v), o) in acc.iter_mut().zip(xr).zip(or.iter_mut()) {
+                    *a += v.to_f64();
+                    *o = T::from_f64(*a);
+                }
+            } else {
+                for ((a, &v), o) in iacc.iter_mut().zip(xr).zip(or.iter_mut()) {
+                    *a = a.wrapping_add(v.to_i64());
+                    *o = T::from_i64(*a);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// For each element of a row-major buffer of `shape`, the product of the other elements of its
+/// reduction group (the elements sharing its indices outside the reduced dims `rd`).
+pub fn prod_others(vals: &[f64], shape: &[usize], rd: &[usize]) -> Result<Vec<f64>> {
+    let n = vals.len();
+    let strides = crate::layout::contiguous_strides(shape);
+    let mut groups: std::collections::HashMap<Vec<usize>, Vec<usize>> = Default::default();
+    for i in 0..n {
+        let key: Vec<usize> = (0..shape.len())
+            .filter(|d| !rd.contains(d))
+            .map(|d| (i / strides[d]) % shape[d])
+            .collect();
+        groups.entry(key).or_default().push(i);
+    }
+    let mut out = crate::storage::try_vec::<f64>(n)?;
+    for idx in groups.values() {
+        for &i in idx {
+            out[i] = idx.iter().filter(|&&j| j != i).map(|&j| vals[j]).product();
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cumsum_along_the_middle_axis() {
+        // (2, 3, 2), running sums over axis 1
+        let d: Vec<f64> = (0..12).map(|x| x as f64).collect();
+        assert_eq!(
+            cumsum(&d, 3, 2),
+            vec![0., 1., 2., 4., 6., 9., 6., 7., 14., 16., 24., 27.]
+        );
+        // f32 accumulates in f64: 1 + 1e8 - 1e8 would lose the 1 in f32 sums
+        let f = [1.0f32, 1e8, -1e8];
+        assert_eq!(cumsum(&f, 3, 1), vec![1.0, 1e8, 1.0]);
+        // int64 wraps; bools count as 0 / 1 (the op casts them to int64 first)
+        assert_eq!(
+            cumsum(&[i64::MAX, 1, 1], 3, 1),
+            vec![i64::MAX, i64::MIN, i64::MIN + 1]
+        );
+        assert!(cumsum::<f64>(&[], 0, 4).is_empty());
+    }
+
+    #[test]
+    fn prod_others_per_group() {
+        // (2, 3) reduced over dim 1: rows are the groups
+        let x = [1.0, 2.0, 3.0, 4.0, 0.0, 5.0];
+        assert_eq!(
+            prod_others(&x, &[2, 3], &[1]).unwrap(),
+            vec![6.0, 3.0, 2.0, 0.0, 20.0, 0.0]
+        );
+        // over dim 0: columns
+        assert_eq!(
+            prod_others(&x, &[2, 3], &[0]).unwrap(),
+            vec![4.0, 0.0, 5.0, 1.0, 2.0, 3.0]
+        );
+        // over everything: one group
+        assert_eq!(
+            prod_others(&[2.0, 3.0, 4.0], &[3], &[0]).unwrap(),
+            vec![12.0, 8.0, 6.0]
+        );
+    }
 
     #[test]
     fn sum_middle_axis() {

@@ -15,10 +15,7 @@ use crate::tensor::Tensor;
 
 /// The causal mask (True above the diagonal: not attended), l x s.
 fn causal_blocked(l: usize, s: usize) -> Result<Tensor> {
-    let v: Vec<u8> = (0..l)
-        .flat_map(|i| (0..s).map(move |j| (j > i) as u8))
-        .collect();
-    Tensor::from_vec(v, vec![l, s])
+    Tensor::from_vec(ka::causal_mask(l, s), vec![l, s])
 }
 
 /// `scaled_dot_product_attention(q, k, v, attn_mask, is_causal, scale)` for q (B, H, L, E),

@@ -70,10 +70,12 @@ pub fn result_type(ops: &[&Operand]) -> DType {
 }
 
 /// The binary ops, one row each: the Python name (Tensor method and `torch` function) and the
-/// type holding the op's element functions and derivative (below, one `impl` per op). Arithmetic
-/// ops return the promoted dtype, comparisons bool. This list is the only one: the enum and its
-/// dispatch (`binary_ops!` here), the op list Python sees (`_core._ops()`) and the Python
-/// bindings (py/registry.rs) are generated from it.
+/// op's type, whose `impl Arith` (or `impl Compare`) below holds its element functions, the
+/// values it rejects and its derivative, side by side. Arithmetic ops return the promoted dtype,
+/// comparisons bool. This list is the only one: the enum and its dispatch (`binary_ops!` here),
+/// the op list Python sees (`_core._ops()`) and the Python bindings (py/registry.rs) are
+/// generated from it. Adding an op: a row here and its `impl` below (then its stub lines, its
+/// re-export in ferrograd/__init__.py and its op-table row; see the README's "Layout").
 #[macro_export]
 macro_rules! for_each_binary_op {
     ($m:ident) => {
@@ -107,9 +109,17 @@ macro_rules! for_each_binary_op {
     };
 }
 
-/// `BinOp` and its dispatch to the op types, from the list above.
+/// `BinOp`, the op types (`op::Add`, ...: each gets its `impl Arith` or `impl Compare` below)
+/// and the dispatch from one to the other, from the list above.
 macro_rules! binary_ops {
     (arith { $($an:ident => $av:ident,)* } compare { $($cn:ident => $cv:ident,)* }) => {
+        /// The op types, in a module of their own so `Eq` and friends do not shadow the
+        /// prelude's traits.
+        pub mod op {
+            $(pub struct $av;)*
+            $(pub struct $cv;)*
+        }
+
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub enum BinOp { $($av,)* $($cv,)* }
 
@@ -293,32 +303,6 @@ fn number_input() -> Tensor {
     NUMBER
         .get_or_init(|| Tensor::scalar(Scalar::Int(0), DType::F32))
         .clone()
-}
-
-/// The op types of the rows above (a module of their own, so `Eq` and friends do not shadow
-/// the prelude's traits).
-pub mod op {
-    pub struct Add;
-    pub struct Sub;
-    pub struct Mul;
-    pub struct Div;
-    pub struct Pow;
-    pub struct Maximum;
-    pub struct Minimum;
-    pub struct FloorDiv;
-    pub struct Rem;
-    pub struct BitAnd;
-    pub struct BitOr;
-    pub struct BitXor;
-    pub struct Eq;
-    pub struct Ne;
-    pub struct Lt;
-    pub struct Le;
-    pub struct Gt;
-    pub struct Ge;
-    pub struct LogicalAnd;
-    pub struct LogicalOr;
-    pub struct LogicalXor;
 }
 
 // ---- arithmetic ----
@@ -788,10 +772,7 @@ impl Arith for op::Rem {
 /// Bitwise ops exist for integers and bools only, as PyTorch's `bitwise_*_cpu` kernels.
 fn reject_float(kernel: &str, dtype: DType) -> Result<()> {
     if dtype.is_float() {
-        return Err(Error::NotImplemented(format!(
-            "\"{kernel}\" not implemented for '{}'",
-            dtype.kernel_name()
-        )));
+        return Err(Error::dtype_not_implemented(kernel, dtype));
     }
     Ok(())
 }

@@ -567,72 +567,6 @@ fn check_pool_args(
     Ok(())
 }
 
-/// Averaging windows of `avg_pool2d` (PyTorch's divisor rules).
-#[allow(clippy::too_many_arguments)]
-fn avg_windows(
-    h: usize,
-    w: usize,
-    oh: usize,
-    ow: usize,
-    kernel: (usize, usize),
-    stride: (usize, usize),
-    padding: (usize, usize),
-    count_include_pad: bool,
-    divisor: Option<i64>,
-) -> Result<Vec<Window>> {
-    let mut out = crate::storage::alloc(window_count(oh, ow)?)?;
-    for oy in 0..oh {
-        for ox in 0..ow {
-            let y0 = (oy * stride.0) as i64 - padding.0 as i64;
-            let x0 = (ox * stride.1) as i64 - padding.1 as i64;
-            let y1 = (y0 + kernel.0 as i64).min((h + padding.0) as i64);
-            let x1 = (x0 + kernel.1 as i64).min((w + padding.1) as i64);
-            let pool_size = (y1 - y0) * (x1 - x0);
-            let (y0, x0) = (y0.max(0), x0.max(0));
-            let (y1, x1) = (y1.min(h as i64), x1.min(w as i64));
-            let div = match divisor {
-                Some(d) => d,
-                None if count_include_pad => pool_size,
-                None => (y1 - y0) * (x1 - x0),
-            };
-            out.push(Window {
-                y0: y0 as usize,
-                y1: y1.max(y0) as usize,
-                x0: x0 as usize,
-                x1: x1.max(x0) as usize,
-                div: div as f64,
-            });
-        }
-    }
-    Ok(out)
-}
-
-/// `oh * ow` windows, or an error when that count overflows.
-fn window_count(oh: usize, ow: usize) -> Result<usize> {
-    crate::layout::checked_numel(&[oh, ow])
-}
-
-/// Windows of `adaptive_avg_pool2d`: [floor(i*h/oh), ceil((i+1)*h/oh)).
-fn adaptive_windows(h: usize, w: usize, oh: usize, ow: usize) -> Result<Vec<Window>> {
-    let start = |i: usize, len: usize, out: usize| (i * len) / out;
-    let end = |i: usize, len: usize, out: usize| ((i + 1) * len).div_ceil(out);
-    let mut v = crate::storage::alloc(window_count(oh, ow)?)?;
-    for oy in 0..oh {
-        for ox in 0..ow {
-            let (y0, y1) = (start(oy, h, oh), end(oy, h, oh));
-            let (x0, x1) = (start(ox, w, ow), end(ox, w, ow));
-            v.push(Window {
-                y0,
-                y1,
-                x0,
-                x1,
-                div: ((y1 - y0) * (x1 - x0)) as f64,
-            });
-        }
-    }
-    Ok(v)
-}
-
 /// Where an averaging pool reads: its windows over `planes` planes of h x w, and the shapes
 /// of its input (the image) and output.
 #[derive(Clone)]
@@ -697,7 +631,7 @@ pub fn avg_pool2d(
         )));
     }
     let (oh, ow) = (oh as usize, ow as usize);
-    let windows = avg_windows(
+    let windows = kc::avg_windows(
         h,
         w,
         oh,
@@ -748,7 +682,7 @@ pub fn adaptive_avg_pool2d(x: &Tensor, out: (usize, usize)) -> Result<Tensor> {
         // PyTorch computes a global average pool as a mean (MeanBackward1)
         return super::reduce::mean(x, Some(&[-2, -1]), true, None);
     }
-    let windows = adaptive_windows(h, w, out.0, out.1)?;
+    let windows = kc::adaptive_windows(h, w, out.0, out.1)?;
     let plan = WindowPlan {
         windows: std::sync::Arc::new(windows),
         planes,

@@ -5,8 +5,8 @@ use super::shape::{region, squeeze, sum_to, unsqueeze, Region};
 use crate::autograd::graph::{needs_grad, record};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
-use crate::layout::{broadcast_shapes, contiguous_strides, wrap_dim, Layout};
-use crate::storage::Elem;
+use crate::kernels::index as ki;
+use crate::layout::{broadcast_shapes, wrap_dim, Layout};
 use crate::tensor::Tensor;
 
 fn check_index_dtype(index: &Tensor, what: &str) -> Result<Vec<i64>> {
@@ -16,34 +16,6 @@ fn check_index_dtype(index: &Tensor, what: &str) -> Result<Vec<i64>> {
         )));
     }
     index.try_to_vec::<i64>()
-}
-
-fn wrap_index(i: i64, size: usize, dim: usize) -> Result<usize> {
-    let s = size as i64;
-    let w = if i < 0 { i + s } else { i };
-    if w < 0 || w >= s {
-        return Err(Error::Index(format!(
-            "index {i} is out of bounds for dimension {dim} with size {size}"
-        )));
-    }
-    Ok(w as usize)
-}
-
-/// Row-major multi-index of flat position `i` in `shape`.
-fn unravel(mut i: usize, shape: &[usize], out: &mut [usize]) {
-    for d in (0..shape.len()).rev() {
-        out[d] = i % shape[d].max(1);
-        i /= shape[d].max(1);
-    }
-}
-
-fn offset_of(l: &Layout, idx: &[usize]) -> usize {
-    l.offset
-        + idx
-            .iter()
-            .zip(&l.strides)
-            .map(|(i, s)| i * s)
-            .sum::<usize>()
 }
 
 /// `gather(dim, index)` (GatherBackward0).
@@ -85,22 +57,8 @@ pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     };
     let out = dispatch!(t.dtype(), T => {
         let src = t.storage().read::<T>();
-        let mut v: Vec<T> = crate::storage::alloc(idx.len())?;
-        let mut bad = None;
-        let mut k = 0;
-        walk.for_each_offset(|base| {
-            match wrap_index(idx[k], size, d) {
-                Ok(i) => v.push(src[base + i * step]),
-                Err(e) => {
-                    bad.get_or_insert(e);
-                    v.push(src[base]);
-                }
-            }
-            k += 1;
-        });
-        if let Some(e) = bad {
-            return Err(Error::Runtime(e.to_string()));
-        }
+        let v = ki::gather(&src, &walk, &idx, size, step, d)?;
+        drop(src);
         Tensor::from_vec(v, ishape.clone())?
     });
     if needs_grad(&[t]) {
@@ -123,22 +81,10 @@ pub fn scatter_add(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result
     let d = wrap_dim(dim, t.ndim())?;
     let idx = check_index_dtype(index, "scatter_add")?;
     let out = super::materialize(t)?;
-    let ishape = index.shape().to_vec();
-    let n = ishape.len();
-    let mut mi = vec![0usize; n];
-    let ostrides = contiguous_strides(t.shape());
     dispatch!(t.dtype(), T => {
         let s = super::cast_vec::<T>(src)?;
-        let sl = Layout::contiguous(src.shape().to_vec());
         let mut dst = out.storage().write::<T>();
-        for (k, &ix) in idx.iter().enumerate() {
-            unravel(k, &ishape, &mut mi);
-            let sv = s[offset_of(&sl, &mi)];
-            let size = if t.ndim() == 0 { 1 } else { t.shape()[d] };
-            mi[d] = wrap_index(ix, size, d)?;
-            let off: usize = mi.iter().zip(&ostrides).map(|(i, s)| i * s).sum();
-            dst[off] = add_elem(dst[off], sv);
-        }
+        ki::scatter_add(&mut dst, t.shape(), d, &idx, index.shape(), &s, src.shape())?;
     });
     if needs_grad(&[t, src]) {
         let index = index.clone();
@@ -156,15 +102,6 @@ pub fn scatter_add(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result
     Ok(out)
 }
 
-#[inline(always)]
-fn add_elem<T: Elem>(a: T, b: T) -> T {
-    match T::DTYPE {
-        DType::I64 => T::from_i64(a.to_i64().wrapping_add(b.to_i64())),
-        DType::Bool => T::from_bool(a.is_true() || b.is_true()),
-        _ => T::from_f64(a.to_f64() + b.to_f64()),
-    }
-}
-
 /// `index_select(dim, index)` (IndexSelectBackward0).
 pub fn index_select(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     if index.ndim() > 1 {
@@ -175,15 +112,12 @@ pub fn index_select(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     let d = wrap_dim(dim, t.ndim())?;
     let idx = check_index_dtype(index, "index_select")?;
     let size = if t.ndim() == 0 { 1 } else { t.shape()[d] };
-    let idx: Vec<usize> = idx
-        .iter()
-        .map(|&i| {
-            wrap_index(i, size, d).map_err(|_| Error::Index("index out of range in self".into()))
-        })
-        .collect::<Result<_>>()?;
+    let idx = ki::wrap_indices(&idx, size, d)
+        .map_err(|_| Error::Index("index out of range in self".into()))?;
     let out = {
         let _g = crate::autograd::GradModeGuard::new(false);
-        let it = Tensor::from_vec(idx.iter().map(|&i| i as i64).collect(), vec![idx.len()])?;
+        let n = idx.len();
+        let it = Tensor::from_vec(idx, vec![n])?;
         let mut ind: Vec<Option<Tensor>> = vec![None; t.ndim().max(1)];
         ind[d] = Some(it);
         if t.ndim() == 0 {
@@ -246,21 +180,8 @@ struct Gather {
 impl Gather {
     /// The storage offset of every result element, in row-major order.
     fn offsets(&self) -> Result<Vec<usize>> {
-        let within = offsets_of(&self.block)?;
-        crate::storage::try_collect(
-            self.bases.len() * within.len(),
-            self.bases
-                .iter()
-                .flat_map(|&b| within.iter().map(move |&o| b + o)),
-        )
+        ki::outer_sum(&self.bases, &ki::layout_offsets(&self.block)?)
     }
-}
-
-/// The storage offsets of `l`'s elements, allocated fallibly.
-fn offsets_of(l: &Layout) -> Result<Vec<usize>> {
-    let mut v = crate::storage::alloc::<usize>(l.numel())?;
-    l.for_each_offset(|o| v.push(o));
-    Ok(v)
 }
 
 /// Plans advanced indexing with one optional int64 index tensor per dim, PyTorch's placement
@@ -325,28 +246,10 @@ fn plan_advanced(layout: &Layout, indices: &[Option<Tensor>]) -> Result<Gather> 
         let t = indices[d].as_ref().expect("adv");
         let vals = t.try_to_vec::<i64>()?;
         let at = Layout::contiguous(t.shape().to_vec()).broadcast_to(&bshape)?;
-        let mut k = 0;
-        let mut bad = None;
-        at.for_each_offset(|o| {
-            match wrap_index(vals[o], shape[d], d) {
-                Ok(i) => adv_off[k] += i * layout.strides[d],
-                Err(e) => {
-                    bad.get_or_insert(e);
-                }
-            }
-            k += 1;
-        });
-        if let Some(e) = bad {
-            return Err(e);
-        }
+        ki::add_index_offsets(&mut adv_off, &vals, &at, shape[d], layout.strides[d], d)?;
     }
-    let pre_offsets = offsets_of(&dims_layout(&pre, layout.offset))?;
-    let bases = crate::storage::try_collect(
-        pre_offsets.len() * adv_off.len(),
-        pre_offsets
-            .iter()
-            .flat_map(|&p| adv_off.iter().map(move |&a| p + a)),
-    )?;
+    let pre_offsets = ki::layout_offsets(&dims_layout(&pre, layout.offset))?;
+    let bases = ki::outer_sum(&pre_offsets, &adv_off)?;
     Ok(Gather {
         out_shape,
         bases,
@@ -400,9 +303,7 @@ pub fn index_put(
     dispatch!(t.dtype(), T => {
         let v = super::cast_vec::<T>(&vals)?;
         let mut d = out.storage().write::<T>();
-        for (k, &i) in lin.iter().enumerate() {
-            d[i] = if accumulate { add_elem(d[i], v[k]) } else { v[k] };
-        }
+        ki::put(&mut d, &lin, &v, accumulate);
     });
     if needs_grad(&[t, values]) {
         let ind = indices.to_vec();
@@ -431,22 +332,8 @@ pub fn index_put(
 /// Positions of the true elements of a bool mask, one int64 tensor per mask dim.
 pub fn nonzero_split(mask: &Tensor) -> Result<Vec<Tensor>> {
     let vals = mask.try_to_vec::<u8>()?;
-    let shape = mask.shape().to_vec();
-    let n = shape.len();
-    let count = vals.iter().filter(|&&v| v != 0).count();
-    let mut cols: Vec<Vec<i64>> = (0..n)
-        .map(|_| crate::storage::alloc(count))
-        .collect::<Result<_>>()?;
-    let mut mi = vec![0usize; n];
-    for (k, &v) in vals.iter().enumerate() {
-        if v != 0 {
-            unravel(k, &shape, &mut mi);
-            for d in 0..n {
-                cols[d].push(mi[d] as i64);
-            }
-        }
-    }
-    cols.into_iter()
+    ki::nonzero_columns(&vals, mask.shape())?
+        .into_iter()
         .map(|c| {
             let len = c.len();
             Tensor::from_vec(c, vec![len])

@@ -10,6 +10,7 @@ use super::{cast_vec, index::gather, index::scatter_add, to_dtype};
 use crate::autograd::graph::{needs_grad, record, Saved};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
+use crate::kernels::loss as kl;
 use crate::layout::{broadcast_shapes, fmt_list};
 use crate::tensor::Tensor;
 
@@ -223,11 +224,10 @@ fn log_weight(pw: &Tensor, y: &Tensor) -> Result<Tensor> {
 /// A pointwise loss of `x` against `y` (broadcast together), reduced.
 pub fn pointwise_loss(kind: Pointwise, x: &Tensor, y: &Tensor, r: Reduction) -> Result<Tensor> {
     if !x.dtype().is_float() {
-        return Err(Error::NotImplemented(format!(
-            "\"{}\" not implemented for '{}'",
+        return Err(Error::dtype_not_implemented(
             kind.name().trim_end_matches("Backward0"),
-            x.dtype().kernel_name()
-        )));
+            x.dtype(),
+        ));
     }
     if !y.dtype().is_float() {
         match kind {
@@ -308,10 +308,10 @@ pub fn nll_loss(
         )));
     }
     if !x.dtype().is_float() {
-        return Err(Error::NotImplemented(format!(
-            "\"nll_loss_out_frame\" not implemented for '{}'",
-            x.dtype().kernel_name()
-        )));
+        return Err(Error::dtype_not_implemented(
+            "nll_loss_out_frame",
+            x.dtype(),
+        ));
     }
     let nd = x.ndim();
     if nd == 0 {
@@ -370,29 +370,16 @@ pub fn nll_loss(
         None => None,
     };
     let tv = cast_vec::<i64>(&tin)?;
-    let mut safe = Vec::with_capacity(tv.len());
-    let mut wt = Vec::with_capacity(tv.len());
-    for &k in &tv {
-        if k == ignore_index {
-            safe.push(0i64);
-            wt.push(0.0f64);
-            continue;
-        }
-        if k < 0 || k as usize >= c {
-            return Err(Error::Index(format!("Target {k} is out of bounds.")));
-        }
-        safe.push(k);
-        wt.push(wv.as_ref().map_or(1.0, |w| w[k as usize]));
-    }
+    let (safe, wt) = kl::nll_targets(&tv, c, ignore_index, wv.as_deref())?;
     let tshape = tin.shape().to_vec();
     let idx = unsqueeze(&Tensor::from_vec(safe, tshape.clone())?, 1)?;
     let picked = cast_vec::<f64>(&gather(&xin, 1, &idx)?)?;
-    let losses: Vec<f64> = picked.iter().zip(&wt).map(|(p, w)| -p * w).collect();
-    let total_weight: f64 = wt.iter().sum();
+    let nll = kl::nll(&picked, &wt);
+    let total_weight = nll.total_weight;
     let dtype = x.dtype();
     let out = match r {
         Reduction::None => {
-            let l = Tensor::from_vec(losses, tshape.clone())?;
+            let l = Tensor::from_vec(nll.losses, tshape.clone())?;
             let l = to_dtype(&l, dtype)?;
             if nd == 1 {
                 squeeze(&l, None)?
@@ -400,11 +387,8 @@ pub fn nll_loss(
                 l
             }
         }
-        Reduction::Sum => Tensor::scalar(Scalar::Float(losses.iter().sum()), dtype),
-        Reduction::Mean => Tensor::scalar(
-            Scalar::Float(losses.iter().sum::<f64>() / total_weight),
-            dtype,
-        ),
+        Reduction::Sum => Tensor::scalar(Scalar::Float(nll.sum), dtype),
+        Reduction::Mean => Tensor::scalar(Scalar::Float(nll.sum / total_weight), dtype),
     };
     if needs_grad(&[x]) {
         // d out / d x[n, t[n]] = -w[t[n]] (/ total weight for the mean)
@@ -413,11 +397,7 @@ pub fn nll_loss(
         } else {
             1.0
         };
-        // ignored targets (weight 0) get no gradient, even when every target is ignored
-        let coef: Vec<f64> = wt
-            .iter()
-            .map(|&w| if w == 0.0 { 0.0 } else { -w / denom })
-            .collect();
+        let coef = kl::nll_coefficients(&wt, denom);
         let coef = to_dtype(&Tensor::from_vec(coef, tshape.clone())?, dtype)?;
         let xshape = x.shape().to_vec();
         let name = if nd > 2 {

@@ -158,12 +158,7 @@ fn addmm_values(bias: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         let mut out = {
             let bd = bias.storage().read::<T>();
             if bias.ndim() == 1 && bl.strides == [0, 1] {
-                let row = &bd[bl.offset..bl.offset + m];
-                let mut v = alloc::<T>(crate::layout::checked_numel(&[n, m])?)?;
-                for _ in 0..n {
-                    v.extend_from_slice(row);
-                }
-                v
+                crate::kernels::matmul::repeat_row(&bd[bl.offset..bl.offset + m], n)?
             } else {
                 crate::kernels::elementwise::unary(&bd, &bl, |x: T| x)?
             }

@@ -17,10 +17,7 @@ use std::sync::Arc;
 /// parameters of the input's dtype.
 fn check_dtypes(x: &Tensor, kernel: &str, params: &[Option<&Tensor>]) -> Result<()> {
     if !x.dtype().is_float() {
-        return Err(Error::NotImplemented(format!(
-            "\"{kernel}\" not implemented for '{}'",
-            x.dtype().kernel_name()
-        )));
+        return Err(Error::dtype_not_implemented(kernel, x.dtype()));
     }
     if params.iter().flatten().any(|p| p.dtype() != x.dtype()) {
         return Err(Error::Runtime(format!(
@@ -336,10 +333,7 @@ pub fn batch_norm(
     eps: f64,
 ) -> Result<Tensor> {
     if !x.dtype().is_float() {
-        return Err(Error::NotImplemented(format!(
-            "\"batch_norm\" not implemented for '{}'",
-            x.dtype().kernel_name()
-        )));
+        return Err(Error::dtype_not_implemented("batch_norm", x.dtype()));
     }
     let s = x.shape().to_vec();
     if s.len() < 2 {
@@ -380,31 +374,16 @@ pub fn batch_norm(
         let count = (outer * inner) as f64;
         if let (Some(rm), Some(rv)) = (running_mean, running_var) {
             let unbiased = count / (count - 1.0).max(1.0);
-            let old_m = rm.to_f64_vec();
-            let old_v = rv.to_f64_vec();
-            let new_m: Vec<f64> = old_m
-                .iter()
-                .zip(&m)
-                .map(|(o, b)| (1.0 - momentum) * o + momentum * b)
-                .collect();
-            let new_v: Vec<f64> = old_v
-                .iter()
-                .zip(&v)
-                .map(|(o, b)| (1.0 - momentum) * o + momentum * b * unbiased)
-                .collect();
+            let new_m = kn::running_update(&rm.to_f64_vec(), &m, momentum, 1.0);
+            let new_v = kn::running_update(&rv.to_f64_vec(), &v, momentum, unbiased);
             super::inplace::write_values(rm, &Tensor::from_vec(new_m, vec![c])?)?;
             super::inplace::write_values(rv, &Tensor::from_vec(new_v, vec![c])?)?;
         }
-        let rstd = v.iter().map(|v| 1.0 / (v + eps).sqrt()).collect();
+        let rstd = kn::inv_std(&v, eps);
         (m, rstd)
     } else {
         let m = running_mean.expect("checked").to_f64_vec();
-        let rstd = running_var
-            .expect("checked")
-            .to_f64_vec()
-            .iter()
-            .map(|v| 1.0 / (v + eps).sqrt())
-            .collect();
+        let rstd = kn::inv_std(&running_var.expect("checked").to_f64_vec(), eps);
         (m, rstd)
     };
     let out = dispatch_float!(x.dtype(), T => {

@@ -7,45 +7,24 @@ use super::shape::reshape;
 use crate::autograd::graph::{needs_grad, record};
 use crate::dtype::DType;
 use crate::error::{dim_out_of_range, Error, Result};
+use crate::kernels::pad as kpad;
+use crate::kernels::rearrange as kr;
 use crate::layout::{fmt_list, wrap_dim};
 use crate::storage::Elem;
 use crate::tensor::Tensor;
 
-/// A new contiguous tensor of `out_shape` whose element at index `o` is `t`'s element at
-/// `src(o, &mut idx)` (which writes the source multi-index into `idx`), or zero when `src`
-/// returns false.
-fn remap(
-    t: &Tensor,
-    out_shape: &[usize],
-    src: impl Fn(&[usize], &mut [usize]) -> bool,
-) -> Result<Tensor> {
-    let n: usize = out_shape.iter().product();
-    let nd = out_shape.len();
-    let l = t.layout();
-    dispatch!(t.dtype(), T => {
-        let data = t.storage().read::<T>();
-        let mut out: Vec<T> = crate::kernels::alloc(n)?;
-        let mut o = vec![0usize; nd];
-        let mut si = vec![0usize; t.ndim()];
-        for _ in 0..n {
-            let v = if src(&o, &mut si) {
-                let off = l.offset + si.iter().zip(&l.strides).map(|(i, s)| i * s).sum::<usize>();
-                data[off]
-            } else {
-                T::default()
-            };
-            out.push(v);
-            for d in (0..nd).rev() {
-                o[d] += 1;
-                if o[d] < out_shape[d] {
-                    break;
-                }
-                o[d] = 0;
-            }
-        }
-        drop(data);
-        Tensor::from_vec(out, out_shape.to_vec())
-    })
+/// A new contiguous tensor of `$shape` from the movement kernel call `$call`, which reads
+/// `$t`'s elements as `$data` (its storage) through `$l` (its layout), in any dtype.
+macro_rules! moved {
+    ($t:expr, $shape:expr, |$data:ident, $l:ident| $call:expr) => {
+        dispatch!($t.dtype(), T => {
+            let $data = $t.storage().read::<T>();
+            let $l = $t.layout();
+            let v: Vec<T> = $call?;
+            drop($data);
+            Tensor::from_vec(v, $shape)
+        })
+    };
 }
 
 /// `tril(x, diagonal)` / `triu(x, diagonal)` over the last two dims (TrilBackward0 /
@@ -57,16 +36,9 @@ pub fn tri(t: &Tensor, diagonal: i64, upper: bool) -> Result<Tensor> {
             if upper { "triu" } else { "tril" }
         )));
     }
-    let nd = t.ndim();
-    let out = remap(t, t.shape(), |o, si| {
-        si.copy_from_slice(o);
-        let (i, j) = (o[nd - 2] as i64, o[nd - 1] as i64);
-        if upper {
-            j - i >= diagonal
-        } else {
-            j - i <= diagonal
-        }
-    })?;
+    let out = moved!(t, t.shape().to_vec(), |d, l| kr::tri(
+        &d, l, diagonal, upper
+    ))?;
     if needs_grad(&[t]) {
         let name = if upper {
             "TriuBackward0"
@@ -101,14 +73,7 @@ fn wrap_dims(dims: &[i64], nd: usize) -> Result<Vec<usize>> {
 /// `flip(x, dims)` (FlipBackward0).
 pub fn flip(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
     let ds = wrap_dims(dims, t.ndim())?;
-    let shape = t.shape().to_vec();
-    let out = remap(t, &shape, |o, si| {
-        si.copy_from_slice(o);
-        for &d in &ds {
-            si[d] = shape[d] - 1 - o[d];
-        }
-        true
-    })?;
+    let out = moved!(t, t.shape().to_vec(), |d, l| kr::flip(&d, l, &ds))?;
     if needs_grad(&[t]) {
         let dims = dims.to_vec();
         record("FlipBackward0", &[t], &[&out], vec![], move |ctx| {
@@ -139,31 +104,14 @@ pub fn roll(t: &Tensor, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
     let shape = t.shape().to_vec();
     let out = if dims.is_empty() {
         // the flattened tensor rolled, in the original shape
-        let n = t.numel() as i64;
-        let strides = crate::layout::contiguous_strides(&shape);
-        let shift = shifts[0];
-        remap(t, &shape, |o, si| {
-            let flat: usize = o.iter().zip(&strides).map(|(i, s)| i * s).sum();
-            let mut src = (flat as i64 - shift).rem_euclid(n.max(1)) as usize;
-            for (k, &st) in strides.iter().enumerate() {
-                si[k] = src / st.max(1);
-                src %= st.max(1);
-            }
-            true
-        })?
+        moved!(t, shape, |d, l| kr::roll_flat(&d, l, shifts[0]))?
     } else {
         // shifts of a dim named twice add up
         let mut total = vec![0i64; t.ndim()];
         for (&d, &s) in dims.iter().zip(shifts) {
             total[wrap_dim(d, t.ndim())?] += s;
         }
-        remap(t, &shape, |o, si| {
-            for (k, &s) in total.iter().enumerate() {
-                let n = shape[k] as i64;
-                si[k] = (o[k] as i64 - s).rem_euclid(n.max(1)) as usize;
-            }
-            true
-        })?
+        moved!(t, shape, |d, l| kr::roll(&d, l, &total))?
     };
     if needs_grad(&[t]) {
         let back: Vec<i64> = shifts.iter().map(|s| -s).collect();
@@ -213,13 +161,7 @@ pub fn repeat(t: &Tensor, sizes: &[i64]) -> Result<Tensor> {
         .map(|(a, b)| a.checked_mul(*b).unwrap_or(usize::MAX))
         .collect();
     crate::layout::checked_numel(&out_shape)?;
-    let nd = t.ndim();
-    let out = remap(t, &out_shape, |o, si| {
-        for k in 0..nd {
-            si[k] = o[lead + k] % xshape[lead + k];
-        }
-        true
-    })?;
+    let out = moved!(t, out_shape.clone(), |d, l| kr::repeat(&d, l, &out_shape))?;
     if needs_grad(&[t]) {
         let ishape = t.shape().to_vec();
         record("RepeatBackward0", &[t], &[&out], vec![], move |ctx| {
@@ -236,27 +178,6 @@ pub fn repeat(t: &Tensor, sizes: &[i64]) -> Result<Tensor> {
         });
     }
     Ok(out)
-}
-
-/// The sort order of one row: NaN after every number (PyTorch's order), stable.
-fn order<T: Elem>(row: &[T], descending: bool) -> Vec<usize> {
-    let mut idx: Vec<usize> = (0..row.len()).collect();
-    let key = |a: &T, b: &T| {
-        #[allow(clippy::eq_op)]
-        let (an, bn) = (a != a, b != b);
-        match (an, bn) {
-            (true, true) => std::cmp::Ordering::Equal,
-            (true, false) => std::cmp::Ordering::Greater,
-            (false, true) => std::cmp::Ordering::Less,
-            _ => a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal),
-        }
-    };
-    if descending {
-        idx.sort_by(|&i, &j| key(&row[j], &row[i]));
-    } else {
-        idx.sort_by(|&i, &j| key(&row[i], &row[j]));
-    }
-    idx
 }
 
 /// Sorted values and indices along `dim`, keeping the first `k` of each row (`k = None`: all).
@@ -284,19 +205,7 @@ fn sort_impl(t: &Tensor, dim: i64, descending: bool, k: Option<usize>) -> Result
     let x = super::materialize(t)?;
     let (vals, idx) = dispatch!(t.dtype(), T => {
         let data = x.try_to_vec::<T>()?;
-        let mut vals = crate::storage::try_vec::<T>(outer * keep * inner)?;
-        let mut idx = crate::storage::try_vec::<i64>(outer * keep * inner)?;
-        let mut row = Vec::with_capacity(n);
-        for o in 0..outer {
-            for j in 0..inner {
-                row.clear();
-                row.extend((0..n).map(|i| data[(o * n + i) * inner + j]));
-                for (r, &i) in order(&row, descending).iter().take(keep).enumerate() {
-                    vals[(o * keep + r) * inner + j] = row[i];
-                    idx[(o * keep + r) * inner + j] = i as i64;
-                }
-            }
-        }
+        let (vals, idx) = crate::kernels::sort::sort_rows(&data, outer, n, inner, descending, keep)?;
         let fin = |s: Vec<usize>| if t.ndim() == 0 { vec![] } else { s };
         (Tensor::from_vec(vals, fin(oshape.clone()))?, Tensor::from_vec(idx, fin(oshape.clone()))?)
     });
@@ -469,35 +378,13 @@ fn scatter_values(
         return Err(Error::Runtime(msg));
     }
     let idx = index.try_to_vec::<i64>()?;
-    let ostrides = crate::layout::contiguous_strides(&sshape);
-    let size = sshape[d];
     dispatch!(out.dtype(), T => {
         let number = scalar_value::<T>(value, out.dtype())?;
         let vals: Option<Vec<T>> = src.map(super::cast_vec::<T>).transpose()?;
-        let sstrides = src_shape.as_ref().map(|s| crate::layout::contiguous_strides(s));
+        let src = vals.as_deref().zip(src_shape.as_deref());
         let mut dst = out.storage().write::<T>();
-        let mut mi = vec![0usize; ishape.len()];
-        for (kk, &ix) in idx.iter().enumerate() {
-            let mut rem = kk;
-            for (p, &s) in ishape.iter().enumerate().rev() {
-                mi[p] = rem % s;
-                rem /= s;
-            }
-            let v = match (&vals, &sstrides) {
-                (Some(v), Some(ss)) => v[mi.iter().zip(ss).map(|(i, s)| i * s).sum::<usize>()],
-                _ => number,
-            };
-            if ix < 0 || ix >= size as i64 {
-                return Err(Error::Runtime(format!(
-                    "index {ix} is out of bounds for dimension {d} with size {size}"
-                )));
-            }
-            mi[d] = ix as usize;
-            let off: usize = mi.iter().zip(&ostrides).map(|(i, s)| i * s).sum();
-            dst[off] = v;
-        }
-    });
-    Ok(())
+        crate::kernels::index::scatter(&mut dst, &sshape, d, &idx, &ishape, src, number)
+    })
 }
 
 /// A Python number converted to the element type, with PyTorch's overflow error for int64.
@@ -552,23 +439,11 @@ pub fn embedding(
             vec![],
             move |ctx| {
                 let g = reshape(&ctx.grad(0)?, &[idx.len(), dim])?;
-                let mut scale = crate::storage::try_filled(idx.len(), 1.0f64)?;
-                if let Some(p) = padding_idx {
-                    for (s, &i) in scale.iter_mut().zip(&idx) {
-                        if i == p {
-                            *s = 0.0;
-                        }
-                    }
-                }
-                if scale_grad_by_freq {
-                    let mut counts = std::collections::HashMap::new();
-                    for &i in &idx {
-                        *counts.entry(i).or_insert(0usize) += 1;
-                    }
-                    for (s, i) in scale.iter_mut().zip(&idx) {
-                        *s /= counts[i] as f64;
-                    }
-                }
+                let scale = crate::kernels::index::embedding_grad_scale(
+                    &idx,
+                    padding_idx,
+                    scale_grad_by_freq,
+                )?;
                 let g = if scale.iter().any(|&s| s != 1.0) {
                     let s = super::to_dtype(
                         &Tensor::from_vec(scale.clone(), vec![idx.len(), 1])?,
@@ -604,40 +479,13 @@ pub fn constant_pad_nd(x: &Tensor, pad: &[i64], value: crate::dtype::Scalar) -> 
             nd
         )));
     }
-    let mut out_shape = x.shape().to_vec();
-    // per padded dim: (dim, input start, output start, overlap length)
-    let mut spans = Vec::with_capacity(pad.len() / 2);
-    for (k, pair) in pad.chunks(2).enumerate() {
-        let d = nd - 1 - k;
-        let (before, after, size) = (pair[0], pair[1], x.shape()[d] as i64);
-        let overflow = || {
-            Error::Runtime(format!(
-                "padding ({before}, {after}) of a dimension of size {size} overflows"
-            ))
-        };
-        let len = size + before.min(0) + after.min(0);
-        let total = size
-            .checked_add(before)
-            .and_then(|t| t.checked_add(after))
-            .ok_or_else(overflow)?;
-        if len < 0 || total < 0 {
-            return Err(Error::Runtime(
-                "narrow(): length must be non-negative.".into(),
-            ));
-        }
-        out_shape[d] = total as usize;
-        spans.push((
-            d,
-            (-before).max(0) as usize,
-            before.max(0) as usize,
-            len as usize,
-        ));
-    }
+    let (out_shape, spans) = kpad::constant_spans(x.shape(), pad)?;
+    // the output filled with the value, the overlap copied in (the elementwise kernels)
     let out = Tensor::full(&out_shape, value, x.dtype())?;
     let (mut src, mut dst) = (x.layout().clone(), out.layout().clone());
-    for &(d, s0, d0, len) in &spans {
-        src = src.narrow(d, s0, len);
-        dst = dst.narrow(d, d0, len);
+    for s in &spans {
+        src = src.narrow(s.dim, s.src_start, s.len);
+        dst = dst.narrow(s.dim, s.dst_start, s.len);
     }
     if src.numel() > 0 {
         super::inplace::write_values(&out.with_layout(dst), &x.detach().with_layout(src))?;
@@ -694,66 +542,9 @@ pub fn one_hot(indices: &Tensor, num_classes: i64) -> Result<Tensor> {
     } else {
         num_classes
     } as usize;
-    let mut out: Vec<i64> = crate::kernels::alloc(idx.len() * classes)?;
-    out.resize(idx.len() * classes, 0);
-    for (row, &i) in out.chunks_mut(classes).zip(&idx) {
-        row[i as usize] = 1;
-    }
+    let out = crate::kernels::index::one_hot(&idx, classes)?;
     shape.push(classes);
     Tensor::from_vec(out, shape)
-}
-
-/// For reflection / replication padding of the last `pad.len() / 2` dims of a tensor of
-/// `shape`: the padded shape, and for each element of one padded block (the padded dims, in
-/// row-major order) the offset of its source element in one unpadded block.
-fn pad_sources(shape: &[usize], pad: &[i64], reflect: bool) -> Result<(Vec<usize>, Vec<usize>)> {
-    let nd = shape.len();
-    let np = pad.len() / 2;
-    let mut out_shape = shape.to_vec();
-    let mut maps: Vec<Vec<usize>> = Vec::with_capacity(np);
-    for d in nd - np..nd {
-        let k = nd - 1 - d;
-        let (before, after, size) = (pad[2 * k], pad[2 * k + 1], shape[d] as i64);
-        let len = size
-            .checked_add(before)
-            .and_then(|l| l.checked_add(after))
-            .ok_or_else(|| {
-                Error::Runtime(format!(
-                    "padding ({before}, {after}) of a dimension of size {size} overflows"
-                ))
-            })?
-            .max(0);
-        out_shape[d] = len as usize;
-        let sources = (0..len).map(|i| {
-            let j = i - before;
-            let j = if reflect {
-                // reflect about the edges (pads are smaller than the dim)
-                let j = j.abs();
-                if j >= size {
-                    2 * (size - 1) - j
-                } else {
-                    j
-                }
-            } else {
-                j.clamp(0, size - 1)
-            };
-            j as usize
-        });
-        maps.push(crate::storage::try_collect(len as usize, sources)?);
-    }
-    // offsets in one block, row-major over the padded dims
-    let in_strides = crate::layout::contiguous_strides(&shape[nd - np..]);
-    let block = crate::layout::checked_numel(&out_shape[nd - np..])?;
-    crate::layout::checked_numel(&out_shape)?;
-    let mut table = vec![0usize];
-    for (m, &st) in maps.iter().zip(&in_strides) {
-        let next = table
-            .iter()
-            .flat_map(|&base| m.iter().map(move |&j| base + j * st));
-        table = crate::storage::try_collect(table.len() * m.len(), next)?;
-    }
-    debug_assert_eq!(table.len(), block);
-    Ok((out_shape, table))
 }
 
 /// PyTorch's node names for reflection / replication padding of `np` dims.
@@ -778,17 +569,10 @@ fn pad_node_name(reflect: bool, np: usize, backward: bool) -> &'static str {
 /// checked by the caller): every output element copies its source element. The gradient is
 /// `index_pad_backward`, its adjoint.
 pub fn index_pad(x: &Tensor, pad: &[i64], reflect: bool) -> Result<Tensor> {
-    let (out_shape, table) = pad_sources(x.shape(), pad, reflect)?;
+    let (out_shape, table) = kpad::sources(x.shape(), pad, reflect)?;
     let in_block: usize = x.shape()[x.ndim() - pad.len() / 2..].iter().product();
     let out = dispatch!(x.dtype(), T => {
-        let v = super::with_slice::<T, _>(x, |s| {
-            let blocks = s.len().checked_div(in_block).unwrap_or(0);
-            let mut out: Vec<T> = crate::storage::alloc(table.len() * blocks)?;
-            for block in s.chunks(in_block.max(1)).take(blocks) {
-                out.extend(table.iter().map(|&t| block[t]));
-            }
-            Ok::<_, Error>(out)
-        })??;
+        let v = super::with_slice::<T, _>(x, |s| kpad::pad_blocks(s, in_block, &table))??;
         Tensor::from_vec(v, out_shape.clone())?
     });
     if needs_grad(&[x]) {
@@ -814,21 +598,11 @@ pub fn index_pad_backward(
     pad: &[i64],
     reflect: bool,
 ) -> Result<Tensor> {
-    let (_, table) = pad_sources(shape, pad, reflect)?;
+    let (_, table) = kpad::sources(shape, pad, reflect)?;
     let in_block: usize = shape[shape.len() - pad.len() / 2..].iter().product();
     let n: usize = shape.iter().product();
     let out = dispatch_float!(g.dtype(), T => {
-        let v = super::with_slice::<T, _>(g, |s| {
-            let mut out = crate::storage::try_vec::<T>(n)?;
-            if !table.is_empty() && in_block > 0 {
-                for (block, gb) in out.chunks_mut(in_block).zip(s.chunks(table.len())) {
-                    for (&t, &v) in table.iter().zip(gb) {
-                        block[t] += v;
-                    }
-                }
-            }
-            Ok(out)
-        })??;
+        let v = super::with_slice::<T, _>(g, |s| kpad::unpad_blocks(s, n, in_block, &table))??;
         Tensor::from_vec(v, shape.to_vec())?
     });
     if needs_grad(&[g]) {

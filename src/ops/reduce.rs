@@ -420,23 +420,7 @@ fn prod_others_differentiable(x: &Tensor, rd: &[usize]) -> Result<Tensor> {
 /// For each element, the product of the other elements of its reduction group (no graph).
 fn prod_others(x: &Tensor, rd: &[usize]) -> Result<Tensor> {
     let shape = x.shape().to_vec();
-    let vals = x.to_f64_vec();
-    let n = vals.len();
-    let strides = crate::layout::contiguous_strides(&shape);
-    let mut groups: std::collections::HashMap<Vec<usize>, Vec<usize>> = Default::default();
-    for i in 0..n {
-        let key: Vec<usize> = (0..shape.len())
-            .filter(|d| !rd.contains(d))
-            .map(|d| (i / strides[d]) % shape[d])
-            .collect();
-        groups.entry(key).or_default().push(i);
-    }
-    let mut out = crate::storage::try_vec::<f64>(n)?;
-    for idx in groups.values() {
-        for &i in idx {
-            out[i] = idx.iter().filter(|&&j| j != i).map(|&j| vals[j]).product();
-        }
-    }
+    let out = kr::prod_others(&x.to_f64_vec(), &shape, rd)?;
     to_dtype(&Tensor::from_vec(out, shape)?, x.dtype())
 }
 
@@ -942,15 +926,14 @@ fn softmax_backward_fused(g: &Tensor, y: &Tensor, d: usize, log: bool) -> Result
 
 pub fn softmax(t: &Tensor, dim: i64, log: bool) -> Result<Tensor> {
     if !t.dtype().is_float() {
-        return Err(Error::NotImplemented(format!(
-            "\"{}\" not implemented for '{}'",
+        return Err(Error::dtype_not_implemented(
             if log {
                 "log_softmax_lastdim_kernel_impl"
             } else {
                 "softmax_lastdim_kernel_impl"
             },
-            t.dtype().kernel_name()
-        )));
+            t.dtype(),
+        ));
     }
     let d = wrap_dim(dim, t.ndim())?;
     let out = if t.ndim() == 0 {
@@ -1026,33 +1009,7 @@ pub fn cumsum(t: &Tensor, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         let p = plan_along(&x, d)?;
         let (red, inner) = (p.red, p.inner);
         let v = dispatch!(dtype, T => {
-            let v = contiguous_slice::<T, _>(&p.data, |s| {
-                let mut out: Vec<T> = s.to_vec();
-                // running sums of whole rows of `inner` (vectorised across them), in f64 for
-                // floats (PyTorch's accumulation type) and wrapping int64 otherwise
-                let float = dtype.is_float();
-                let mut acc = vec![0.0f64; inner];
-                let mut iacc = vec![0i64; inner];
-                let slice = (red * inner).max(1); // an empty tensor has no slices
-                for (x, o) in s.chunks_exact(slice).zip(out.chunks_exact_mut(slice)) {
-                    acc.iter_mut().for_each(|a| *a = 0.0);
-                    iacc.iter_mut().for_each(|a| *a = 0);
-                    for (xr, or) in x.chunks_exact(inner.max(1)).zip(o.chunks_exact_mut(inner.max(1))) {
-                        if float {
-                            for ((a, &v), o) in acc.iter_mut().zip(xr).zip(or.iter_mut()) {
-                                *a += v.to_f64();
-                                *o = T::from_f64(*a);
-                            }
-                        } else {
-                            for ((a, &v), o) in iacc.iter_mut().zip(xr).zip(or.iter_mut()) {
-                                *a = a.wrapping_add(v.to_i64());
-                                *o = T::from_i64(*a);
-                            }
-                        }
-                    }
-                }
-                out
-            });
+            let v = contiguous_slice::<T, _>(&p.data, |s| kr::cumsum(s, red, inner));
             Tensor::from_vec(v, p.data.shape().to_vec())?
         });
         if x.is_contiguous() {

@@ -296,10 +296,7 @@ pub fn bitwise_not(x: &Tensor) -> Result<Tensor> {
                 |v: i64| !v,
             )?))
         }
-        dt => Err(Error::NotImplemented(format!(
-            "\"bitwise_not_cpu\" not implemented for '{}'",
-            dt.kernel_name()
-        ))),
+        dt => Err(Error::dtype_not_implemented("bitwise_not_cpu", dt)),
     }
 }
 
@@ -527,12 +524,7 @@ pub fn leaky_relu(x: &Tensor, slope: f64) -> Result<Tensor> {
                 })?;
                 Tensor::from_mapped(v)
             }
-            dt => {
-                return Err(Error::NotImplemented(format!(
-                    "\"leaky_relu_cpu\" not implemented for '{}'",
-                    dt.kernel_name()
-                )))
-            }
+            dt => return Err(Error::dtype_not_implemented("leaky_relu_cpu", dt)),
         };
     if needs_grad(&[x]) {
         record(

@@ -1,7 +1,7 @@
 //! The one place where Rust errors become Python exceptions, and the one helper that runs core
 //! work with panics caught, deciding (`Work`) whether the GIL is released meanwhile.
 
-use crate::error::Error;
+use crate::error::{Error, Kind};
 use crate::tensor::Tensor;
 use pyo3::exceptions::{
     PyIndexError, PyMemoryError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError,
@@ -65,13 +65,14 @@ impl From<Error> for PyErr {
         if let Some(p) = PENDING.with(|p| p.borrow_mut().take()) {
             return p;
         }
-        match e {
-            Error::Runtime(m) => PyRuntimeError::new_err(m),
-            Error::Index(m) => PyIndexError::new_err(m),
-            Error::Value(m) => PyValueError::new_err(m),
-            Error::Type(m) => PyTypeError::new_err(m),
-            Error::NotImplemented(m) => PyNotImplementedError::new_err(m),
-            Error::Memory(m) => Python::attach(|py| match out_of_memory_error(py) {
+        let m = e.to_string();
+        match e.kind() {
+            Kind::Runtime => PyRuntimeError::new_err(m),
+            Kind::Index => PyIndexError::new_err(m),
+            Kind::Value => PyValueError::new_err(m),
+            Kind::Type => PyTypeError::new_err(m),
+            Kind::NotImplemented => PyNotImplementedError::new_err(m),
+            Kind::Memory => Python::attach(|py| match out_of_memory_error(py) {
                 Ok(cls) => PyErr::from_type(cls.clone(), m),
                 Err(_) => PyMemoryError::new_err(m),
             }),

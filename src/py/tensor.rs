@@ -283,16 +283,7 @@ impl PyTensor {
         slf: &Bound<'py, Self>,
         requires_grad: bool,
     ) -> PyResult<Bound<'py, Self>> {
-        let t = &slf.get().t;
-        if requires_grad && !t.dtype().is_float() {
-            return Err(PyRuntimeError::new_err(
-                "only Tensors of floating point dtype can require gradients",
-            ));
-        }
-        // asking a non-leaf for what it already has is fine
-        if !requires_grad || t.is_leaf() {
-            t.set_requires_grad(requires_grad)?;
-        }
+        slf.get().t.requires_grad_(requires_grad)?;
         register_pyobj(slf)?;
         Ok(slf.clone())
     }
@@ -330,20 +321,7 @@ impl PyTensor {
         match g {
             None => self.t.set_grad(None),
             Some(g) if g.is_none() => self.t.set_grad(None),
-            Some(g) => {
-                let g = tensor_arg(g, "assigned grad")?;
-                if g.shape() != self.t.shape() {
-                    return Err(PyRuntimeError::new_err(
-                        "assigned grad has data of a different size".to_string(),
-                    ));
-                }
-                if g.dtype() != self.t.dtype() {
-                    return Err(PyTypeError::new_err(
-                        "assigned grad has data of a different type",
-                    ));
-                }
-                self.t.set_grad(Some(g));
-            }
+            Some(g) => self.t.assign_grad(Some(tensor_arg(g, "assigned grad")?))?,
         }
         Ok(())
     }
@@ -353,37 +331,13 @@ impl PyTensor {
         m.retains_grad && m.grad_fn.is_some()
     }
     fn retain_grad(&self) -> PyResult<()> {
-        let mut m = self.t.meta();
-        if !m.requires_grad {
-            return Err(PyRuntimeError::new_err(
-                "can't retain_grad on Tensor that has requires_grad=False",
-            ));
-        }
-        if m.retains_grad {
-            return Ok(());
-        }
-        if let Some(f) = m.grad_fn.clone() {
-            m.retains_grad = true;
-            let nr = m.output_nr;
-            drop(m);
-            f.add_retained(nr, self.t.downgrade());
-        }
-        Ok(())
+        Ok(self.t.retain_grad()?)
     }
     fn detach(&self) -> PyTensor {
         wrap(self.t.detach())
     }
     fn detach_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
-        {
-            let t = &slf.get().t;
-            if t.meta().view_base.is_some() && t.grad_fn().is_some() {
-                return Err(PyRuntimeError::new_err("Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence detach_() cannot be called on these gradients. To fix this error, please refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."));
-            }
-            let mut m = t.meta();
-            m.grad_fn = None;
-            m.requires_grad = false;
-            m.output_nr = 0;
-        }
+        slf.get().t.detach_()?;
         Ok(slf.clone())
     }
     #[getter]
