@@ -669,14 +669,14 @@ pub fn max_pool<T: Real + Elem>(x: &[T], g: &PoolGeom) -> Result<(Vec<T>, Vec<i6
         let src = &x[p * hw..(p + 1) * hw];
         #[cfg(target_arch = "x86_64")]
         match super::simd::x86::level() {
-            // SAFETY: level() returned Avx512 only after is_x86_feature_detected! confirmed
-            // avx512f, avx512dq, avx2 and fma, the features the function enables.
             super::simd::x86::Level::Avx512 => {
-                return unsafe { wide::pool_inside_avx512(src, g, vals, idx) }
+                // SAFETY: level() returned Avx512 only after is_x86_feature_detected! confirmed
+                // avx512f, avx512dq, avx2 and fma, the features the function enables.
+                return unsafe { wide::pool_inside_avx512(src, g, vals, idx) };
             }
-            // SAFETY: level() returned Avx2 only after detecting avx2 and fma.
             super::simd::x86::Level::Avx2 => {
-                return unsafe { wide::pool_inside_avx2(src, g, vals, idx) }
+                // SAFETY: level() returned Avx2 only after detecting avx2 and fma.
+                return unsafe { wide::pool_inside_avx2(src, g, vals, idx) };
             }
             super::simd::x86::Level::Base => {}
         }

@@ -291,7 +291,7 @@ pub fn run_parts(parts: usize, f: &(dyn Fn(usize) + Sync)) {
             .map(|_| std::sync::atomic::AtomicBool::new(false))
             .collect(),
     });
-    // SAFETY (the transmute only erases the borrow's lifetime; the pointer is the same): a task
+    // SAFETY: the transmute only erases the borrow's lifetime (the pointer is the same); a task
     // calls `f` only after claiming its part, and a claimed part counts down the latch only
     // after `f` returned; this function does not return (normally or by unwinding: `WaitOnDrop`
     // claims the untouched parts, then waits) before every claimed part counted down. So `f`
