@@ -223,16 +223,8 @@ class _TensorMethods:
     # The binary ops (mul, pow, maximum, eq, logical_and, bitwise_and, ...) are native methods
     # generated from the core's op table (src/ops/binary.rs); only their PyTorch extras are here.
 
-    def add(self, other, *, alpha=1):
-        if alpha != 1:
-            other = other * alpha
-        return _core.add(self, other)
-
-    def sub(self, other, *, alpha=1):
-        if alpha != 1:
-            other = other * alpha
-        return _core.sub(self, other)
-
+    add = _functions.add  # (other, *, alpha=1), as torch.add
+    sub = _functions.sub
     subtract = sub
 
     def add_(self, other, *, alpha=1):

@@ -131,6 +131,50 @@ pub struct ConvParams {
     pub output_padding: Vec<usize>,
 }
 
+impl ConvParams {
+    /// From PyTorch's arguments, with its checks of them.
+    pub fn new(
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        groups: i64,
+        transposed: bool,
+        output_padding: &[i64],
+    ) -> Result<ConvParams> {
+        for (v, what) in [
+            (stride, "stride"),
+            (dilation, "dilation"),
+            (&[groups][..], "groups"),
+        ] {
+            if v.iter().any(|&s| s <= 0) {
+                return Err(Error::Runtime(format!(
+                    "non-positive {what} is not supported"
+                )));
+            }
+        }
+        Ok(ConvParams {
+            stride: sizes(stride, "stride")?,
+            padding: sizes(padding, "padding")?,
+            dilation: sizes(dilation, "dilation")?,
+            groups: groups as usize,
+            transposed,
+            output_padding: sizes(output_padding, "output padding")?,
+        })
+    }
+}
+
+/// A per-dim size argument of a convolution or pooling op (kernel size, stride, padding...),
+/// which PyTorch requires to be non-negative.
+pub fn sizes(v: &[i64], what: &str) -> Result<Vec<usize>> {
+    if let Some(&x) = v.iter().find(|&&x| x < 0) {
+        return Err(Error::Runtime(match what {
+            "pool padding" => format!("pad must be non-negative, but got pad: {x}"),
+            _ => format!("negative {what} is not supported"),
+        }));
+    }
+    Ok(v.iter().map(|&x| x as usize).collect())
+}
+
 /// (height, width) of a per-dim parameter; 1-d convolutions have height `unit` (1 for
 /// strides and dilations, 0 for paddings).
 fn pair(v: &[usize], unit: usize) -> (usize, usize) {

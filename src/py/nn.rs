@@ -97,13 +97,7 @@ fn linear(
 }
 
 fn sizes(v: &[i64], what: &str) -> PyResult<Vec<usize>> {
-    if let Some(&x) = v.iter().find(|&&x| x < 0) {
-        return Err(pyo3::exceptions::PyRuntimeError::new_err(match what {
-            "pool padding" => format!("pad must be non-negative, but got pad: {x}"),
-            _ => format!("negative {what} is not supported"),
-        }));
-    }
-    Ok(v.iter().map(|&x| x as usize).collect())
+    Ok(crate::ops::conv::sizes(v, what)?)
 }
 
 fn two(v: &[usize]) -> (usize, usize) {
@@ -131,29 +125,14 @@ fn conv(
     transposed: bool,
     output_padding: Vec<i64>,
 ) -> PyResult<PyTensor> {
-    if stride.iter().any(|&s| s <= 0) {
-        return Err(pyo3::exceptions::PyRuntimeError::new_err(
-            "non-positive stride is not supported",
-        ));
-    }
-    if dilation.iter().any(|&s| s <= 0) {
-        return Err(pyo3::exceptions::PyRuntimeError::new_err(
-            "non-positive dilation is not supported",
-        ));
-    }
-    if groups <= 0 {
-        return Err(pyo3::exceptions::PyRuntimeError::new_err(
-            "non-positive groups is not supported",
-        ));
-    }
-    let p = crate::ops::conv::ConvParams {
-        stride: sizes(&stride, "stride")?,
-        padding: sizes(&padding, "padding")?,
-        dilation: sizes(&dilation, "dilation")?,
-        groups: groups as usize,
+    let p = crate::ops::conv::ConvParams::new(
+        &stride,
+        &padding,
+        &dilation,
+        groups,
         transposed,
-        output_padding: sizes(&output_padding, "output padding")?,
-    };
+        &output_padding,
+    )?;
     let (x, w, b) = (input.t.clone(), weight.t.clone(), bias.map(|b| b.t.clone()));
     let work = x.numel() * w.numel();
     run(
