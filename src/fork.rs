@@ -2,8 +2,8 @@
 //! started while a thread draws random numbers or runs backward) stays locked forever in the
 //! child, where that thread does not exist. `pthread_atfork` handlers make the forking thread
 //! take the process-wide locks before fork, so no other thread is inside them, and release
-//! them after fork, in the parent and in the child. (The helper threads and rayon's pool are
-//! not copied by fork either; kernels check the process id before using them.)
+//! them after fork, in the parent and in the child. (The helper threads of kernels/parallel.rs
+//! are not copied by fork either; kernels check the process id before using them.)
 
 use crate::creation::Rng;
 use std::cell::RefCell;

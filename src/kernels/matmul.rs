@@ -1,5 +1,5 @@
-//! Matrix products. Floats go to the `gemm` crate (runtime-dispatched AVX2/AVX-512 kernels on
-//! rayon); int64 uses a plain triple loop.
+//! Matrix products. Floats go to the `gemm` crate (runtime-dispatched AVX2/AVX-512 kernels, split
+//! across the helper threads of parallel.rs); int64 uses a plain triple loop.
 
 use super::parallel::SharedOut;
 use crate::storage::Elem;
