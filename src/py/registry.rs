@@ -3,7 +3,7 @@
 //! argument rules. Nothing here is written per op.
 
 use super::convert::operand;
-use super::errors::{run, Work};
+use super::errors::run;
 use super::tensor::{operand_work, PyTensor};
 use crate::ops::{self, BinOp, Operand};
 use crate::tensor::Tensor;
@@ -69,15 +69,6 @@ fn binary_function(
     apply_binary(py, op, a, other_operand(op, other)?)
 }
 
-fn unary(
-    py: Python<'_>,
-    f: fn(&Tensor) -> crate::Result<Tensor>,
-    t: &Tensor,
-) -> PyResult<PyTensor> {
-    let t = t.clone();
-    run(py, Work::elems([&t]), move || f(&t)).map(PyTensor::new)
-}
-
 fn unary_function(
     name: &str,
     f: fn(&Tensor) -> crate::Result<Tensor>,
@@ -86,7 +77,7 @@ fn unary_function(
     let t = input
         .cast::<PyTensor>()
         .map_err(|_| must_be_tensor(name, "input", input))?;
-    unary(input.py(), f, &t.get().t)
+    t.get().unary(input.py(), f)
 }
 
 macro_rules! bind_binary {
@@ -127,7 +118,7 @@ macro_rules! bind_unary {
         impl PyTensor {
             $(
                 fn $name(&self, py: Python<'_>) -> PyResult<PyTensor> {
-                    unary(py, ops::$name, &self.t)
+                    self.unary(py, ops::$name)
                 }
             )*
         }

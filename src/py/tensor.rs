@@ -48,7 +48,12 @@ impl PyTensor {
         .map(wrap)
     }
 
-    fn unary(&self, py: Python<'_>, f: fn(&Tensor) -> crate::Result<Tensor>) -> PyResult<PyTensor> {
+    /// `f(self)` through the engine, the GIL released for large tensors.
+    pub(super) fn unary(
+        &self,
+        py: Python<'_>,
+        f: fn(&Tensor) -> crate::Result<Tensor>,
+    ) -> PyResult<PyTensor> {
         let t = self.t.clone();
         run(py, Work::elems([&t]), move || f(&t)).map(wrap)
     }
