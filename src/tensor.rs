@@ -15,7 +15,9 @@ pub struct TensorImpl {
     pub storage: Arc<Storage>,
     pub layout: Layout,
     pub dtype: DType,
-    meta: Mutex<AutogradMeta>,
+    /// Shared with the tensors that replace this one's data (`t.data = other`, see
+    /// [`Tensor::with_data_of`]): they are the same tensor to autograd.
+    meta: Arc<Mutex<AutogradMeta>>,
     /// Bumped by every in-place write; shared by views and `detach()`, not by `.data`.
     version: Arc<AtomicU64>,
     /// The Python object wrapping this tensor, if the binding layer registered one (a weak
@@ -37,6 +39,9 @@ pub struct AutogradMeta {
     /// A leaf's tensor hooks and post-accumulate-grad hooks (a non-leaf's hooks live on its
     /// grad_fn).
     pub hooks: Vec<crate::autograd::hooks::Hook>,
+    /// The tensor whose `.grad` this tensor was made (weakly): replacing this tensor's data
+    /// replaces that `.grad` too, as PyTorch's in-place `set_data` does.
+    pub grad_of: Option<Weak<Mutex<AutogradMeta>>>,
 }
 
 pub type WeakTensor = Weak<TensorImpl>;
@@ -56,7 +61,7 @@ impl Tensor {
             storage,
             layout,
             dtype,
-            meta: Mutex::new(AutogradMeta::default()),
+            meta: Arc::new(Mutex::new(AutogradMeta::default())),
             version,
             pyobj: Mutex::new(None),
         }))
@@ -168,8 +173,63 @@ impl Tensor {
         self.meta().grad.clone()
     }
     pub fn set_grad(&self, g: Option<Tensor>) {
+        if let Some(g) = &g {
+            g.meta().grad_of = Some(Arc::downgrade(&self.0.meta));
+        }
         let old = std::mem::replace(&mut self.meta().grad, g);
         drop(old);
+    }
+
+    /// True when no other tensor shares this one's autograd metadata (no `t.data = other`
+    /// left an older tensor alive).
+    pub fn meta_is_unique(&self) -> bool {
+        Arc::strong_count(&self.0.meta) == 1
+    }
+
+    /// `t.data = new` (PyTorch's `set_data`): a tensor with `new`'s storage, layout and dtype
+    /// and this tensor's autograd identity. The metadata (requires_grad, grad, grad_fn, hooks)
+    /// and the version counter are shared with this tensor, so the two are one tensor to
+    /// autograd; `new`'s own metadata is not touched. A graph recorded before keeps this
+    /// tensor (it accumulates into the same `.grad`); the next one gets an accumulator for the
+    /// new one. A tensor that retains its grad keeps retaining it, and when this tensor is
+    /// another one's `.grad`, that `.grad` becomes the new tensor.
+    pub fn with_data_of(&self, new: &Tensor) -> Result<Tensor> {
+        if self.requires_grad() && !new.dtype().is_float() {
+            return Err(Error::Runtime(
+                "data set to a tensor that requires gradients must be floating point or complex dtype"
+                    .into(),
+            ));
+        }
+        let t = Tensor(Arc::new(TensorImpl {
+            storage: new.0.storage.clone(),
+            layout: new.0.layout.clone(),
+            dtype: new.0.dtype,
+            meta: self.0.meta.clone(),
+            version: self.0.version.clone(),
+            pyobj: Mutex::new(None),
+        }));
+        let (retained, owner) = {
+            let mut m = self.meta();
+            m.grad_accumulator = None;
+            let retained = m
+                .grad_fn
+                .clone()
+                .filter(|_| m.retains_grad)
+                .map(|f| (f, m.output_nr));
+            (retained, m.grad_of.as_ref().and_then(Weak::upgrade))
+        };
+        if let Some((f, nr)) = retained {
+            f.add_retained(nr, t.downgrade());
+        }
+        if let Some(owner) = owner {
+            let mut m = owner.lock().unwrap_or_else(|e| e.into_inner());
+            if m.grad.as_ref().is_some_and(|g| g.ptr_eq(self)) {
+                let old = m.grad.replace(t.clone());
+                drop(m);
+                drop(old);
+            }
+        }
+        Ok(t)
     }
 
     /// Sets `requires_grad` on a leaf, with PyTorch's checks.

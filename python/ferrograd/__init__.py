@@ -63,22 +63,38 @@ from ._factories import (
 )
 
 # isort: split
-from ._core import (  # the unary and binary ops of the core's op table
+from ._core import (  # the unary and binary ops of the core's op table (and in-place forms)
     abs,  # noqa: A004
+    abs_,
     bitwise_and,
+    bitwise_left_shift,
     bitwise_not,
     bitwise_or,
+    bitwise_right_shift,
     bitwise_xor,
+    ceil,
+    ceil_,
     cos,
+    cos_,
     eq,
     erf,
+    erf_,
     exp,
+    exp_,
+    fix,
+    fix_,
+    floor,
+    floor_,
     floor_divide,
+    frac,
+    frac_,
     ge,
     gt,
     le,
     log,
     log1p,
+    log1p_,
+    log_,
     logical_and,
     logical_not,
     logical_or,
@@ -89,19 +105,33 @@ from ._core import (  # the unary and binary ops of the core's op table
     mul,
     ne,
     neg,
+    neg_,
     pow,  # noqa: A004
     reciprocal,
+    reciprocal_,
     relu,
+    relu_,
     remainder,
     rsqrt,
+    rsqrt_,
+    sgn,
     sigmoid,
+    sigmoid_,
     sign,
     sin,
+    sin_,
     sqrt,
+    sqrt_,
     tanh,
+    tanh_,
+    trunc,
+    trunc_,
 )
 from ._functions import (  # torch's names, some of them Python builtins' too
+    _weight_norm,
     add,
+    addcdiv,
+    addcmul,
     all,  # noqa: A004
     allclose,
     amax,
@@ -137,6 +167,7 @@ from ._functions import (  # torch's names, some of them Python builtins' too
     isfinite,
     isinf,
     isnan,
+    lerp,
     log_softmax,
     logsumexp,
     manual_seed,
@@ -151,12 +182,15 @@ from ._functions import (  # torch's names, some of them Python builtins' too
     narrow,
     negative,
     norm,
+    norm_except_dim,
     numel,
     outer,
     permute,
     prod,
     reshape,
     roll,
+    round,  # noqa: A004
+    round_,
     scatter,
     scatter_add,
     seed,
@@ -183,6 +217,59 @@ from ._functions import (  # torch's names, some of them Python builtins' too
     unsqueeze,
     var,
 )
+from ._index_functions import (
+    argwhere,
+    index_fill,
+    index_put,
+    masked_scatter,
+    masked_select,
+    nonzero,
+    scatter_reduce,
+    take,
+    take_along_dim,
+)
+from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
+from ._reduction_functions import (
+    aminmax,
+    cummax,
+    cummin,
+    cumprod,
+    kthvalue,
+    logcumsumexp,
+    median,
+    mode,
+    nanmean,
+    nanmedian,
+    nanquantile,
+    nansum,
+    quantile,
+    std_mean,
+    var_mean,
+)
+from ._sampling import bernoulli, multinomial, normal, poisson
+from ._set_functions import (
+    bincount,
+    bucketize,
+    histc,
+    searchsorted,
+    unique,
+    unique_consecutive,
+)
+from ._shape_functions import (
+    cdist,
+    diag,
+    diag_embed,
+    diagonal,
+    einsum,
+    kron,
+    moveaxis,
+    movedim,
+    swapdims,
+    tensordot,
+    trace,
+    tril_indices,
+    triu_indices,
+)
 from ._size import Size
 from ._tensor import install as _install
 from ._tensor_str import set_printoptions
@@ -198,10 +285,12 @@ from . import (  # noqa: E402
     backends,
     cuda,
     distributed,
+    func,
     nn,
     onnx,
     optim,
     serialization,
+    testing,
     utils,
 )
 from .serialization import load, save  # noqa: E402
@@ -217,26 +306,46 @@ __all__ = [
     # dtypes
     "dtype", "float32", "float64", "int64", "bool", "float", "double", "long",
     "get_default_dtype", "set_default_dtype",
+    # memory formats
+    "memory_format", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d",
     # factories
     "tensor", "as_tensor", "from_numpy", "full", "zeros", "ones", "empty", "zeros_like",
     "ones_like", "empty_like", "full_like", "arange", "linspace", "eye",
     "rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm",
+    # random sampling
+    "bernoulli", "multinomial", "normal", "poisson",
     # functions
-    "abs", "add", "all", "allclose", "amax", "amin", "any", "argmax", "argmin", "argsort",
+    "abs", "add", "addcdiv", "addcmul", "all", "allclose", "amax", "amin", "any", "argmax", "argmin", "argsort",
     "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "bmm", "broadcast_shapes", "broadcast_tensors",
     "cat", "chunk", "clamp",
     "clip", "clone", "compile", "concat", "concatenate", "constant_pad_nd", "cos", "cumsum",
     "detach", "div", "divide", "dot", "eq", "equal", "erf", "exp", "flatten", "flip",
     "floor_divide", "gather", "ge", "gt", "index_add", "index_select", "is_complex",
-    "is_floating_point", "is_tensor", "isclose", "isfinite", "isinf", "isnan", "le", "log",
+    "is_floating_point", "is_tensor", "isclose", "isfinite", "isinf", "isnan", "le", "lerp", "log",
     "log1p", "log_softmax", "logical_and", "logical_not", "logical_or", "logical_xor",
     "logsumexp", "lt", "masked_fill", "matmul", "max", "maximum", "mean", "min", "minimum",
-    "mm", "mul", "multiply", "mv", "narrow", "ne", "neg", "negative", "norm", "numel", "outer",
+    "mm", "mul", "multiply", "mv", "narrow", "ne", "neg", "negative", "norm", "norm_except_dim", "numel", "outer",
     "permute", "pow", "prod", "reciprocal", "relu", "remainder", "reshape", "roll", "rsqrt",
     "scatter", "scatter_add", "select", "sigmoid", "sign", "sin", "softmax", "sort", "split",
     "sqrt", "square", "squeeze", "stack", "std", "sub", "subtract", "sum", "swapaxes", "t",
     "tanh", "tile", "topk", "transpose", "tril", "triu", "true_divide", "unbind", "unflatten",
     "unsqueeze", "var", "where",
+    "bitwise_left_shift", "bitwise_right_shift", "ceil", "fix", "floor", "frac", "round", "sgn",
+    "trunc",
+    # in-place forms of the unary ops
+    "abs_", "ceil_", "cos_", "erf_", "exp_", "fix_", "floor_", "frac_", "log_", "log1p_", "neg_",
+    "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_", "sin_", "sqrt_", "tanh_", "trunc_",
+    # dims moved, diagonals, contractions
+    "cdist", "diag", "diag_embed", "diagonal", "einsum", "kron", "moveaxis", "movedim", "swapdims",
+    "tensordot", "trace", "tril_indices", "triu_indices",
+    # reductions and scans
+    "aminmax", "cummax", "cummin", "cumprod", "kthvalue", "logcumsumexp", "median", "mode", "nanmean",
+    "nanmedian", "nanquantile", "nansum", "quantile", "std_mean", "var_mean",
+    # sets, counts and bins
+    "bincount", "bucketize", "histc", "searchsorted", "unique", "unique_consecutive",
+    # indexing
+    "argwhere", "index_fill", "index_put", "masked_scatter", "masked_select", "nonzero", "scatter_reduce",
+    "take", "take_along_dim",
     # seeds and threads
     "manual_seed", "seed", "initial_seed", "set_num_threads", "get_num_threads",
     # autograd
@@ -245,6 +354,6 @@ __all__ = [
     # printing, saving
     "set_printoptions", "save", "load",
     # submodules
-    "accelerator", "amp", "autograd", "backends", "cuda", "distributed", "nn", "onnx", "optim",
-    "serialization", "utils",
+    "accelerator", "amp", "autograd", "backends", "cuda", "distributed", "func", "nn", "onnx",
+    "optim", "serialization", "testing", "utils",
 ]

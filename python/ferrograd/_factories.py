@@ -252,13 +252,133 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
     return _random("normal", size, 0.0, 1.0, dtype or _dtype._default_dtype, requires_grad, generator)
 
 
-def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
-            requires_grad=False, out=None):
+_RANDINT_SIGNATURES = (
+    # (positional names, whether the generator is a parameter)
+    (("high", "size"), True),
+    (("high", "size"), False),
+    (("low", "high", "size"), True),
+    (("low", "high", "size"), False),
+)
+_FACTORY_KWARGS = ("out", "dtype", "layout", "device", "pin_memory", "requires_grad")
+_FACTORY_SIG = (
+    "Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, "
+    "torch.device device = None, bool pin_memory = False, bool requires_grad = False"
+)
+
+
+def _randint_signature_text(names, with_gen):
+    types = {"low": "int low", "high": "int high", "size": "tuple of ints size"}
+    gen = "torch.Generator generator, " if with_gen else ""
+    return f"({', '.join(types[n] for n in names)}, *, {gen}{_FACTORY_SIG})"
+
+
+def _int_arg(x):
+    """``x`` as an int if PyTorch's parser takes it as one (ints, numpy ints, one-element
+    integer tensors; not bools or floats), else None."""
+    if isinstance(x, Tensor):
+        return int(x.item()) if x.dtype == int64 and x.numel() == 1 else None
+    if isinstance(x, bool) or not hasattr(x, "__index__"):
+        return None
+    return x.__index__()
+
+
+def _parse_signature(fn, names, args, kwargs, with_gen, raise_):
+    """Binds ``args``/``kwargs`` to one of PyTorch's signatures of ``fn`` (ints and a size), or
+    returns None (or raises PyTorch's message for it, with ``raise_``)."""
+    def fail(msg):
+        if raise_:
+            raise TypeError(msg)
+        return None
+
+    if len(args) > len(names):
+        return fail(f"{fn}() takes {len(names)} positional arguments but {len(args)} were given")
+    bound = dict(zip(names, args))
+    for k in kwargs:
+        if k in bound or not (k in names or k in _FACTORY_KWARGS or (k == "generator" and with_gen)):
+            return fail(f"{fn}() got an unexpected keyword argument '{k}'")
+        if k in names:
+            bound[k] = kwargs[k]
+    missing = [n for n in names if n not in bound]
+    if missing:
+        quoted = ", ".join(f'"{n}"' for n in missing)
+        return fail(f"{fn}() missing {len(missing)} required positional argument"
+                    f"{'s' if len(missing) == 1 else ''}: {quoted}")
+    out = {}
+    for n in names:
+        v = bound[n]
+        where = f" (position {names.index(n) + 1})" if names.index(n) < len(args) else ""
+        if n == "size":
+            if not isinstance(v, (tuple, list)):
+                return fail(f"{fn}(): argument 'size'{where} must be tuple of ints, not "
+                            f"{_qualname(v)}")
+            for i, e in enumerate(v):
+                if _int_arg(e) is None:
+                    return fail(f"{fn}(): argument 'size'{where} must be tuple of ints, but found "
+                                f"element of type {type(e).__name__} at pos {i}")
+            out[n] = tuple(_int_arg(e) for e in v)
+        else:
+            if _int_arg(v) is None:
+                return fail(f"{fn}(): argument '{n}'{where} must be int, not {_qualname(v)}")
+            out[n] = _int_arg(v)
+    return out
+
+
+def _qualname(v):
+    t = type(v)
+    return t.__name__ if t.__module__ in ("builtins", "ferrograd") else f"{t.__module__}.{t.__name__}"
+
+
+def _invalid_arguments(fn, args, kwargs, signatures):
+    got = [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
+    lines = "".join(f" * {s}\n" for s in signatures)
+    return TypeError(f"{fn}() received an invalid combination of arguments - got "
+                     f"({', '.join(got)}), but expected one of:\n{lines}")
+
+
+def _parse_overloads(fn, args, kwargs, signatures, texts):
+    """PyTorch's overload resolution: the first signature that binds; else the one plausible
+    signature's own message (the arity fits only one), else the list of all of them."""
+    for names, with_gen in signatures:
+        if with_gen and "generator" not in kwargs:
+            continue
+        bound = _parse_signature(fn, names, args, kwargs, with_gen, False)
+        if bound is not None:
+            return bound
+    n = len(args) + len(kwargs)
+    plausible = [
+        (names, g) for names, g in signatures
+        if len(names) + g <= n <= len(names) + g + len(_FACTORY_KWARGS)
+        and all(k in names or k in _FACTORY_KWARGS or (g and k == "generator") for k in kwargs)
+    ]
+    if len(plausible) == 1:
+        names, with_gen = plausible[0]
+        _parse_signature(fn, names, args, kwargs, with_gen, True)
+    raise _invalid_arguments(fn, args, kwargs, texts)
+
+
+def _randint_bounds(low, high, dtype):
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    if dtype == bool_:
+        if not 0 <= low <= 1:
+            raise RuntimeError("from is out of bounds for bool")
+        if not 0 <= high - 1 <= 1:
+            raise RuntimeError("to - 1 is out of bounds for bool")
+
+
+def randint(*args, generator=None, dtype=None, device=None, requires_grad=False, out=None, **kw):
     """Integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
-    if size is None:
-        low, high, size = 0, low, high
-    return _random("randint", tuple(size), float(low), float(high),
-                   dtype or int64, requires_grad, generator)
+    given = dict(kw)
+    if generator is not None:
+        given["generator"] = generator
+    if dtype is not None:
+        given["dtype"] = dtype
+    bound = _parse_overloads("randint", args, given, _RANDINT_SIGNATURES,
+                             [_randint_signature_text(*s) for s in _RANDINT_SIGNATURES])
+    low, high, size = bound.get("low", 0), bound["high"], bound["size"]
+    dtype = dtype or int64
+    _randint_bounds(low, high, dtype)
+    return _random("randint", size, float(low), float(high), dtype, requires_grad, generator)
 
 
 def rand_like(input, *, dtype=None, requires_grad=False, **kw):
@@ -269,12 +389,38 @@ def randn_like(input, *, dtype=None, requires_grad=False, **kw):
     return randn(tuple(input.shape), dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, **kw):
-    if high is None:
-        low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
+def randint_like(input, *args, generator=None, dtype=None, requires_grad=False,
+                 memory_format=None, **kw):
+    """Integers in [low, high) shaped like ``input``: ``randint_like(input, high)`` or
+    ``randint_like(input, low, high)``."""
+    names = ("low", "high") if len(args) + len([k for k in kw if k in ("low", "high")]) == 2 else ("high",)
+    bound = dict(zip(names, args))
+    for k, v in kw.items():
+        if k not in ("low", "high", "device", "layout", "pin_memory") or k in bound:
+            bound = None
+            break
+        if k in ("low", "high"):
+            bound[k] = v
+    if bound is None or any(n not in bound or _int_arg(bound[n]) is None for n in names):
+        got = ["Tensor"] + [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kw.items()]
+        raise TypeError(
+            f"randint_like() received an invalid combination of arguments - got ({', '.join(got)}), but "
+            "expected one of:\n"
+            " * (Tensor input, int low, int high, *, torch.memory_format memory_format = None, "
+            "torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
+            "bool pin_memory = False, bool requires_grad = False)\n"
+            " * (Tensor input, int high, *, torch.memory_format memory_format = None, "
+            "torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
+            "bool pin_memory = False, bool requires_grad = False)\n"
+        )
+    low, high = _int_arg(bound.get("low", 0)), _int_arg(bound["high"])
+    dtype = dtype or input.dtype
+    _randint_bounds(low, high, dtype)
+    return _random("randint", tuple(input.shape), float(low), float(high), dtype, requires_grad, generator)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, **kw):
     """A random permutation of ``0 .. n-1``."""
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     return _check_requires_grad(_core._randperm(n, dtype or int64, generator), requires_grad)

@@ -13,7 +13,15 @@ import warnings
 
 from . import _core
 from ._core import Tensor, bool as bool_
-from ._factories import ones, tensor, zeros
+from ._dtype import get_default_dtype
+from ._factories import ones, zeros
+from ._memory_format import (
+    _check_memory_format,
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    preserve_format,
+)
 from ._op_args import (
     _bind,
     _flip,
@@ -62,15 +70,15 @@ def numel(input):
 
 
 def add(input, other, *, alpha=1):
-    if alpha != 1:
-        other = other * alpha
-    return _core.add(input, other)
+    if type(alpha) is int and alpha == 1:  # alpha=True or 1.0 are checked as PyTorch does
+        return _core.add(input, other)
+    return _core._add_alpha(input, other, alpha, False)
 
 
 def sub(input, other, *, alpha=1):
-    if alpha != 1:
-        other = other * alpha
-    return _core.sub(input, other)
+    if type(alpha) is int and alpha == 1:
+        return _core.sub(input, other)
+    return _core._add_alpha(input, other, alpha, True)
 
 
 subtract = sub
@@ -80,9 +88,19 @@ multiply = _core.mul
 def div(input, other, *, rounding_mode=None):
     if rounding_mode is None:
         return _core.div(input, other)
-    if not isinstance(input, Tensor):
-        input = tensor(input)
-    return Tensor.div(input, other, rounding_mode=rounding_mode)
+    return _core._div_rounding(input, other, rounding_mode)
+
+
+def round(input, *, decimals=None):  # noqa: A001  (torch.round)
+    """``round(input)`` (halves to even), or ``round(input, decimals=d)`` (RoundBackward1;
+    PyTorch's other overload: floats only, even for ``decimals=0``)."""
+    if decimals is None:
+        return _core.round(input)
+    return _core._round_decimals(input, decimals)
+
+
+def round_(input, *, decimals=None):
+    return input.round_(decimals=decimals)
 
 
 divide = div
@@ -391,10 +409,13 @@ def unbind(input, dim=0):
     return Tensor.unbind(input, dim)
 
 
-def clone(input):
+def clone(input, *, memory_format=None):
+    """A copy of ``input`` (recorded by autograd), with the strides ``memory_format`` asks for
+    (``preserve_format`` by default: the strides of ``input`` if it is dense)."""
     if not isinstance(input, Tensor):
         raise _not_a_tensor("clone", input)
-    return Tensor.clone(input)
+    _check_memory_format("clone", memory_format, optional=True)
+    return _clone_as(input, preserve_format if memory_format is None else memory_format)
 
 
 def detach(input):
@@ -517,21 +538,36 @@ def isfinite(input):
     return (input == input) & (input.abs() != float("inf"))
 
 
+_SCALAR_TYPE_NAMES = {"torch.float32": "Float", "torch.float64": "Double", "torch.int64": "Long",
+                      "torch.bool": "Bool"}
+
+
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """``|input - other| <= atol + rtol * |other|``, elementwise (infinities equal themselves)."""
+    """``|input - other| <= atol + rtol * |other|``, elementwise, as PyTorch computes it: equal
+    values (infinities included) are close, an infinite error (inf against -inf) never is."""
+    _check_tensor_args("isclose", input=input, other=other)
     if input.dtype != other.dtype:
         raise RuntimeError(
-            f"{input.dtype} did not match {other.dtype}"
+            f"{_SCALAR_TYPE_NAMES.get(str(input.dtype), input.dtype)} did not match "
+            f"{_SCALAR_TYPE_NAMES.get(str(other.dtype), other.dtype)}"
         )
-    # PyTorch's rule: an infinite error (inf against -inf) is never close
-    error = (input - other).abs()
-    close = (input == other) | (isfinite(error) & (error <= atol + rtol * other.abs()))
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    close = input == other
     if equal_nan and input.is_floating_point():
         close = close | (isnan(input) & isnan(other))
-    return close
+    if rtol == 0 and atol == 0:
+        return close
+    if input.dtype == bool_:  # bools are compared as numbers of the default dtype
+        input, other = input.to(get_default_dtype()), other.to(get_default_dtype())
+    error = (input - other).abs()
+    return close | (isfinite(error) & (error <= atol + (rtol * other).abs()))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    _check_tensor_args("allclose", input=input, other=other)
     return bool(isclose(input, other, rtol, atol, equal_nan).all())
 
 
@@ -571,3 +607,249 @@ def compile(model=None, **kwargs):  # noqa: A001  (torch.compile)
     if model is None:
         return lambda m: m
     return model
+
+
+# --- memory formats: clone / contiguous / is_contiguous / to with ``memory_format=``
+# (Tensor's methods call these; the native clone always returns a contiguous tensor)
+
+_native_clone = Tensor.clone
+_native_contiguous = Tensor.contiguous
+_native_is_contiguous = Tensor.is_contiguous
+
+# channels-last formats: (rank, permutation to the channels-last order, permutation back)
+_CHANNELS_LAST = {
+    channels_last: (4, (0, 2, 3, 1), (0, 3, 1, 2)),
+    channels_last_3d: (5, (0, 2, 3, 4, 1), (0, 4, 1, 2, 3)),
+}
+
+
+def _channels_last_perms(t, memory_format):
+    rank, to_last, back = _CHANNELS_LAST[memory_format]
+    if t.dim() != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {memory_format._name} format")
+    return to_last, back
+
+
+def _is_contiguous_as(t, memory_format):
+    """``t.is_contiguous(memory_format=...)``: PyTorch's stride test for each format."""
+    if memory_format is contiguous_format or memory_format is preserve_format:
+        return _native_is_contiguous(t)
+    rank, to_last, _ = _CHANNELS_LAST[memory_format]
+    if t.dim() != rank:
+        return False
+    sizes, strides = t.shape, t.stride()
+    expected = 1
+    for d in reversed(to_last):  # innermost (channels) first
+        if sizes[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= sizes[d]
+    return True
+
+
+def _dense_order(t):
+    """The dimensions of ``t`` from the largest stride to the smallest when ``t`` is dense
+    and non-overlapping (its elements fill its storage span exactly once), else None."""
+    sizes, strides = t.shape, t.stride()
+    order = sorted(range(t.dim()), key=lambda d: (-strides[d], d))
+    expected = 1
+    for d in reversed(order):
+        if sizes[d] == 1:
+            continue
+        if strides[d] != expected:
+            return None
+        expected *= sizes[d]
+    return order
+
+
+def _suggest_memory_format(t):
+    for memory_format, (rank, _, _) in _CHANNELS_LAST.items():
+        if t.dim() == rank and not _native_is_contiguous(t) and _is_contiguous_as(t, memory_format):
+            return memory_format
+    return contiguous_format
+
+
+def _clone_as(t, memory_format):
+    """A copy of ``t`` laid out as ``memory_format`` (the copy is the native clone of ``t``
+    permuted to that layout, viewed back in ``t``'s dimension order)."""
+    if memory_format is preserve_format:
+        if _native_is_contiguous(t) or t.numel() == 0:
+            return _native_clone(t)
+        order = _dense_order(t)
+        if order is None:  # not dense: PyTorch then picks the layout the strides suggest
+            memory_format = _suggest_memory_format(t)
+            if memory_format is contiguous_format:
+                return _native_clone(t)
+        else:
+            back = sorted(range(len(order)), key=order.__getitem__)
+            return _native_clone(t.permute(order)).permute(back)
+    if memory_format is contiguous_format:
+        return _native_clone(t)
+    to_last, back = _channels_last_perms(t, memory_format)
+    return _native_clone(t.permute(to_last)).permute(back)
+
+
+def _contiguous(t, memory_format):
+    _check_memory_format("contiguous", memory_format)
+    if memory_format is contiguous_format:
+        return _native_contiguous(t)
+    if _is_contiguous_as(t, memory_format):
+        return t
+    if memory_format is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return _clone_as(t, memory_format)
+
+
+def _to_memory_format(t, dtype, copy, memory_format):
+    """``t.to(dtype, copy=copy, memory_format=...)`` for a format other than preserve_format:
+    ``t`` itself when nothing changes (PyTorch's aliasing rule), else a copy in that layout."""
+    if dtype is not None and dtype != t.dtype:
+        t = t._to_dtype(dtype, False)
+        if _is_contiguous_as(t, memory_format):
+            return t
+    elif not copy and _suggest_memory_format(t) is memory_format:
+        return t
+    return _clone_as(t, memory_format)
+
+
+# --- addcmul, addcdiv, lerp (composed from differentiable ops)
+
+_C10_DTYPE_NAMES = {"torch.float32": "float", "torch.float64": "double", "torch.int64": "long int",
+                    "torch.bool": "bool"}
+
+
+def _scalar_value(fname, value):
+    if isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise RuntimeError(
+                f"a Tensor with {value.numel()} elements cannot be converted to Scalar"
+            )
+        return value.item()
+    if not isinstance(value, (int, float)):
+        raise TypeError(f"{fname}(): argument 'value' must be Number, not {type(value).__name__}")
+    return value
+
+
+def _check_tensor_args(fname, **args):
+    for i, (name, v) in enumerate(args.items()):
+        if not isinstance(v, Tensor):
+            raise TypeError(
+                f"{fname}(): argument '{name}' (position {i + 1}) must be Tensor, not {type(v).__name__}"
+            )
+
+
+def _integral_value(input, tensor1, tensor2, value):
+    """``value`` as PyTorch uses it: truncated to an integer when every tensor is integral."""
+    if input.is_floating_point() or tensor1.is_floating_point() or tensor2.is_floating_point():
+        return value
+    return int(value)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    """``input + value * tensor1 * tensor2`` (broadcast, promoted)."""
+    _check_tensor_args("addcmul", input=input, tensor1=tensor1, tensor2=tensor2)
+    if out is not None:
+        raise NotImplementedError("addcmul(out=...) is not supported by ferrograd")
+    value = _integral_value(input, tensor1, tensor2, _scalar_value("addcmul", value))
+    if input.dtype == tensor1.dtype == tensor2.dtype == bool_:
+        raise NotImplementedError("\"addcmul_cpu_out\" not implemented for 'Bool'")
+    return input + _addcmul_term(tensor1, tensor2, value)
+
+
+def _addcmul_term(tensor1, tensor2, value):
+    return tensor1 * tensor2 if value == 1 else value * tensor1 * tensor2
+
+
+def _addcdiv_term(tensor1, tensor2, value):
+    return tensor1 / tensor2 if value == 1 else value * tensor1 / tensor2
+
+
+_ADDCDIV_INTEGER_ERROR = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will "
+    "perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+    "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer "
+    "inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv "
+    "behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes."
+)
+
+
+def _check_addcdiv(tensor1, tensor2):
+    if not tensor1.is_floating_point() and not tensor2.is_floating_point():
+        raise RuntimeError(_ADDCDIV_INTEGER_ERROR)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    """``input + value * tensor1 / tensor2`` (broadcast, promoted; tensor1 and tensor2 may not
+    both be integral)."""
+    _check_tensor_args("addcdiv", input=input, tensor1=tensor1, tensor2=tensor2)
+    if out is not None:
+        raise NotImplementedError("addcdiv(out=...) is not supported by ferrograd")
+    value = _scalar_value("addcdiv", value)
+    _check_addcdiv(tensor1, tensor2)
+    return input + _addcdiv_term(tensor1, tensor2, value)
+
+
+def _lerp_weight(input, end, weight):
+    """Checks the arguments of lerp; returns the weight (a number or a tensor of input's dtype)."""
+    if not isinstance(input, Tensor):
+        raise _not_a_tensor("lerp", input)
+    if not isinstance(end, Tensor) or not isinstance(weight, (Tensor, int, float)):
+        raise TypeError(
+            f"lerp() received an invalid combination of arguments - got ({type(input).__name__}, "
+            f"{type(end).__name__}, {type(weight).__name__}), but expected one of:\n"
+            " * (Tensor input, Tensor end, Tensor weight, *, Tensor out = None)\n"
+            " * (Tensor input, Tensor end, Number weight, *, Tensor out = None)\n"
+        )
+    if end.dtype != input.dtype:
+        raise RuntimeError(
+            f"expected dtype {_C10_DTYPE_NAMES[str(input.dtype)]} for `end` but got dtype "
+            f"{_C10_DTYPE_NAMES[str(end.dtype)]}"
+        )
+    if isinstance(weight, Tensor) and weight.dim() != 0 and weight.dtype != input.dtype:
+        raise RuntimeError(
+            f"expected dtype {_C10_DTYPE_NAMES[str(input.dtype)]} for `weight` but got dtype "
+            f"{_C10_DTYPE_NAMES[str(weight.dtype)]}"
+        )
+    if not input.is_floating_point():
+        kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_TYPE_NAMES[str(input.dtype)]}'")
+    if isinstance(weight, Tensor) and weight.dtype != input.dtype:
+        weight = weight.to(input.dtype)  # a 0-d weight of another dtype counts as a number
+    return weight
+
+
+_TYPE_NAMES = {"torch.float32": "Float", "torch.float64": "Double", "torch.int64": "Long", "torch.bool": "Bool"}
+
+
+def lerp(input, end, weight, *, out=None):
+    """``input + weight * (end - input)``, computed as PyTorch does: for ``|weight| >= 0.5`` as
+    ``end - (end - input) * (1 - weight)``."""
+    if out is not None:
+        raise NotImplementedError("lerp(out=...) is not supported by ferrograd")
+    weight = _lerp_weight(input, end, weight)
+    diff = end - input
+    if isinstance(weight, Tensor):
+        return _core.where(weight.abs() < 0.5, input + weight * diff, end - diff * (1 - weight))
+    if abs(weight) < 0.5:
+        return input + weight * diff
+    return end - diff * (1 - weight)
+
+
+# --- norm_except_dim, _weight_norm (weight normalisation, nn.utils.weight_norm)
+
+
+def norm_except_dim(v, pow=2, dim=0):  # noqa: A002  (torch's argument name)
+    """The ``pow``-norm of ``v`` over every dimension but ``dim`` (kept, the others of size 1);
+    ``dim=-1``: the norm of all of ``v`` (0-d)."""
+    if dim == -1:
+        return v.norm(pow)
+    if dim == 0:
+        return v.contiguous().view(v.size(0), -1).norm(pow, 1).view((v.size(0),) + (1,) * (v.dim() - 1))
+    if dim == v.dim() - 1:
+        return v.contiguous().view(-1, v.size(-1)).norm(pow, 0).view((1,) * (v.dim() - 1) + (v.size(-1),))
+    return norm_except_dim(v.transpose(0, dim), pow, 0).transpose(0, dim)
+
+
+def _weight_norm(v, g, dim=0):
+    """``v * (g / norm_except_dim(v, 2, dim))``: the weight of a weight-normalised layer."""
+    return v * (g / norm_except_dim(v, 2, dim))

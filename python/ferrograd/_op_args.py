@@ -5,10 +5,13 @@ Each op has one implementation taking the parsed arguments, shared by the Tensor
 (``_tensor.py``) and the torch function (``_functions.py``).
 """
 
+import warnings
+
 import numpy as np
 
 from . import _core
 from ._core import Tensor
+from ._nondifferentiable import scatter_with_reduce
 from ._return_types import topk_result
 
 
@@ -219,8 +222,8 @@ def _sort_args(fname, args, kwargs, method):
 
 
 def _scatter_args(args, kwargs, method):
-    """(input, dim, index, src, value) of ``scatter(dim, index, src)`` or
-    ``scatter(dim, index, value)`` (``reduce=`` is not supported)."""
+    """(input, dim, index, src, value, reduce) of ``scatter(dim, index, src)`` or
+    ``scatter(dim, index, value)``, with an optional ``reduce=`` ("add" or "multiply")."""
     overloads = ["int dim, Tensor index, Tensor src", "int dim, Tensor index, Tensor src, *, str reduce",
                  "int dim, Tensor index, Number value", "int dim, Tensor index, Number value, *, str reduce"]
     if not method:
@@ -256,16 +259,24 @@ def _scatter_args(args, kwargs, method):
         src, value = None, src
     else:
         raise bad
+    reduce = a.get("reduce")
     if "reduce" in a:
-        if not isinstance(a["reduce"], str):
+        if not isinstance(reduce, str):
             raise bad
-        if a["reduce"] not in ("add", "multiply"):
+        if reduce not in ("add", "multiply"):
             raise RuntimeError("reduce argument must be either add or multiply.")
-        raise NotImplementedError("scatter(reduce=...) is not supported by ferrograd")
-    return a.get("input"), dim, index, src, value
+        if src is not None:
+            warnings.warn(
+                "The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a "
+                "future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
+                UserWarning, stacklevel=3,
+            )
+    return a.get("input"), dim, index, src, value, reduce
 
 
-def _scatter(input, dim, index, src, value):
+def _scatter(input, dim, index, src, value, reduce=None):
+    if reduce is not None:
+        return scatter_with_reduce(input, dim, index, src, value, reduce)
     if src is not None:
         return _core._scatter(input, dim, index, src)
     return _core._scatter(input, dim, index, None, value)

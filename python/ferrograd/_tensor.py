@@ -8,10 +8,19 @@ import warnings
 
 import numpy as np
 
-from . import _core, _functions
+from . import (
+    _core,
+    _functions,
+    _index_functions,
+    _reduction_functions,
+    _sampling,
+    _set_functions,
+    _shape_functions,
+)
 from ._core import Tensor, bool as bool_, float32, float64, int64
 from ._device import _CPU, device
 from ._factories import _rebuild_tensor, full, ones, tensor, zeros
+from ._memory_format import _check_memory_format, contiguous_format, preserve_format
 from ._op_args import (
     _bind,
     _flip,
@@ -57,11 +66,18 @@ class _ArrayHolder:
         }
 
 
-def _is_integral(x):
-    """An int64 tensor or a Python int (not bool)."""
-    if isinstance(x, Tensor):
-        return x.dtype == int64
-    return isinstance(x, int) and not isinstance(x, bool)
+# the native in-place forms the Python ones below extend (they replace them on the class)
+_native_div_ = Tensor.div_
+_native_round_ = Tensor.round_
+
+
+def _copy_in(self, op, *args, **kwargs):
+    """The in-place form of ``op``: its out-of-place result copied into ``self``. When a graph
+    is recorded, ``op`` runs on a copy of ``self``, whose old value its backward may need."""
+    tensors = [self, *args, *(args[0] if args and isinstance(args[0], tuple) else ())]
+    if _core.is_grad_enabled() and any(isinstance(t, Tensor) and t.requires_grad for t in tensors):
+        return self.copy_(op(self.clone(), *args, **kwargs))
+    return self.copy_(op(self, *args, **kwargs))
 
 
 def _correction(unbiased, correction):
@@ -111,6 +127,10 @@ class _TensorMethods:
     @property
     def layout(self):
         return "torch.strided"
+
+    @property
+    def is_sparse(self):
+        return False
 
     # --- numpy
 
@@ -166,6 +186,7 @@ class _TensorMethods:
         copy = kwargs.pop("copy", False)
         kwargs.pop("non_blocking", None)
         dev = kwargs.pop("device", None)
+        memory_format = kwargs.pop("memory_format", preserve_format)
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
         for a in args:
@@ -179,6 +200,9 @@ class _TensorMethods:
                 dtype = a
         if dev is not None:
             device(dev)
+        _check_memory_format("to", memory_format)
+        if memory_format is not preserve_format:
+            return _functions._to_memory_format(self, dtype, copy, memory_format)
         if dtype is None:
             return self.clone() if copy else self
         return self._to_dtype(dtype, copy)
@@ -219,6 +243,24 @@ class _TensorMethods:
     def cuda(self, *args, **kwargs):
         raise RuntimeError("Torch not compiled with CUDA enabled")
 
+    # --- memory formats (see _functions.py: the native clone is always contiguous)
+
+    def clone(self, *args, memory_format=None):
+        if args:
+            raise TypeError(f"clone() takes 0 positional arguments but {len(args)} was given")
+        return _functions.clone(self, memory_format=memory_format)
+
+    def contiguous(self, *args, memory_format=contiguous_format):
+        if args:
+            raise TypeError(f"contiguous() takes 0 positional arguments but {len(args)} was given")
+        return _functions._contiguous(self, memory_format)
+
+    def is_contiguous(self, *args, memory_format=contiguous_format):
+        if args:
+            raise TypeError(f"is_contiguous() takes 0 positional arguments but {len(args)} was given")
+        _check_memory_format("is_contiguous", memory_format)
+        return _functions._is_contiguous_as(self, memory_format)
+
     # --- arithmetic and comparisons
     # The binary ops (mul, pow, maximum, eq, logical_and, bitwise_and, ...) are native methods
     # generated from the core's op table (src/ops/binary.rs); only their PyTorch extras are here.
@@ -228,40 +270,65 @@ class _TensorMethods:
     subtract = sub
 
     def add_(self, other, *, alpha=1):
-        if alpha != 1:
-            other = other * alpha
-        return self._add_(other)
+        if type(alpha) is int and alpha == 1:  # alpha=True or 1.0 are checked as PyTorch does
+            return self._add_(other)
+        return _core._add_alpha_(self, other, alpha, False)
 
     def sub_(self, other, *, alpha=1):
-        if alpha != 1:
-            other = other * alpha
-        return self._sub_(other)
+        if type(alpha) is int and alpha == 1:
+            return self._sub_(other)
+        return _core._add_alpha_(self, other, alpha, True)
 
     multiply = Tensor.mul
 
     def div(self, other, *, rounding_mode=None):
         if rounding_mode is None:
             return _core.div(self, other)
-        if rounding_mode == "floor":
-            return _core.floor_divide(self, other)
-        if rounding_mode == "trunc":
-            q = _core.div(self, other)
-            if q.is_floating_point() and not (self.dtype == int64 and _is_integral(other)):
-                return q.sign() * _core.floor_divide(q.abs(), 1)
-            # integers stay integers (exactly): the floor quotient, plus one where it rounded a
-            # negative inexact quotient down
-            floor = _core.floor_divide(self, other)
-            inexact = (self - floor * other) != 0
-            return floor + (inexact & ((self < 0) != (other < 0))).to(floor.dtype)
-        raise RuntimeError(
-            f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
-        )
+        return _core._div_rounding(self, other, rounding_mode)
+
+    def div_(self, other, *, rounding_mode=None):
+        if rounding_mode is None:
+            return _native_div_(self, other)
+        return _core._div_rounding_(self, other, rounding_mode)
 
     divide = div
+    divide_ = div_
+
+    round = _functions.round
+
+    def round_(self, *, decimals=None):
+        if decimals is None:
+            return _native_round_(self)
+        return _core._round_decimals_(self, decimals)
+
+    negative_ = Tensor.neg_
     true_divide = Tensor.div
 
     def square(self):
         return self * self
+
+    def addcmul(self, tensor1, tensor2, *, value=1):
+        return _functions.addcmul(self, tensor1, tensor2, value=value)
+
+    def addcmul_(self, tensor1, tensor2, *, value=1):
+        _functions._check_tensor_args("addcmul_", tensor1=tensor1, tensor2=tensor2)
+        value = _functions._integral_value(self, tensor1, tensor2, _functions._scalar_value("addcmul_", value))
+        return self.add_(_functions._addcmul_term(tensor1, tensor2, value))
+
+    def addcdiv(self, tensor1, tensor2, *, value=1):
+        return _functions.addcdiv(self, tensor1, tensor2, value=value)
+
+    def addcdiv_(self, tensor1, tensor2, *, value=1):
+        _functions._check_tensor_args("addcdiv_", tensor1=tensor1, tensor2=tensor2)
+        value = _functions._scalar_value("addcdiv_", value)
+        _functions._check_addcdiv(tensor1, tensor2)
+        return self.add_(_functions._addcdiv_term(tensor1, tensor2, value))
+
+    def lerp(self, end, weight):
+        return _functions.lerp(self, end, weight)
+
+    def lerp_(self, end, weight):
+        return self.copy_(_functions.lerp(self, end, weight))
 
     def negative(self):
         return self.neg()
@@ -458,8 +525,8 @@ class _TensorMethods:
 
     def scatter(self, *args, **kwargs):
         """``scatter(dim, index, src)`` or ``scatter(dim, index, value)``"""
-        _, dim, index, src, value = _scatter_args(args, kwargs, True)
-        return _scatter(self, dim, index, src, value)
+        _, dim, index, src, value, reduce = _scatter_args(args, kwargs, True)
+        return _scatter(self, dim, index, src, value, reduce)
 
     # --- iteration, formatting, membership
 
@@ -495,16 +562,15 @@ class _TensorMethods:
 
     # --- random fills
 
-    def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
-        from_ = kw.pop("from", from_)
-        _core._fill_random(self, "uniform", float(from_), float(to), generator)
-        return self
-
-    def normal_(self, mean=0.0, std=1.0, *, generator=None):
-        if std < 0:
-            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-        _core._fill_random(self, "normal", float(mean), float(std), generator)
-        return self
+    uniform_ = _sampling.uniform_
+    normal_ = _sampling.normal_
+    bernoulli_ = _sampling.bernoulli_
+    exponential_ = _sampling.exponential_
+    geometric_ = _sampling.geometric_
+    log_normal_ = _sampling.log_normal_
+    cauchy_ = _sampling.cauchy_
+    bernoulli = _sampling._tensor_bernoulli
+    multinomial = _sampling.multinomial
 
     def random_(self, from_=0, to=None, *, generator=None, **kw):
         from_ = kw.pop("from", from_)
@@ -513,6 +579,69 @@ class _TensorMethods:
                                                   1 << 53 if self.is_floating_point() else (1 << 63) - 1))
         _core._fill_random(self, "randint", float(from_), float(to), generator)
         return self
+
+    # --- dims moved, diagonals, products (_shape_functions.py)
+
+    movedim = _shape_functions.movedim
+    moveaxis = _shape_functions.movedim
+    swapdims = _shape_functions.swapdims
+    diagonal = _shape_functions.diagonal
+    diag = _shape_functions.diag
+    diag_embed = _shape_functions.diag_embed
+    trace = _shape_functions.trace
+    kron = _shape_functions.kron
+
+    # --- reductions and scans (_reduction_functions.py)
+
+    aminmax = _reduction_functions.aminmax
+    nansum = _reduction_functions.nansum
+    nanmean = _reduction_functions.nanmean
+    cumprod = _reduction_functions.cumprod
+    logcumsumexp = _reduction_functions.logcumsumexp
+    cummax = _reduction_functions.cummax
+    cummin = _reduction_functions.cummin
+    median = _reduction_functions.median
+    nanmedian = _reduction_functions.nanmedian
+    mode = _reduction_functions.mode
+    kthvalue = _reduction_functions.kthvalue
+    quantile = _reduction_functions.quantile
+    nanquantile = _reduction_functions.nanquantile
+
+    def cumprod_(self, dim, *, dtype=None):
+        return _copy_in(self, _reduction_functions.cumprod, dim, dtype=dtype)
+
+    # --- sets, counts and bins (_set_functions.py)
+
+    unique = _set_functions.unique
+    unique_consecutive = _set_functions.unique_consecutive
+    bincount = _set_functions.bincount
+    histc = _set_functions.histc
+
+    # --- indexing (_index_functions.py); the in-place forms copy the result in
+
+    masked_select = _index_functions.masked_select
+    take = _index_functions.take
+    take_along_dim = _index_functions.take_along_dim
+    index_fill = _index_functions.index_fill
+    masked_scatter = _index_functions.masked_scatter
+    scatter_reduce = _index_functions.scatter_reduce
+    index_put = _index_functions.index_put
+    argwhere = _index_functions.argwhere
+
+    def nonzero(self, *, as_tuple=False):
+        return _index_functions.nonzero(self, as_tuple=as_tuple)
+
+    def index_fill_(self, dim, index, value):
+        return _copy_in(self, _index_functions.index_fill, dim, index, value)
+
+    def masked_scatter_(self, mask, source):
+        return _copy_in(self, _index_functions.masked_scatter, mask, source)
+
+    def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+        return _copy_in(self, _index_functions.scatter_reduce, dim, index, src, reduce, include_self=include_self)
+
+    def index_put_(self, indices, values, accumulate=False):
+        return _copy_in(self, _index_functions.index_put, indices, values, accumulate)
 
     # --- copying and pickling
 
@@ -555,13 +684,6 @@ class _TensorMethods:
         return _functions.equal(self, other)
 
 
-def _set_data(self, value):
-    raise NotImplementedError(
-        "assigning tensor.data (swapping a tensor's storage in place) is not supported by "
-        "ferrograd yet; copy the values instead: `with torch.no_grad(): t.copy_(value)`"
-    )
-
-
 # what every class body has, not methods to copy
 _CLASS_MACHINERY = {"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__",
                     "__firstlineno__", "__static_attributes__"}
@@ -572,5 +694,3 @@ def install():
     for name, value in vars(_TensorMethods).items():
         if name not in _CLASS_MACHINERY:
             setattr(Tensor, name, value)
-    # `.data` reads through the native getter; assigning it names the missing feature
-    Tensor.data = property(Tensor.data.__get__, _set_data, doc=Tensor.data.__doc__)

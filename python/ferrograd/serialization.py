@@ -309,6 +309,52 @@ def _decode(tokens, tensors):
     return result
 
 
+# --- safe globals (for ``load(weights_only=True)``)
+# PyTorch's weights-only unpickler loads only the globals it allows and those added here.
+# ferrograd never unpickles: every file loads as weights only, whatever ``weights_only`` says,
+# and no global is ever looked up. The list is kept as PyTorch keeps it, so that scripts that
+# register their classes run unchanged.
+
+_marked_safe_globals_set: set = set()
+
+
+def add_safe_globals(safe_globals):
+    """Marks the given globals (functions or classes, or ``(global, "module.name")`` pairs) as
+    safe for ``weights_only`` load."""
+    global _marked_safe_globals_set
+    _marked_safe_globals_set = _marked_safe_globals_set.union(set(safe_globals))
+
+
+def get_safe_globals():
+    """The user-added globals that are safe for ``weights_only`` load."""
+    return list(_marked_safe_globals_set)
+
+
+def clear_safe_globals():
+    """Clears the list of globals that are safe for ``weights_only`` load."""
+    global _marked_safe_globals_set
+    _marked_safe_globals_set = set()
+
+
+def _remove_safe_globals(safe_globals):
+    global _marked_safe_globals_set
+    _marked_safe_globals_set = _marked_safe_globals_set - set(safe_globals)
+
+
+class safe_globals:
+    r"""Context manager that adds globals as safe for ``weights_only`` load inside the block
+    (and removes them again on exit)."""
+
+    def __init__(self, safe_globals):
+        self.safe_globals = safe_globals
+
+    def __enter__(self):
+        add_safe_globals(self.safe_globals)
+
+    def __exit__(self, type, value, tb):
+        _remove_safe_globals(self.safe_globals)
+
+
 def _check_map_location(map_location):
     if map_location is None or callable(map_location):
         # everything lives on the CPU; a callable (e.g. ``lambda s, loc: s``) has
@@ -328,8 +374,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     ``f`` is a path or a binary file-like object.  A safetensors file without
     ferrograd's metadata (e.g. from ``safetensors.torch.save_file``) loads as a dict
     of tensors.  Files made by ``torch.save`` (zip/pickle) are refused with a
-    RuntimeError: nothing is ever unpickled, whatever ``weights_only`` says.
-    ``map_location`` may only name the CPU.
+    RuntimeError: nothing is ever unpickled, whatever ``weights_only`` says (every load is
+    a weights-only load, so the globals of :func:`add_safe_globals` / :class:`safe_globals`
+    are never needed). ``map_location`` may only name the CPU.
     """
     _check_map_location(map_location)
     if isinstance(f, (str, os.PathLike)):

@@ -107,6 +107,16 @@ pub fn run_backward(
             }
         }
     }
+    // `backward(inputs=[...])` fills the .grad of a non-leaf input as PyTorch does: by making
+    // it retain its gradient (its retain_grad() entry then fills .grad once, as for any
+    // tensor that retains its gradient).
+    if let (true, Some(inputs)) = (opts.accumulate, &opts.inputs) {
+        for t in inputs {
+            if !t.is_leaf() {
+                t.retain_grad()?;
+            }
+        }
+    }
     // Capture targets: the edge through which each requested input receives its gradient.
     let mut targets: Vec<(NodeRef, u32)> = Vec::new();
     if let Some(inputs) = &opts.inputs {
@@ -149,7 +159,7 @@ pub fn run_backward(
                     input_meta: n.input_meta.clone(),
                     output_meta: n.output_meta.clone(),
                     retained: n.retained.clone(),
-                    has_saved: n.saved_len() > 0,
+                    has_saved: n.has_saved(),
                 },
             );
         }
@@ -402,21 +412,6 @@ fn evaluate(
     if !runs {
         return Ok(None);
     }
-    if let (Some(_), Some(inputs)) = (input_filter, &opts.inputs) {
-        // backward(inputs=[non-leaf]) accumulates into that tensor's .grad
-        for t in inputs {
-            let m = t.meta();
-            if let Some(f) = &m.grad_fn {
-                if f.id() == id {
-                    let nr = m.output_nr as usize;
-                    drop(m);
-                    if let Some(g) = buf[nr].clone() {
-                        accumulate_grad(t, g, opts.create_graph)?;
-                    }
-                }
-            }
-        }
-    }
     for h in hooks.iter().filter(|h| h.kind == HookKind::Pre) {
         if let Some(new) = h.f.call(&buf, None)? {
             buf = new;
@@ -430,7 +425,10 @@ fn evaluate(
             let take = input_filter.is_none_or(|f| f.contains(&var.id()));
             if take && opts.accumulate {
                 if let Some(g) = buf[0].take() {
-                    accumulate_grad(var, g, opts.create_graph)?;
+                    // the copy kept for post-hooks (`grad_outputs`) is the one other
+                    // reference a stealable gradient may have, as in PyTorch
+                    let refs = 1 + usize::from(has_post);
+                    accumulate_grad_with(var, g, opts.create_graph, refs)?;
                 }
                 let var_hooks = var.meta().hooks.clone();
                 for h in var_hooks
@@ -442,8 +440,14 @@ fn evaluate(
             }
             Vec::new()
         }
-        // PyTorch's generated backwards return undefined gradients when none flowed in
-        NodeKind::Op(_) if buf.iter().all(|g| g.is_none()) => vec![None; info.next.len()],
+        // PyTorch's generated backwards return undefined gradients when none flowed in (after
+        // unpacking their saved tensors: a node freed by an earlier backward still raises)
+        NodeKind::Op(_) if buf.iter().all(|g| g.is_none()) => {
+            if info.has_saved {
+                unpack_saved(id, false)?;
+            }
+            vec![None; info.next.len()]
+        }
         NodeKind::Op(f) => {
             let saved = unpack_saved(id, opts.create_graph)?;
             let mut ctx = BackwardCtx {
@@ -547,6 +551,12 @@ fn obeys_layout_contract(g: &crate::layout::Layout, var: &crate::layout::Layout)
 }
 
 pub fn accumulate_grad(var: &Tensor, g: Tensor, create_graph: bool) -> Result<()> {
+    accumulate_grad_with(var, g, create_graph, 1)
+}
+
+/// `accumulate_grad` for a gradient that may be referenced `refs` times (counting `g`) and
+/// still be stolen as `.grad`.
+fn accumulate_grad_with(var: &Tensor, g: Tensor, create_graph: bool, refs: usize) -> Result<()> {
     if g.shape() != var.shape() {
         return Err(Error::Runtime(format!(
             "Mismatch in shape: grad has shape {} and variable has shape {}",
@@ -561,7 +571,7 @@ pub fn accumulate_grad(var: &Tensor, g: Tensor, create_graph: bool) -> Result<()
             // backward) and it is laid out as the variable is (the gradient layout
             // contract); otherwise a copy laid out as the variable
             let steal = !g.requires_grad()
-                && std::sync::Arc::strong_count(&g.0) == 1
+                && std::sync::Arc::strong_count(&g.0) <= refs
                 && obeys_layout_contract(g.layout(), var.layout());
             let g = if create_graph || steal {
                 g
@@ -716,6 +726,40 @@ mod tests {
             e.to_string(),
             "element 0 of tensors does not require grad and does not have a grad_fn"
         );
+    }
+
+    #[test]
+    fn a_freed_node_raises_even_when_no_gradient_reaches_it() {
+        // exp saves its output; the node above it sends it no gradient, so it runs with none:
+        // after a first backward freed it, PyTorch's generated backward still unpacks its
+        // saved tensors and raises
+        let x = leaf(&[1.0]);
+        let e = ops::exp(&x).unwrap();
+        let y = e.detach();
+        crate::autograd::graph::record("NoGradient", &[&e], &[&y], vec![], |_| Ok(vec![None]));
+        let s = ops::sum(&y).unwrap();
+        run_backward(std::slice::from_ref(&s), vec![one()], opts(false)).unwrap();
+        let err = run_backward(&[s], vec![one()], opts(false)).unwrap_err();
+        assert_eq!(err.to_string(), ERR_BACKWARD_TWICE);
+    }
+
+    #[test]
+    fn backward_inputs_fills_a_non_leaf_grad_through_retain_grad() {
+        let x = leaf(&[1.0, 2.0]);
+        let y = ops::mul_scalar(&x, 3.0).unwrap();
+        y.retain_grad().unwrap();
+        let s = ops::sum(&ops::mul(&y, &y).unwrap()).unwrap();
+        let o = BackwardOptions {
+            keep_graph: false,
+            create_graph: false,
+            inputs: Some(vec![y.clone()]),
+            accumulate: true,
+            allow_unused: false,
+        };
+        run_backward(&[s], vec![one()], o).unwrap();
+        // once, not twice: 2y
+        assert_eq!(grad_of(&y), vec![6.0, 12.0]);
+        assert!(x.grad().is_none());
     }
 
     #[test]

@@ -127,6 +127,11 @@ impl Node {
     pub fn saved_len(&self) -> usize {
         self.saved.len()
     }
+    /// Whether the node saved tensors (still held, or freed by a backward without
+    /// retain_graph: then unpacking them raises).
+    pub fn has_saved(&self) -> bool {
+        !self.saved.is_empty() || self.released
+    }
 }
 
 struct Slot {
@@ -368,7 +373,7 @@ impl Drop for NodeRef {
 /// another thread means nothing is visited (the collector then keeps the objects). Stops at
 /// the first `visit` returning false.
 pub fn visit_owned_callbacks(t: &Tensor, visit: &mut dyn FnMut(&dyn Any) -> bool) -> bool {
-    if !t.is_unique() {
+    if !t.is_unique() || !t.meta_is_unique() {
         return true;
     }
     let Some(m) = t.try_meta() else {

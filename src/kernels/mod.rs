@@ -32,6 +32,8 @@ pub mod parallel;
 pub mod rearrange;
 pub mod reduce;
 pub mod rnn;
+pub mod sampling;
+pub mod scatter_reduce;
 pub mod simd;
 pub mod sort;
 

@@ -93,6 +93,8 @@ macro_rules! for_each_binary_op {
                 bitwise_and => BitAnd,
                 bitwise_or => BitOr,
                 bitwise_xor => BitXor,
+                bitwise_left_shift => Shl,
+                bitwise_right_shift => Shr,
             }
             compare {
                 eq => Eq,
@@ -293,6 +295,71 @@ pub fn binary(op: BinOp, a: &Operand, b: &Operand) -> Result<Tensor> {
     let ea = a.tensor().cloned().unwrap_or_else(number_input);
     let eb = b.tensor().cloned().unwrap_or_else(number_input);
     op.backward(a, b, [&ea, &eb], &out);
+    Ok(out)
+}
+
+/// `add(a, b, alpha=s)` / `sub(a, b, alpha=s)`: `a ± s * b` as one node, AddBackward0 /
+/// SubBackward0 with `b`'s gradient scaled by `s` and nothing saved (as PyTorch: a second
+/// backward through it is fine), with PyTorch's checks of `s` against the result dtype.
+pub fn add_alpha(a: &Operand, b: &Operand, alpha: Scalar, subtract: bool) -> Result<Tensor> {
+    let dtype = result_type(&[a, b]);
+    if matches!(alpha, Scalar::Bool(_)) && dtype != DType::Bool {
+        return Err(Error::Runtime(
+            "Boolean alpha only supported for Boolean results.".into(),
+        ));
+    }
+    if matches!(alpha, Scalar::Float(_)) && !dtype.is_float() {
+        return Err(Error::Runtime(
+            "For integral input tensors, argument alpha must not be a floating point number."
+                .into(),
+        ));
+    }
+    let op = if subtract { BinOp::Sub } else { BinOp::Add };
+    // `s * b` in the result dtype (a bool result: `b`, or false for a zero alpha)
+    let scaled = match b {
+        Operand::S(v) if dtype == DType::Bool => {
+            Operand::S(Scalar::Bool(v.to_f64() != 0.0 && alpha.to_f64() != 0.0))
+        }
+        Operand::S(v) => Operand::S(match (*v, alpha) {
+            (Scalar::Float(_), _) | (_, Scalar::Float(_)) => {
+                Scalar::Float(v.to_f64() * alpha.to_f64())
+            }
+            _ => Scalar::Int(v.to_i64().wrapping_mul(alpha.to_i64())),
+        }),
+        Operand::T(t) if dtype == DType::Bool => Operand::T(if alpha.to_f64() != 0.0 {
+            t.detach()
+        } else {
+            Tensor::zeros(t.shape(), DType::Bool)?
+        }),
+        Operand::T(t) => {
+            let bt = to_dtype(&t.detach(), dtype)?;
+            Operand::T(binary_forward(
+                BinOp::Mul,
+                &Operand::T(bt),
+                &Operand::S(alpha),
+            )?)
+        }
+    };
+    let out = binary_forward(op, a, &scaled)?;
+    let ins = tensors(a, b);
+    if out.dtype().is_float() && needs_grad(&ins) {
+        let ea = a.tensor().cloned().unwrap_or_else(number_input);
+        let eb = b.tensor().cloned().unwrap_or_else(number_input);
+        let (name, s) = if subtract {
+            ("SubBackward0", Scalar::Float(-alpha.to_f64()))
+        } else {
+            ("AddBackward0", alpha)
+        };
+        record(name, &[&ea, &eb], &[&out], vec![], move |ctx| {
+            let g = ctx.grad(0)?;
+            let gb = if ctx.needs(1) {
+                Some(binary(BinOp::Mul, &Operand::T(g.clone()), &Operand::S(s))?)
+            } else {
+                None
+            };
+            Ok(vec![Some(g), gb])
+        });
+    }
     Ok(out)
 }
 
@@ -686,9 +753,30 @@ fn reject_int_zero(dtype: DType, db: &Tensor) -> Result<()> {
 
 impl Arith for op::FloorDiv {
     const NUMBER_FIRST: bool = true;
+    /// PyTorch's `div_floor_floating`: the quotient of `a - fmod(a, b)` (exact where
+    /// `floor(a / b)` rounds, as Python's `//`: `1.0 // 0.1 == 9.0`), zero keeping the sign of
+    /// `a / b`, and IEEE's `a / b` for a zero divisor.
     #[inline(always)]
     fn float<F: Real>(a: F, b: F) -> F {
-        (a / b).floor()
+        let (zero, one) = (F::c(0.0), F::c(1.0));
+        if b == zero {
+            return a / b;
+        }
+        let m = a % b;
+        let mut div = (a - m) / b;
+        if m != zero && (b < zero) != (m < zero) {
+            div = div - one;
+        }
+        if div == zero {
+            // |a| < |b|: a zero with the quotient's sign
+            return zero * (a / b);
+        }
+        let floor = div.floor();
+        if div - floor > F::c(0.5) {
+            floor + one
+        } else {
+            floor
+        }
     }
     #[inline(always)]
     fn int(a: i64, b: i64) -> i64 {
@@ -707,14 +795,90 @@ impl Arith for op::FloorDiv {
         a & b
     }
     fn check(_: &Operand, _: &Operand, dtype: DType, db: &Tensor) -> Result<()> {
+        if dtype == DType::Bool {
+            return Err(Error::dtype_not_implemented("div_floor_cpu", dtype));
+        }
         reject_int_zero(dtype, db)
     }
+    /// `floor_divide` has no derivative in PyTorch: its node raises when backward reaches it
+    /// (`div(rounding_mode="floor")` is the differentiable form, see [`div_rounding`]).
     fn backward(_: &Operand, _: &Operand, inputs: [&Tensor; 2], out: &Tensor) {
-        record("DivBackward2", &inputs, &[out], vec![], |ctx| {
-            let z = mul_scalar(&ctx.grad(0)?, 0.0)?;
-            Ok(vec![Some(z.clone()), Some(z)])
-        })
+        record(
+            "torch::autograd::NotImplemented",
+            &inputs,
+            &[out],
+            vec![],
+            |_| {
+                Err(Error::Runtime(
+                    "derivative for aten::floor_divide is not implemented".into(),
+                ))
+            },
+        )
     }
+}
+
+/// `div(rounding_mode="trunc")`'s element functions (not a registry op: it is reached through
+/// `div`'s argument, see [`div_rounding`]).
+pub struct DivTrunc;
+
+impl Arith for DivTrunc {
+    /// `trunc(a / b)`, as PyTorch.
+    #[inline(always)]
+    fn float<F: Real>(a: F, b: F) -> F {
+        let q = a / b;
+        if q < F::c(0.0) {
+            -(-q).floor()
+        } else {
+            q.floor()
+        }
+    }
+    #[inline(always)]
+    fn int(a: i64, b: i64) -> i64 {
+        if b == 0 {
+            return 0; // rejected before the kernel runs
+        }
+        a.wrapping_div(b)
+    }
+    #[inline(always)]
+    fn boolean(a: bool, _: bool) -> bool {
+        a // never reached: `check` rejects bools
+    }
+    fn check(_: &Operand, _: &Operand, dtype: DType, db: &Tensor) -> Result<()> {
+        if dtype == DType::Bool {
+            return Err(Error::dtype_not_implemented("div_trunc_cpu", dtype));
+        }
+        reject_int_zero(dtype, db)
+    }
+}
+
+/// The forward of an arithmetic op given by its type (promotion, checks, kernel).
+fn arith_forward<A: Arith>(a: &Operand, b: &Operand) -> Result<Tensor> {
+    let shape = broadcast_shapes(a.shape(), b.shape())?;
+    let dtype = A::dtype(result_type(&[a, b]));
+    let (da, db) = (a.data(dtype)?, b.data(dtype)?);
+    A::check(a, b, dtype, &db)?;
+    arith_kernel::<A>(&da, &db, &shape)
+}
+
+/// `div(a, b, rounding_mode="trunc" | "floor")` (DivBackward2: zero gradients). Integers stay
+/// integers; a zero integer divisor is PyTorch's ZeroDivisionError.
+pub fn div_rounding(a: &Operand, b: &Operand, trunc: bool) -> Result<Tensor> {
+    let out = if trunc {
+        arith_forward::<DivTrunc>(a, b)?
+    } else {
+        arith_forward::<op::FloorDiv>(a, b)?
+    };
+    let ins = tensors(a, b);
+    if out.dtype().is_float() && needs_grad(&ins) {
+        let ea = a.tensor().cloned().unwrap_or_else(number_input);
+        let eb = b.tensor().cloned().unwrap_or_else(number_input);
+        record("DivBackward2", &[&ea, &eb], &[&out], vec![], |ctx| {
+            let g = ctx.grad(0)?;
+            let z = Tensor::zeros(g.shape(), g.dtype())?;
+            Ok(vec![Some(z.clone()), Some(z)])
+        });
+    }
+    Ok(out)
 }
 
 impl Arith for op::Rem {
@@ -742,9 +906,12 @@ impl Arith for op::Rem {
     }
     #[inline(always)]
     fn boolean(_: bool, _: bool) -> bool {
-        false
+        false // never reached: `check` rejects bools
     }
     fn check(_: &Operand, _: &Operand, dtype: DType, db: &Tensor) -> Result<()> {
+        if dtype == DType::Bool {
+            return Err(Error::dtype_not_implemented("remainder_cpu", dtype));
+        }
         reject_int_zero(dtype, db)
     }
     fn backward(_: &Operand, b: &Operand, [ea, eb]: [&Tensor; 2], out: &Tensor) {
@@ -801,6 +968,64 @@ macro_rules! bitwise {
 bitwise!(BitAnd, "bitwise_and_cpu", &);
 bitwise!(BitOr, "bitwise_or_cpu", |);
 bitwise!(BitXor, "bitwise_xor_cpu", ^);
+
+/// Shifts exist for integers only (PyTorch's `lshift_cpu` / `rshift_cpu` dispatch integral
+/// types: bools and floats are rejected).
+fn reject_non_integer(kernel: &str, dtype: DType) -> Result<()> {
+    if dtype != DType::I64 {
+        return Err(Error::dtype_not_implemented(kernel, dtype));
+    }
+    Ok(())
+}
+
+impl Arith for op::Shl {
+    const NUMBER_FIRST: bool = true;
+    #[inline(always)]
+    fn float<F: Real>(a: F, _: F) -> F {
+        a // never reached: `check` rejects floats
+    }
+    /// As PyTorch: a shift by a negative amount or by 64 or more gives 0.
+    #[inline(always)]
+    fn int(a: i64, b: i64) -> i64 {
+        if (0..64).contains(&b) {
+            ((a as u64) << b) as i64
+        } else {
+            0
+        }
+    }
+    #[inline(always)]
+    fn boolean(a: bool, _: bool) -> bool {
+        a // never reached: `check` rejects bools
+    }
+    fn check(_: &Operand, _: &Operand, dtype: DType, _: &Tensor) -> Result<()> {
+        reject_non_integer("lshift_cpu", dtype)
+    }
+}
+
+impl Arith for op::Shr {
+    const NUMBER_FIRST: bool = true;
+    #[inline(always)]
+    fn float<F: Real>(a: F, _: F) -> F {
+        a // never reached: `check` rejects floats
+    }
+    /// Arithmetic shift; as PyTorch, a negative amount or one of 63 or more shifts by 63 (the
+    /// sign is all that is left).
+    #[inline(always)]
+    fn int(a: i64, b: i64) -> i64 {
+        if (0..63).contains(&b) {
+            a >> b
+        } else {
+            a >> 63
+        }
+    }
+    #[inline(always)]
+    fn boolean(a: bool, _: bool) -> bool {
+        a // never reached: `check` rejects bools
+    }
+    fn check(_: &Operand, _: &Operand, dtype: DType, _: &Tensor) -> Result<()> {
+        reject_non_integer("rshift_cpu", dtype)
+    }
+}
 
 // ---- comparisons ----
 
@@ -896,9 +1121,9 @@ pub fn where_op(cond: &Tensor, a: &Operand, b: &Operand) -> Result<Tensor> {
     if dtype.is_float() && needs_grad(&ins) {
         let ea = a.tensor().cloned().unwrap_or_else(number_input);
         let eb = b.tensor().cloned().unwrap_or_else(number_input);
-        let c = cond.clone();
-        record("WhereBackward0", &[&ea, &eb], &[&out], vec![], move |ctx| {
-            let g = ctx.grad(0)?;
+        let saved = vec![Saved::Input(cond.clone())];
+        record("WhereBackward0", &[&ea, &eb], &[&out], saved, |ctx| {
+            let (g, c) = (ctx.grad(0)?, ctx.saved[0].clone());
             let z = Tensor::scalar(Scalar::Float(0.0), g.dtype());
             let ga = if ctx.needs(0) {
                 Some(where_(&c, &g, &z)?)
@@ -943,11 +1168,11 @@ pub fn masked_fill(t: &Tensor, mask: &Tensor, value: Scalar) -> Result<Tensor> {
         out = super::materialize(&out)?;
     }
     if needs_grad(&[t]) {
-        let m = mask.clone();
-        record("MaskedFillBackward0", &[t], &[&out], vec![], move |ctx| {
+        let saved = vec![Saved::Input(mask.clone())];
+        record("MaskedFillBackward0", &[t], &[&out], saved, |ctx| {
             Ok(vec![Some(masked_fill(
                 &ctx.grad(0)?,
-                &m,
+                &ctx.saved[0],
                 Scalar::Float(0.0),
             )?)])
         });

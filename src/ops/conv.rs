@@ -7,7 +7,7 @@
 
 use super::shape::reshape;
 use super::{sum_dims, with_slice};
-use crate::autograd::graph::{needs_grad, record};
+use crate::autograd::graph::{needs_grad, record, Saved};
 use crate::error::{Error, Result};
 use crate::kernels::conv::{self as kc, Geom, PoolGeom, Window};
 use crate::layout::fmt_list;
@@ -525,14 +525,14 @@ pub fn max_pool2d(
     });
     if needs_grad(&[x]) {
         let ishape = x.shape().to_vec();
-        let indices = idx.clone();
         record(
             "MaxPool2DWithIndicesBackward0",
             &[x],
             &[&vals],
-            vec![],
+            vec![Saved::Input(idx.clone())],
             move |ctx| {
-                let gx = max_pool_backward(&ctx.grad(0)?, &indices, planes, h * w, &ishape)?;
+                let indices = &ctx.saved[0];
+                let gx = max_pool_backward(&ctx.grad(0)?, indices, planes, h * w, &ishape)?;
                 Ok(vec![Some(gx)])
             },
         );
@@ -556,16 +556,17 @@ fn max_pool_backward(
         Tensor::from_vec(v, ishape.to_vec())?
     });
     if needs_grad(&[g]) {
-        let (indices, oshape) = (indices.clone(), g.shape().to_vec());
+        let oshape = g.shape().to_vec();
         record(
             "MaxPool2DWithIndicesBackwardBackward0",
             &[g],
             &[&out],
-            vec![],
+            vec![Saved::Input(indices.clone())],
             move |ctx| {
                 let flat = [planes, hw];
                 let gg = reshape(&ctx.grad(0)?, &flat)?;
-                let picked = super::index::gather(&gg, 1, &reshape(&indices, &[planes, ohw])?)?;
+                let indices = reshape(&ctx.saved[0], &[planes, ohw])?;
+                let picked = super::index::gather(&gg, 1, &indices)?;
                 Ok(vec![Some(reshape(&picked, &oshape)?)])
             },
         );
@@ -636,7 +637,14 @@ fn window_op(x: &Tensor, adjoint: bool, name: &'static str, plan: WindowPlan) ->
         Tensor::from_vec(v, shape.clone())?
     });
     if needs_grad(&[x]) {
-        record(name, &[x], &[&out], vec![], move |ctx| {
+        // PyTorch's average-pooling nodes save their input (for its size): saved here too, so
+        // that a second backward through the freed graph raises as there
+        let saved = if adjoint {
+            vec![]
+        } else {
+            vec![Saved::Input(x.clone())]
+        };
+        record(name, &[x], &[&out], saved, move |ctx| {
             let g = window_op(
                 &ctx.grad(0)?,
                 !adjoint,

@@ -2,7 +2,7 @@
 
 use super::binary::Operand;
 use super::shape::{region, squeeze, sum_to, unsqueeze, Region};
-use crate::autograd::graph::{needs_grad, record};
+use crate::autograd::graph::{needs_grad, record, Saved};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::kernels::index as ki;
@@ -62,13 +62,14 @@ pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
         Tensor::from_vec(v, ishape.clone())?
     });
     if needs_grad(&[t]) {
-        let (shape, index) = (t.shape().to_vec(), index.clone());
-        record("GatherBackward0", &[t], &[&out], vec![], move |ctx| {
+        let shape = t.shape().to_vec();
+        let saved = vec![Saved::Input(index.clone())];
+        record("GatherBackward0", &[t], &[&out], saved, move |ctx| {
             let z = Tensor::zeros(&shape, ctx.grad(0)?.dtype())?;
             Ok(vec![Some(scatter_add(
                 &z,
                 d as i64,
-                &index,
+                &ctx.saved[0],
                 &ctx.grad(0)?,
             )?)])
         });
@@ -87,15 +88,15 @@ pub fn scatter_add(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result
         ki::scatter_add(&mut dst, t.shape(), d, &idx, index.shape(), &s, src.shape())?;
     });
     if needs_grad(&[t, src]) {
-        let index = index.clone();
         record(
             "ScatterAddBackward0",
             &[t, src],
             &[&out],
-            vec![],
+            vec![Saved::Input(index.clone())],
             move |ctx| {
                 let g = ctx.grad(0)?;
-                Ok(vec![Some(g.clone()), Some(gather(&g, d as i64, &index)?)])
+                let gs = gather(&g, d as i64, &ctx.saved[0])?;
+                Ok(vec![Some(g), Some(gs)])
             },
         );
     }
@@ -132,10 +133,12 @@ pub fn index_select(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
         out
     };
     if needs_grad(&[t]) {
-        let (shape, index) = (t.shape().to_vec(), index.clone());
-        record("IndexSelectBackward0", &[t], &[&out], vec![], move |ctx| {
+        let shape = t.shape().to_vec();
+        let saved = vec![Saved::Input(index.clone())];
+        record("IndexSelectBackward0", &[t], &[&out], saved, move |ctx| {
             let z = Tensor::zeros(&shape, ctx.grad(0)?.dtype())?;
-            Ok(vec![Some(index_add(&z, d as i64, &index, &ctx.grad(0)?)?)])
+            let index = &ctx.saved[0];
+            Ok(vec![Some(index_add(&z, d as i64, index, &ctx.grad(0)?)?)])
         });
     }
     Ok(out)
@@ -151,18 +154,15 @@ pub fn index_add(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<T
         index_put(&t.detach(), &ind, &src.detach(), true)?
     };
     if needs_grad(&[t, src]) {
-        let index = index.clone();
         record(
             "IndexAddBackward0",
             &[t, src],
             &[&out],
-            vec![],
+            vec![Saved::Input(index.clone())],
             move |ctx| {
                 let g = ctx.grad(0)?;
-                Ok(vec![
-                    Some(g.clone()),
-                    Some(index_select(&g, d as i64, &index)?),
-                ])
+                let gs = index_select(&g, d as i64, &ctx.saved[0])?;
+                Ok(vec![Some(g), Some(gs)])
             },
         );
     }
@@ -257,6 +257,28 @@ fn plan_advanced(layout: &Layout, indices: &[Option<Tensor>]) -> Result<Gather> 
     })
 }
 
+/// The index tensors of advanced indexing as saved tensors (PyTorch saves them: they are
+/// freed after backward and checked for in-place changes), with which dims have one.
+fn save_indices(indices: &[Option<Tensor>]) -> (Vec<bool>, Vec<Saved>) {
+    let present = indices.iter().map(Option::is_some).collect();
+    let saved = indices
+        .iter()
+        .flatten()
+        .cloned()
+        .map(Saved::Input)
+        .collect();
+    (present, saved)
+}
+
+/// The indices back from `save_indices`' saved tensors.
+fn saved_indices(present: &[bool], saved: &[Tensor]) -> Vec<Option<Tensor>> {
+    let mut it = saved.iter();
+    present
+        .iter()
+        .map(|&p| if p { it.next().cloned() } else { None })
+        .collect()
+}
+
 /// Advanced indexing (IndexBackward0).
 pub fn index(t: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor> {
     if indices.len() > t.ndim() {
@@ -273,10 +295,12 @@ pub fn index(t: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor> {
         Tensor::from_vec(v, g.out_shape)?
     });
     if needs_grad(&[t]) {
-        let (ishape, ind) = (t.shape().to_vec(), indices.to_vec());
-        record("IndexBackward0", &[t], &[&out], vec![], move |ctx| {
+        let ishape = t.shape().to_vec();
+        let (present, saved) = save_indices(indices);
+        record("IndexBackward0", &[t], &[&out], saved, move |ctx| {
             let g = ctx.grad(0)?;
             let z = Tensor::zeros(&ishape, g.dtype())?;
+            let ind = saved_indices(&present, &ctx.saved);
             Ok(vec![Some(index_put(&z, &ind, &g, true)?)])
         });
     }
@@ -306,15 +330,16 @@ pub fn index_put(
         ki::put(&mut d, &lin, &v, accumulate);
     });
     if needs_grad(&[t, values]) {
-        let ind = indices.to_vec();
+        let (present, saved) = save_indices(indices);
         let vshape = values.shape().to_vec();
         record(
             "IndexPutBackward0",
             &[t, values],
             &[&out],
-            vec![],
+            saved,
             move |ctx| {
                 let g = ctx.grad(0)?;
+                let ind = saved_indices(&present, &ctx.saved);
                 let gt = if accumulate {
                     g.clone()
                 } else {

@@ -148,15 +148,41 @@ pub fn binary_inplace(op: BinOp, x: &Tensor, other: &Operand) -> Result<()> {
     } else {
         rt
     };
-    if !can_cast(rt, x.dtype()) {
+    check_result_cast(rt, x.dtype())?;
+    apply_inplace(x, &others, |s| {
+        super::binary::binary(op, &Operand::T(s.clone()), other)
+    })
+}
+
+/// PyTorch's refusal to write a result of dtype `rt` into a tensor of dtype `dt` in place.
+fn check_result_cast(rt: DType, dt: DType) -> Result<()> {
+    if !can_cast(rt, dt) {
         return Err(Error::Runtime(format!(
             "result type {} can't be cast to the desired output type {}",
             rt.kernel_name(),
-            x.dtype().kernel_name()
+            dt.kernel_name()
         )));
     }
+    Ok(())
+}
+
+/// `x.add_(other, alpha=s)` / `x.sub_(other, alpha=s)`.
+pub fn add_alpha_inplace(x: &Tensor, other: &Operand, alpha: Scalar, subtract: bool) -> Result<()> {
+    let others: Vec<&Tensor> = other.tensor().into_iter().collect();
+    let rt = super::binary::result_type(&[&Operand::T(x.clone()), other]);
+    check_result_cast(rt, x.dtype())?;
     apply_inplace(x, &others, |s| {
-        super::binary::binary(op, &Operand::T(s.clone()), other)
+        super::binary::add_alpha(&Operand::T(s.clone()), other, alpha, subtract)
+    })
+}
+
+/// `x.div_(other, rounding_mode="trunc" | "floor")`.
+pub fn div_rounding_inplace(x: &Tensor, other: &Operand, trunc: bool) -> Result<()> {
+    let others: Vec<&Tensor> = other.tensor().into_iter().collect();
+    let rt = super::binary::result_type(&[&Operand::T(x.clone()), other]);
+    check_result_cast(rt, x.dtype())?;
+    apply_inplace(x, &others, |s| {
+        super::binary::div_rounding(&Operand::T(s.clone()), other, trunc)
     })
 }
 

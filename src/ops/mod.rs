@@ -4,6 +4,7 @@
 pub mod attention;
 pub mod binary;
 pub mod conv;
+pub mod diagonal;
 pub mod index;
 pub mod inplace;
 pub mod loss;
@@ -13,6 +14,7 @@ pub mod optim;
 pub mod rearrange;
 pub mod reduce;
 pub mod rnn;
+pub mod scatter_reduce;
 pub mod shape;
 pub mod unary;
 

@@ -4,7 +4,7 @@
 use super::index::{gather, scatter_add};
 use super::reduce::sum_dims;
 use super::shape::reshape;
-use crate::autograd::graph::{needs_grad, record};
+use crate::autograd::graph::{needs_grad, record, Saved};
 use crate::dtype::DType;
 use crate::error::{dim_out_of_range, Error, Result};
 use crate::kernels::pad as kpad;
@@ -218,14 +218,14 @@ fn sort_impl(t: &Tensor, dim: i64, descending: bool, k: Option<usize>) -> Result
 fn record_gathered(name: &'static str, t: &Tensor, vals: &Tensor, indices: &Tensor, dim: i64) {
     if t.dtype().is_float() && needs_grad(&[t]) {
         let (shape, dtype) = (t.shape().to_vec(), t.dtype());
-        let indices = indices.clone();
-        record(name, &[t], &[vals], vec![], move |ctx| {
+        let saved = vec![Saved::Input(indices.clone())];
+        record(name, &[t], &[vals], saved, move |ctx| {
             let g = ctx.grad(0)?;
             let zeros = Tensor::zeros(&shape, dtype)?;
             if shape.is_empty() {
                 return Ok(vec![Some(g)]);
             }
-            Ok(vec![Some(scatter_add(&zeros, dim, &indices, &g)?)])
+            Ok(vec![Some(scatter_add(&zeros, dim, &ctx.saved[0], &g)?)])
         });
     }
 }
@@ -316,15 +316,16 @@ pub fn scatter(
         inputs.push(s);
     }
     if needs_grad(&inputs) {
-        let index = index.clone();
         let has_src = src.is_some();
         let name = if has_src {
             "ScatterBackward0"
         } else {
             "ScatterBackward1"
         };
-        record(name, &inputs, &[&out], vec![], move |ctx| {
+        let saved = vec![Saved::Input(index.clone())];
+        record(name, &inputs, &[&out], saved, move |ctx| {
             let g = ctx.grad(0)?;
+            let index = ctx.saved[0].clone();
             let zero = crate::dtype::Scalar::Float(0.0);
             let gx = scatter(&g, d as i64, &index, None, zero)?;
             let mut grads = vec![Some(gx)];
@@ -432,12 +433,16 @@ pub fn embedding(
     let out = reshape(&rows, &shape)?.detach();
     if needs_grad(&[weight]) {
         let dtype = weight.dtype();
+        // the indices are saved (freed after backward, checked for in-place changes), as
+        // PyTorch's EmbeddingBackward0 saves them
         record(
             "EmbeddingBackward0",
             &[weight],
             &[&out],
-            vec![],
+            vec![Saved::Input(indices.clone())],
             move |ctx| {
+                let idx = ctx.saved[0].try_to_vec::<i64>()?;
+                let flat = Tensor::from_vec(idx.clone(), vec![idx.len()])?;
                 let g = reshape(&ctx.grad(0)?, &[idx.len(), dim])?;
                 let scale = crate::kernels::index::embedding_grad_scale(
                     &idx,

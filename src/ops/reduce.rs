@@ -543,9 +543,20 @@ pub fn max_all(t: &Tensor, want_max: bool) -> Result<Tensor> {
 /// `max(dim)`/`min(dim)`: values and int64 indices (MaxBackward0 routes the gradient to the index).
 pub fn max_dim(t: &Tensor, dim: i64, keepdim: bool, want_max: bool) -> Result<(Tensor, Tensor)> {
     let d = wrap_dim(dim, t.ndim())?;
+    let name = if want_max {
+        "MaxBackward0"
+    } else {
+        "MinBackward0"
+    };
     if t.ndim() == 0 {
-        let v = super::clone(t)?;
-        return Ok((v, Tensor::from_vec(vec![0i64], vec![])?));
+        // the value itself; the node saves its index, as for any other shape
+        let v = super::materialize(t)?;
+        let idx = Tensor::from_vec(vec![0i64], vec![])?;
+        if needs_grad(&[t]) {
+            let saved = vec![Saved::Input(idx.clone())];
+            record(name, &[t], &[&v], saved, |ctx| Ok(vec![Some(ctx.grad(0)?)]));
+        }
+        return Ok((v, idx));
     }
     let rd = if t.ndim() == 0 { vec![] } else { vec![d] };
     if t.ndim() > 0 && t.shape()[d] == 0 {
@@ -567,20 +578,20 @@ pub fn max_dim(t: &Tensor, dim: i64, keepdim: bool, want_max: bool) -> Result<(T
         (p.output(v)?, p.output(i)?)
     });
     if needs_grad(&[t]) {
-        let name = if want_max {
-            "MaxBackward0"
-        } else {
-            "MinBackward0"
-        };
         let ishape = t.shape().to_vec();
         let kshape = p.keep_shape.clone();
-        let index = idx.clone();
-        record(name, &[t], &[&vals], vec![], move |ctx| {
-            let g = reshape(&ctx.grad(0)?, &kshape)?;
-            let i = reshape(&index, &kshape)?;
-            let z = Tensor::zeros(&ishape, g.dtype())?;
-            Ok(vec![Some(super::index::scatter_add(&z, d as i64, &i, &g)?)])
-        });
+        record(
+            name,
+            &[t],
+            &[&vals],
+            vec![Saved::Input(idx.clone())],
+            move |ctx| {
+                let g = reshape(&ctx.grad(0)?, &kshape)?;
+                let i = reshape(&ctx.saved[0], &kshape)?;
+                let z = Tensor::zeros(&ishape, g.dtype())?;
+                Ok(vec![Some(super::index::scatter_add(&z, d as i64, &i, &g)?)])
+            },
+        );
     }
     Ok((vals, idx))
 }

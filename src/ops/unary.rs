@@ -192,9 +192,7 @@ fn sign_f(v: f64) -> f64 {
 pub fn sign(x: &Tensor) -> Result<Tensor> {
     let out = same_dtype_map(x, sign_f, i64::signum)?;
     if needs_grad(&[x]) {
-        record("SignBackward0", &[x], &[&out], vec![], |ctx| {
-            Ok(vec![Some(mul_scalar(&ctx.grad(0)?, 0.0)?)])
-        });
+        record("SignBackward0", &[x], &[&out], vec![], zero_grad);
     }
     Ok(out)
 }
@@ -272,6 +270,113 @@ pub fn threshold_backward(grad: &Tensor, x: &Tensor, threshold: f64) -> Result<T
                 ])
             },
         );
+    }
+    Ok(out)
+}
+
+/// `sgn`: `sign` for real tensors, recorded as SgnBackward0 (a zero gradient).
+pub fn sgn(x: &Tensor) -> Result<Tensor> {
+    let out = same_dtype_map(x, sign_f, i64::signum)?;
+    if needs_grad(&[x]) {
+        record("SgnBackward0", &[x], &[&out], vec![], zero_grad);
+    }
+    Ok(out)
+}
+
+/// The gradient of a piecewise-constant op: zeros, not connected to the incoming gradient
+/// (PyTorch's `zeros_like(grad)`), so an infinite gradient does not become NaN.
+fn zero_grad(ctx: &mut crate::autograd::graph::BackwardCtx) -> Result<Vec<Option<Tensor>>> {
+    let g = ctx.grad(0)?;
+    Ok(vec![Some(Tensor::zeros(g.shape(), g.dtype())?)])
+}
+
+/// Rounds a float to the nearest integer, halfway cases to even (C's `nearbyint`).
+#[inline(always)]
+fn round_half_even(v: f64) -> f64 {
+    v.round_ties_even()
+}
+
+/// A rounding op (floor, ceil, round, trunc): floats are rounded in their own dtype, integers
+/// come back as a copy, bools are PyTorch's `<kernel> not implemented for 'Bool'`; the
+/// gradient is zero.
+macro_rules! rounding_unary {
+    ($name:ident, $node:literal, $kernel:literal, $f:expr) => {
+        pub fn $name(x: &Tensor) -> Result<Tensor> {
+            if x.dtype() == DType::Bool {
+                return Err(Error::dtype_not_implemented($kernel, DType::Bool));
+            }
+            let out = same_dtype_map(x, $f, |v| v)?;
+            if needs_grad(&[x]) {
+                record($node, &[x], &[&out], vec![], zero_grad);
+            }
+            Ok(out)
+        }
+    };
+}
+rounding_unary!(floor, "FloorBackward0", "floor_vml_cpu", f64::floor);
+rounding_unary!(ceil, "CeilBackward0", "ceil_vml_cpu", f64::ceil);
+rounding_unary!(round, "RoundBackward0", "round_vml_cpu", round_half_even);
+rounding_unary!(trunc, "TruncBackward0", "trunc_vml_cpu", f64::trunc);
+
+/// `fix`: PyTorch's alias of `trunc` (TruncBackward0).
+pub fn fix(x: &Tensor) -> Result<Tensor> {
+    trunc(x)
+}
+
+/// `round(decimals=d)` (RoundBackward1): `nearbyint(x * 10^d) / 10^d`, or
+/// `nearbyint(x / 10^-d) * 10^-d` for negative `d`, in the tensor's dtype as PyTorch computes
+/// it; floats only.
+pub fn round_decimals(x: &Tensor, decimals: i64) -> Result<Tensor> {
+    if !x.dtype().is_float() {
+        let kernel = if decimals == 0 {
+            "round_vml_cpu"
+        } else {
+            "round_cpu"
+        };
+        return Err(Error::dtype_not_implemented(kernel, x.dtype()));
+    }
+    let neg = decimals < 0;
+    let p = 10f64.powf(decimals.unsigned_abs() as f64);
+    let p32 = p as f32;
+    let l = x.layout();
+    let out = match x.dtype() {
+        DType::F32 => {
+            let d = x.storage().read::<f32>();
+            Tensor::from_mapped(elementwise::map_unary(&d, l, false, move |v: f32| {
+                if neg {
+                    (v / p32).round_ties_even() * p32
+                } else {
+                    (v * p32).round_ties_even() / p32
+                }
+            })?)
+        }
+        _ => {
+            let d = x.storage().read::<f64>();
+            Tensor::from_mapped(elementwise::map_unary(&d, l, false, move |v: f64| {
+                if neg {
+                    (v / p).round_ties_even() * p
+                } else {
+                    (v * p).round_ties_even() / p
+                }
+            })?)
+        }
+    };
+    if needs_grad(&[x]) {
+        record("RoundBackward1", &[x], &[&out], vec![], zero_grad);
+    }
+    Ok(out)
+}
+
+/// `frac`: `x - trunc(x)`, floats only (FracBackward0: the gradient passes through).
+pub fn frac(x: &Tensor) -> Result<Tensor> {
+    if !x.dtype().is_float() {
+        return Err(Error::dtype_not_implemented("frac_cpu", x.dtype()));
+    }
+    let out = same_dtype_map(x, |v| v - v.trunc(), |v| v)?;
+    if needs_grad(&[x]) {
+        record("FracBackward0", &[x], &[&out], vec![], |ctx| {
+            Ok(vec![Some(ctx.grad(0)?)])
+        });
     }
     Ok(out)
 }
@@ -547,15 +652,39 @@ pub fn leaky_relu(x: &Tensor, slope: f64) -> Result<Tensor> {
     Ok(out)
 }
 
-/// The unary ops bound to Python, each a Tensor method and a `torch` function of that name (the
-/// bindings in py/ops.rs and the op list `_core._ops()` are generated from this list). An op
-/// here is its `pub fn name(&Tensor) -> Result<Tensor>` above: forward, saved tensors, backward.
+/// The unary ops bound to Python, each a Tensor method and a `torch` function of that name, with
+/// its in-place form (`x.exp_()`; `torch.exp_(x)` too where PyTorch has that function, marked
+/// `fn`). The bindings in py/registry.rs and the op list `_core._ops()` are generated from this
+/// list. An op here is its `pub fn name(&Tensor) -> Result<Tensor>` above: forward, saved
+/// tensors, backward; its in-place form runs it through `ops::apply_inplace`.
 #[macro_export]
 macro_rules! for_each_unary_op {
     ($m:ident) => {
         $m! {
-            exp, log, log1p, sqrt, rsqrt, sin, cos, tanh, sigmoid, relu, abs, sign, neg, erf,
-            reciprocal, logical_not, bitwise_not,
+            exp => exp_ fn,
+            log => log_ fn,
+            log1p => log1p_ fn,
+            sqrt => sqrt_ fn,
+            rsqrt => rsqrt_ fn,
+            sin => sin_ fn,
+            cos => cos_ fn,
+            tanh => tanh_ fn,
+            sigmoid => sigmoid_ fn,
+            relu => relu_ fn,
+            abs => abs_ fn,
+            sign => sign_,
+            sgn => sgn_,
+            neg => neg_ fn,
+            erf => erf_ fn,
+            reciprocal => reciprocal_ fn,
+            floor => floor_ fn,
+            ceil => ceil_ fn,
+            round => round_ fn,
+            trunc => trunc_ fn,
+            fix => fix_ fn,
+            frac => frac_ fn,
+            logical_not => logical_not_,
+            bitwise_not => bitwise_not_,
         }
     };
 }

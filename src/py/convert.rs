@@ -158,10 +158,69 @@ fn to_tensor(o: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     Ok(t.cast::<PyTensor>()?.get().t.clone())
 }
 
+/// A sequence or array used as an index, as an index tensor: bools stay a mask, anything else
+/// becomes int64 (an empty sequence too), as PyTorch's `indexing_tensor_from_data`.
+fn to_index_tensor(o: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    let t = to_tensor(o)?;
+    if t.dtype().is_float() {
+        return Ok(crate::ops::to_dtype(&t.detach(), DType::I64)?);
+    }
+    Ok(t)
+}
+
+/// `PySequence_Check`: lists, tuples, ranges, strings, numpy arrays, ...
+fn is_sequence(o: &Bound<'_, PyAny>) -> bool {
+    // SAFETY: `o` is a live object and the GIL is held (we have a `Bound`); the call only reads
+    // the object's type slots.
+    unsafe { pyo3::ffi::PySequence_Check(o.as_ptr()) != 0 }
+}
+
+/// PyTorch's `treatSequenceAsTuple`: a non-tuple sequence shorter than 32 that holds a tensor,
+/// a sequence, a slice, `...` or None is read as a tuple of indices (`x[[[0, 1], b]]` is
+/// `x[[0, 1], b]`), with PyTorch's deprecation warning. Tensors and numpy arrays never are.
+fn sequence_as_tuple<'py>(key: &Bound<'py, PyAny>) -> PyResult<Option<Vec<Bound<'py, PyAny>>>> {
+    let is_array = key.get_type().name().is_ok_and(|n| n == "ndarray");
+    if key.cast::<PyTensor>().is_ok() || is_array || !is_sequence(key) {
+        return Ok(None);
+    }
+    let Ok(n) = key.len() else {
+        return Ok(None);
+    };
+    if n >= 32 {
+        return Ok(None);
+    }
+    let mut items = Vec::with_capacity(n);
+    let mut as_tuple = false;
+    for i in 0..n {
+        let Ok(it) = key.get_item(i) else {
+            return Ok(None);
+        };
+        as_tuple |= it.cast::<PyTensor>().is_ok()
+            || is_sequence(&it)
+            || it.is_instance_of::<PySlice>()
+            || it.is_none()
+            || it.is_instance_of::<PyEllipsis>();
+        items.push(it);
+    }
+    if !as_tuple {
+        return Ok(None);
+    }
+    let py = key.py();
+    PyErr::warn(
+        py,
+        &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+        c"Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor index, x[torch.tensor(seq)], which will result either in an error or a different result",
+        1,
+    )?;
+    Ok(Some(items))
+}
+
 /// Parses `x[key]` into view steps plus optional advanced indices (PyTorch's applySlicing).
 pub fn parse_index(t: &Tensor, key: &Bound<'_, PyAny>) -> PyResult<ParsedIndex> {
     let items: Vec<Bound<'_, PyAny>> = if let Ok(tup) = key.cast::<PyTuple>() {
         tup.iter().collect()
+    } else if let Some(items) = sequence_as_tuple(key)? {
+        items
     } else {
         vec![key.clone()]
     };
@@ -174,8 +233,8 @@ pub fn parse_index(t: &Tensor, key: &Bound<'_, PyAny>) -> PyResult<ParsedIndex> 
             || it.is_instance_of::<pyo3::types::PyRange>()
             || it.hasattr("__array_interface__")?
         {
-            let tt = to_tensor(&it)?;
-            conv.push(Bound::new(it.py(), PyTensor { t: tt })?.into_any());
+            let tt = to_index_tensor(&it)?;
+            conv.push(Bound::new(it.py(), PyTensor::new(tt))?.into_any());
         } else {
             conv.push(it);
         }

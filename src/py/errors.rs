@@ -1,6 +1,7 @@
 //! The one place where Rust errors become Python exceptions, and the one helper that runs core
 //! work with panics caught, deciding (`Work`) whether the GIL is released meanwhile.
 
+use super::slot::{AsTensor, InFlight};
 use crate::error::{Error, Kind};
 use crate::tensor::Tensor;
 use pyo3::exceptions::{
@@ -117,9 +118,13 @@ impl Work {
         }
     }
     /// Work proportional to the tensors' element count.
-    pub fn elems<'a>(tensors: impl IntoIterator<Item = &'a Tensor> + Clone) -> Work {
-        let n = tensors.clone().into_iter().map(|t| t.numel()).sum();
-        Work::over(tensors, n)
+    pub fn elems<'a, T: AsTensor + 'a>(tensors: impl IntoIterator<Item = &'a T> + Clone) -> Work {
+        let n = tensors
+            .clone()
+            .into_iter()
+            .map(|t| t.as_tensor().numel())
+            .sum();
+        Work::over(tensors.into_iter().map(|t| t.as_tensor()), n)
     }
     /// Work too small to be worth releasing the GIL.
     pub const LIGHT: Work = Work { release: false };
@@ -134,6 +139,8 @@ pub fn run<T: Send>(
     work: Work,
     f: impl FnOnce() -> crate::Result<T> + Send,
 ) -> PyResult<T> {
+    // counted from before the GIL is released (see py/slot.rs)
+    let _in_flight = InFlight::enter();
     let r = if work.release {
         py.detach(|| catch(f))
     } else {
@@ -144,6 +151,7 @@ pub fn run<T: Send>(
 
 /// Runs cheap core work on the calling thread with panics turned into RuntimeError.
 pub fn guarded<T>(f: impl FnOnce() -> crate::Result<T>) -> PyResult<T> {
+    let _in_flight = InFlight::enter();
     catch(f).map_err(PyErr::from)
 }
 

@@ -1,14 +1,18 @@
 //! All PyO3 code: the `ferrograd._core` module.
 
+pub mod breadth;
 pub mod convert;
 pub mod errors;
 pub mod hooks;
 pub mod nn;
 pub mod node;
+pub mod op_args;
 pub mod optim;
 pub mod random;
 pub mod rearrange;
 pub mod registry;
+pub mod sampling;
+pub mod slot;
 pub mod tensor;
 
 use crate::autograd::engine::{run_backward, BackwardOptions};
@@ -332,10 +336,12 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDType>()?;
     m.add_class::<node::PyNodeHandle>()?;
     random::register(m)?;
+    sampling::register(m)?;
     optim::register(m)?;
     nn::register(m)?;
     hooks::register(m)?;
     rearrange::register(m)?;
+    breadth::register(m)?;
     m.add("float32", PyDType(DType::F32))?;
     m.add("float64", PyDType(DType::F64))?;
     m.add("int64", PyDType(DType::I64))?;
@@ -357,6 +363,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_check_fits, m)?)?;
     m.add_function(wrap_pyfunction!(_run_backward, m)?)?;
     registry::register(m)?;
+    op_args::register(m)?;
     m.add_function(wrap_pyfunction!(node::_record_function, m)?)?;
     m.add_function(wrap_pyfunction!(node::_saved_tensors, m)?)?;
     let _ = Scalar::Int(0);

@@ -26,7 +26,7 @@ fn _pointwise_loss(
         [&x, &y]
             .into_iter()
             .chain(&weight)
-            .chain(pos_weight.as_ref().map(|w| &w.t)),
+            .chain(pos_weight.as_ref().map(|w| &*w.t)),
     );
     let kind = match kind {
         "mse" => Pointwise::Mse,

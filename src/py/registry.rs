@@ -3,7 +3,7 @@
 //! argument rules. Nothing here is written per op.
 
 use super::convert::operand;
-use super::errors::run;
+use super::errors::{run, Work};
 use super::tensor::{operand_work, PyTensor};
 use crate::ops::{self, BinOp, Operand};
 use crate::tensor::Tensor;
@@ -112,18 +112,35 @@ macro_rules! bind_binary {
 }
 crate::for_each_binary_op!(bind_binary);
 
+/// `x.<op>_()`: the op applied in place, with PyTorch's in-place rules (`ops::apply_inplace`:
+/// the leaf check, the write back through the tensor's layout, the version bump, the new
+/// grad_fn).
+fn unary_inplace<'py>(
+    slf: &Bound<'py, PyTensor>,
+    f: fn(&Tensor) -> crate::Result<Tensor>,
+) -> PyResult<Bound<'py, PyTensor>> {
+    let t = slf.get().t.clone();
+    run(slf.py(), Work::elems([&t]), move || {
+        ops::apply_inplace(&t, &[], f)
+    })?;
+    Ok(slf.clone())
+}
+
 macro_rules! bind_unary {
-    ($($name:ident,)*) => {
+    ($($name:ident => $inplace:ident $($function:ident)?,)*) => {
         #[pymethods]
         impl PyTensor {
             $(
                 fn $name(&self, py: Python<'_>) -> PyResult<PyTensor> {
                     self.unary(py, ops::$name)
                 }
+                fn $inplace<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+                    unary_inplace(slf, ops::$name)
+                }
             )*
         }
 
-        /// The unary ops as `torch` functions.
+        /// The unary ops as `torch` functions, and their in-place forms where PyTorch has them.
         mod unary_functions {
             use super::*;
             $(
@@ -131,9 +148,26 @@ macro_rules! bind_unary {
                 pub fn $name(input: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
                     unary_function(stringify!($name), ops::$name, input)
                 }
+                $(
+                    #[pyfunction]
+                    pub fn $inplace<'py>(input: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                        let _ = stringify!($function);
+                        let t = input
+                            .cast::<PyTensor>()
+                            .map_err(|_| must_be_tensor(stringify!($inplace), "input", input))?;
+                        unary_inplace(t, ops::$name)?;
+                        Ok(input.clone())
+                    }
+                )?
             )*
             pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-                $( m.add_function(wrap_pyfunction!($name, m)?)?; )*
+                $(
+                    m.add_function(wrap_pyfunction!($name, m)?)?;
+                    $(
+                        let _ = stringify!($function);
+                        m.add_function(wrap_pyfunction!($inplace, m)?)?;
+                    )?
+                )*
                 Ok(())
             }
             pub const NAMES: &[&str] = &[$(stringify!($name),)*];

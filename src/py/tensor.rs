@@ -6,6 +6,7 @@ use super::convert::{
 };
 use super::errors::{guarded, run, Work};
 use super::node::node_object;
+use super::slot::TensorSlot;
 use crate::autograd::graph::NodeRef;
 use crate::dtype::{DType, Scalar};
 use crate::ops::{self, BinOp, Operand};
@@ -20,12 +21,15 @@ use pyo3::PyTraverseError;
 
 #[pyclass(name = "Tensor", module = "ferrograd", subclass, frozen, weakref)]
 pub struct PyTensor {
-    pub t: Tensor,
+    /// The core tensor; `t.data = other` re-points it (see py/slot.rs).
+    pub t: TensorSlot,
 }
 
 impl PyTensor {
     pub fn new(t: Tensor) -> Self {
-        PyTensor { t }
+        PyTensor {
+            t: TensorSlot::new(t),
+        }
     }
 
     /// softmax / log_softmax, optionally computed in another dtype.
@@ -60,7 +64,7 @@ impl PyTensor {
 }
 
 fn wrap(t: Tensor) -> PyTensor {
-    PyTensor { t }
+    PyTensor::new(t)
 }
 
 /// Remembers `obj` (weakly) as the Python object of its tensor.
@@ -349,6 +353,28 @@ impl PyTensor {
     fn data(&self) -> PyTensor {
         wrap(self.t.data_alias())
     }
+    /// `t.data = other`: this Python tensor now has `other`'s storage, shape and dtype, and
+    /// keeps its own autograd identity (PyTorch's `set_data`; see `Tensor::with_data_of`).
+    #[setter]
+    fn set_data(slf: &Bound<'_, Self>, value: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let Some(value) = value else {
+            return Err(PyTypeError::new_err("cannot delete attribute 'data'"));
+        };
+        let new = value.cast::<PyTensor>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "Variable data has to be a tensor, but got {}",
+                value
+                    .get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })?;
+        let new = new.get().t.clone();
+        let swapped = slf.get().t.with_data_of(&new)?;
+        slf.get().t.replace(slf.py(), swapped);
+        register_pyobj(slf)
+    }
     fn _is_view(&self) -> bool {
         self.t.meta().view_base.is_some()
     }
@@ -567,6 +593,18 @@ impl PyTensor {
     fn __rxor__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         forward_op(self, o, BinOp::BitXor, true)
     }
+    fn __lshift__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        forward_op(self, o, BinOp::Shl, false)
+    }
+    fn __rlshift__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        forward_op(self, o, BinOp::Shl, true)
+    }
+    fn __rshift__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        forward_op(self, o, BinOp::Shr, false)
+    }
+    fn __rrshift__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        forward_op(self, o, BinOp::Shr, true)
+    }
     fn __matmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let Ok(b) = o.cast::<PyTensor>() else {
             return Ok(py.NotImplemented());
@@ -633,6 +671,42 @@ impl PyTensor {
     }
     fn pow_<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
         inplace(slf, BinOp::Pow, o)
+    }
+    fn __ilshift__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, BinOp::Shl, o).map(|_| ())
+    }
+    fn __irshift__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, BinOp::Shr, o).map(|_| ())
+    }
+    fn bitwise_left_shift_<'py>(
+        slf: &Bound<'py, Self>,
+        o: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        inplace(slf, BinOp::Shl, o)
+    }
+    fn bitwise_right_shift_<'py>(
+        slf: &Bound<'py, Self>,
+        o: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        inplace(slf, BinOp::Shr, o)
+    }
+    fn floor_divide_<'py>(
+        slf: &Bound<'py, Self>,
+        o: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        inplace(slf, BinOp::FloorDiv, o)
+    }
+    fn __ifloordiv__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, BinOp::FloorDiv, o).map(|_| ())
+    }
+    fn remainder_<'py>(
+        slf: &Bound<'py, Self>,
+        o: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        inplace(slf, BinOp::Rem, o)
+    }
+    fn __imod__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, BinOp::Rem, o).map(|_| ())
     }
     fn zero_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
         guarded(|| ops::zero_(&slf.get().t))?;

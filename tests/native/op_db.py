@@ -536,6 +536,69 @@ def _clamp_samples(g):
     ]
 
 
+def _ref_addcmul(x, t1, t2, value=1):
+    return x + value * t1 * t2
+
+
+def _ref_addcdiv(x, t1, t2, value=1):
+    return x + value * t1 / t2
+
+
+def _addc_samples(make_t2):
+    """addcmul / addcdiv: broadcasting among the three tensors, 0-d, views, ``value``."""
+
+    def samples(g):
+        return [
+            Sample(g.f(3, 4), g.f(3, 4), make_t2(g, 3, 4)),
+            Sample(g.f(3, 4), g.f(3, 1), make_t2(g, 1, 4), value=0.5),
+            Sample(g.f(4), g.f(2, 3, 4), make_t2(g, 3, 1), value=-2),
+            Sample(g.f(), g.f(3, 4), make_t2(g), value=1.5),
+            Sample(g.f(), g.f(), make_t2(g), value=3),
+            Sample(g.f(3, 4), g.f(3, 4), make_t2(g, 3, 4), views={1: "T"}, value=2),
+            Sample(g.f(3, 4), g.f(3, 4), make_t2(g, 3, 4), views={0: "slice", 2: "slice"}),
+        ]
+
+    return samples
+
+
+def _ref_lerp(x, end, weight):
+    return x + weight * (end - x)
+
+
+def _lerp_samples(g):
+    # the weight is a number or a tensor; |weight| < 0.5 and >= 0.5 take different formulas
+    return [
+        Sample(g.f(3, 4), g.f(3, 4), 0.3),
+        Sample(g.f(3, 4), g.f(3, 4), 0.75),
+        Sample(g.f(3, 4), g.f(3, 4), -0.6),
+        Sample(g.f(3, 4), g.f(3, 4), 1.5),
+        Sample(g.f(3, 4), g.f(3, 4), g.f(3, 4, lo=-1.0, hi=2.0)),
+        Sample(g.f(3, 1), g.f(1, 4), g.f(4, lo=0.0, hi=1.0)),
+        Sample(g.f(2, 3, 4), g.f(3, 4), g.f(lo=0.0, hi=1.0)),  # 0-d tensor weight
+        Sample(g.f(), g.f(), 0.25),
+        Sample(g.f(3, 4), g.f(3, 4), g.f(3, 4), views={0: "T", 2: "slice"}),
+    ]
+
+
+def _ref_normalize(x, p=2.0, dim=1, eps=1e-12):
+    norm = np.sum(np.abs(x) ** p, axis=dim, keepdims=True) ** (1.0 / p)
+    return x / np.maximum(norm, eps)
+
+
+def _normalize_samples(g):
+    return [
+        Sample(g.nz(3, 4)),
+        Sample(g.nz(3, 4), dim=0),
+        Sample(g.nz(2, 3, 4), dim=-1),
+        Sample(g.nz(3, 4), p=1.0),
+        Sample(g.nz(3, 4), p=3.0, dim=0),
+        Sample(g.nz(5), dim=0),
+        Sample(g.nz(4, 3), views={0: "T"}),
+        # every row's norm is below eps: divided by eps
+        Sample(g.f(3, 4, lo=0.01, hi=0.02), eps=1.0),
+    ]
+
+
 def _maxmin_binary_samples(g):
     return binary_samples(scalars=())(g) + [
         # ties: PyTorch splits the gradient half/half
@@ -1423,6 +1486,10 @@ OP_DB: List[OpInfo] = [
            np.where, _where_samples),
     OpInfo("masked_fill", V(fn="masked_fill", method="masked_fill"), _ref_masked_fill,
            _masked_fill_samples),
+    OpInfo("addcmul", V(fn="addcmul", method="addcmul"), _ref_addcmul, _addc_samples(lambda g, *s: g.f(*s))),
+    OpInfo("addcdiv", V(fn="addcdiv", method="addcdiv"), _ref_addcdiv, _addc_samples(lambda g, *s: g.nz(*s))),
+    OpInfo("lerp", V(fn="lerp", method="lerp"), _ref_lerp, _lerp_samples),
+    OpInfo("nn.functional.normalize", V(fn="nn.functional.normalize"), _ref_normalize, _normalize_samples),
     # ---- comparisons (non-differentiable, bool results) --------------------
     _compare("eq", np.equal, operator.eq),
     _compare("ne", np.not_equal, operator.ne),
@@ -1640,6 +1707,1060 @@ OP_DB: List[OpInfo] = [
            _one_hot_samples, differentiable=False),
     OpInfo("nn.functional.pad", V(fn=("nn.functional.pad", "constant_pad_nd")), _ref_constant_pad,
            _constant_pad_samples),
+]
+
+
+# ---------------------------------------------------------------------------
+# dims moved, diagonals, products and contractions (movedim ... cdist)
+# ---------------------------------------------------------------------------
+
+
+def _ref_diag_embed(x, offset=0, dim1=-2, dim2=-1):
+    n = x.shape[-1] + abs(offset)
+    nd = x.ndim + 1
+    d1, d2 = dim1 % nd, dim2 % nd
+    out = np.zeros(x.shape[:-1] + (n, n), dtype=x.dtype)
+    i = np.arange(x.shape[-1])
+    rows, cols = (i, i + offset) if offset >= 0 else (i - offset, i)
+    out[..., rows, cols] = x
+    # the two new dims are the last two: move them to d1 < d2 (swapped if dim1 > dim2)
+    out = np.moveaxis(out, (-2, -1), (d1, d2) if d1 < d2 else (d2, d1))
+    return out if d1 < d2 else np.swapaxes(out, d1, d2)
+
+
+def _ref_cdist(x1, x2, p=2.0, compute_mode=None):
+    diff = np.abs(x1[..., :, None, :] - x2[..., None, :, :])
+    if p == 0:
+        return (diff != 0).sum(-1).astype(x1.dtype)
+    if p == math.inf:
+        return diff.max(-1)
+    return (diff ** p).sum(-1) ** (1.0 / p)
+
+
+def _diagonal_samples(g):
+    f = g.f
+    return [
+        Sample(f(3, 4)),
+        Sample(f(3, 4), 1),
+        Sample(f(4, 3), -2),
+        Sample(f(2, 3, 4), offset=1, dim1=2, dim2=0),
+        Sample(f(2, 3, 4), -1, -1, 1),
+        Sample(f(3, 4), 0, 1, 0, views={0: "T"}),
+        Sample(f(3, 4), offset=5, gradcheck=False),  # empty diagonal
+    ]
+
+
+def _cdist_samples(g):
+    f = g.f
+    return [
+        Sample(f(3, 4), f(5, 4)),
+        Sample(f(2, 3, 2), f(2, 4, 2), p=1.0),
+        Sample(f(3, 2), f(4, 2), p=3.0),
+        Sample(f(3, 2), f(4, 2), p=0.5),
+        Sample(f(3, 2), f(4, 2), p=math.inf),
+        Sample(f(2, 1, 3, 2), f(4, 4, 2)),  # batch dims broadcast
+        Sample(f(30, 3), f(4, 3)),  # more than 25 rows: the matrix-product identity
+        Sample(f(3, 3), f(2, 3), compute_mode="use_mm_for_euclid_dist"),
+        Sample(f(30, 3), f(4, 3), compute_mode="donot_use_mm_for_euclid_dist"),
+        Sample(f(4, 3), f(5, 3), views={0: "T", 1: "slice"}),
+        # a zero distance: PyTorch's gradient there is 0 (not gradcheck-able)
+        Sample(np.array([[1.0, 2.0], [0.5, -1.0]]), np.array([[1.0, 2.0]]), gradcheck=False),
+        Sample(np.array([[1.0, 2.0], [0.5, -1.0]]), np.array([[1.0, 2.0]]), p=3.0, gradcheck=False),
+    ]
+
+
+def _einsum(lib, *ops, eq):
+    return lib.einsum(eq, *ops)
+
+
+def _einsum_list(lib, *ops, eq):
+    return lib.einsum(eq, list(ops))
+
+
+def _einsum_samples(g):
+    f = g.f
+    return [
+        Sample(f(2, 3), f(3, 4), eq="ij,jk->ik"),
+        Sample(f(2, 3), f(3, 4), eq="ij,jk"),  # implicit output
+        Sample(f(2, 2, 3), f(2, 3, 4), eq="bij,bjk->bik"),
+        Sample(f(3, 2, 4), f(4, 3, 5), eq="ibj,jik->bik"),
+        Sample(f(3, 3), eq="ii->i"),
+        Sample(f(3, 3), eq="ii"),
+        Sample(f(2, 3, 3), eq="bii->b"),
+        Sample(f(3, 4), eq="ij->ji"),
+        Sample(f(3, 4), eq="ij->"),
+        Sample(f(3), f(4), eq="i,j->ij"),
+        Sample(f(3, 4), f(3, 4), eq="ij,ij->ij"),
+        Sample(f(3, 4), f(3, 4), eq="ij,ij->"),
+        Sample(f(2, 3), f(3, 4), f(4, 5), eq="ij,jk,kl->il"),
+        Sample(f(2, 3, 4), f(2, 4, 3), f(2, 3), eq="bij,bjk,bk->bi"),
+        Sample(f(2, 1, 3, 4), f(5, 4, 2), eq="...ij,...jk->...ik"),
+        Sample(f(2, 3, 4), f(4), eq="...j,j->..."),
+        Sample(f(2, 3, 4), eq="...ij->...ji"),
+        Sample(f(2, 3), f(1, 3), eq="ij,ij->i"),  # a size-1 dim broadcasts
+        Sample(f(3, 2), f(2, 3), eq="Ab,ba"),  # upper case subscripts sort first
+        Sample(f(), f(3), eq=",i->i"),
+        Sample(f(2, 3), f(3, 4), views={0: "T", 1: "slice"}, eq="ij,jk->ki"),
+    ]
+
+
+def _tensordot_samples(g):
+    f = g.f
+    return [
+        Sample(f(2, 3, 4), f(3, 4, 5)),  # dims=2
+        Sample(f(2, 3), f(3, 4), 1),
+        Sample(f(2, 3), f(4, 5), 0),
+        Sample(f(2, 3, 4), f(4, 2, 5), dims=([0, 2], [1, 0])),
+        Sample(f(3, 4), f(4, 3), dims=([1], [0])),
+        Sample(f(3, 4), f(4, 3), views={0: "T", 1: "slice"}, dims=([0, 1], [1, 0])),
+    ]
+
+
+def _ref_tensordot(a, b, dims=2):
+    return np.tensordot(a, b, axes=dims)
+
+
+OP_DB += [
+    OpInfo("movedim", V(fn=("movedim", "moveaxis"), method=("movedim", "moveaxis")),
+           lambda x, source, destination: np.moveaxis(x, source, destination), lambda g: [
+               Sample(g.f(2, 3, 4), 0, 2),
+               Sample(g.f(2, 3, 4), -1, 0),
+               Sample(g.f(2, 3, 4), (0, 1), (2, 0)),
+               Sample(g.f(2, 3, 4, 2), [3, 0], [1, 2]),
+               Sample(g.f(), 0, -1, ref=lambda x, source, destination: x),
+               Sample(g.f(3, 4), 0, 1, views={0: "T"}),
+           ]),
+    OpInfo("swapdims", V(fn=("swapdims", "swapaxes"), method=("swapdims", "swapaxes")), np.swapaxes,
+           lambda g: [
+               Sample(g.f(2, 3, 4), 0, 2),
+               Sample(g.f(2, 3, 4), -1, 1),
+               Sample(g.f(3, 4), 0, 1, views={0: "slice"}),
+           ]),
+    OpInfo("diagonal", V(fn="diagonal", method="diagonal"),
+           lambda x, offset=0, dim1=0, dim2=1: np.diagonal(x, offset, dim1, dim2), _diagonal_samples),
+    OpInfo("diag", V(fn="diag", method="diag"), lambda x, diagonal=0: np.diag(x, diagonal), lambda g: [
+        Sample(g.f(3)),
+        Sample(g.f(3), 1),
+        Sample(g.f(2), diagonal=-2),
+        Sample(g.f(3, 4)),
+        Sample(g.f(3, 4), -1),
+        Sample(g.f(3, 4), 2, views={0: "T"}),
+    ]),
+    OpInfo("diag_embed", V(fn="diag_embed", method="diag_embed"), _ref_diag_embed, lambda g: [
+        Sample(g.f(3)),
+        Sample(g.f(2, 3)),
+        Sample(g.f(2, 3), 1),
+        Sample(g.f(2, 3), -1, 0, 2),
+        Sample(g.f(2, 3), offset=2, dim1=2, dim2=0),
+        Sample(g.f(3, 2), views={0: "T"}, dim1=-1, dim2=0),
+    ]),
+    OpInfo("trace", V(fn="trace", method="trace"), np.trace, lambda g: [
+        Sample(g.f(3, 3)),
+        Sample(g.f(2, 4)),
+        Sample(g.f(4, 2), views={0: "T"}),
+    ]),
+    OpInfo("kron", V(fn="kron", method="kron"), np.kron, lambda g: [
+        Sample(g.f(2, 3), g.f(3, 2)),
+        Sample(g.f(2), g.f(3, 2)),
+        Sample(g.f(2, 1, 2), g.f(3)),
+        Sample(g.f(), g.f(2, 2)),
+        # (no non-contiguous sample: PyTorch's kron backward fails on them)
+    ]),
+    OpInfo("tensordot", V(fn="tensordot"), _ref_tensordot, _tensordot_samples),
+    OpInfo("einsum", {"fn.einsum": _einsum, "fn.einsum(list)": _einsum_list},
+           lambda *ops, eq: np.einsum(eq, *ops), _einsum_samples),
+    OpInfo("cdist", V(fn="cdist"), _ref_cdist, _cdist_samples),
+    OpInfo("cdist_p0", {"fn.cdist": _fn("cdist")}, _ref_cdist, lambda g: [
+        Sample(np.round(g.f(3, 2)), np.round(g.f(4, 2)), p=0.0),
+    ], differentiable=False),
+    OpInfo("triu_indices", V(fn="triu_indices"), lambda r, c, offset=0: np.stack(np.triu_indices(r, offset, c)),
+           lambda g: [Sample(3, 4), Sample(4, 3, 1), Sample(3, 3, -1), Sample(0, 3)],
+           differentiable=False),
+    OpInfo("tril_indices", V(fn="tril_indices"), lambda r, c, offset=0: np.stack(np.tril_indices(r, offset, c)),
+           lambda g: [Sample(3, 4), Sample(4, 3, 1), Sample(3, 3, offset=-2)], differentiable=False),
+]
+
+
+# ---------------------------------------------------------------------------
+# reductions and scans (var_mean ... quantile)
+# ---------------------------------------------------------------------------
+
+
+def _ref_var_mean(npf):
+    def ref(x, dim=None, unbiased=None, keepdim=False, correction=None):
+        ax = _axis(dim, x.ndim)
+        ddof = correction if correction is not None else (0 if unbiased is False else 1)
+        return npf(x, axis=ax, ddof=ddof, keepdims=keepdim), np.mean(x, axis=ax, keepdims=keepdim)
+
+    return ref
+
+
+def _ref_aminmax(x, dim=None, keepdim=False):
+    ax = _axis(dim, x.ndim)
+    return np.min(x, axis=ax, keepdims=keepdim), np.max(x, axis=ax, keepdims=keepdim)
+
+
+def _scan_ref(fn):
+    def ref(x, dim, **kw):
+        return fn(x, axis=dim) if x.ndim else fn(x.reshape(1), axis=0).reshape(())
+
+    return ref
+
+
+def _ref_cum_extreme(want_max):
+    def ref(x, dim):
+        if x.ndim == 0:
+            return x.copy(), np.zeros((), dtype=np.int64)
+        xm = np.moveaxis(x, dim, -1)
+        vals, idx = np.empty_like(xm), np.empty(xm.shape, dtype=np.int64)
+        for pos in np.ndindex(*xm.shape[:-1]):
+            best = 0
+            for i, v in enumerate(xm[pos]):
+                b = xm[pos][best]
+                if np.isnan(v) or (not np.isnan(b) and (v >= b if want_max else v <= b)):
+                    best = i
+                vals[pos + (i,)], idx[pos + (i,)] = xm[pos][best], best
+        return np.moveaxis(vals, -1, dim), np.moveaxis(idx, -1, dim)
+
+    return ref
+
+
+def _ref_select(pick):
+    """(values, indices) of the stable-sorted position ``pick(row)`` of each row along dim."""
+    def ref(x, *args, dim=None, keepdim=False):
+        if args:  # kthvalue(x, k, dim, keepdim)
+            k = args[0]
+            dim = args[1] if len(args) > 1 else (-1 if dim is None else dim)
+            keepdim = args[2] if len(args) > 2 else keepdim
+        else:
+            k = None
+        x1 = x.reshape(1) if x.ndim == 0 else x
+        xm = np.moveaxis(x1, dim, -1)
+        order = np.argsort(xm, axis=-1, kind="stable")
+        pos = np.array([pick(row, k) for row in xm.reshape(-1, xm.shape[-1])]).reshape(xm.shape[:-1] + (1,))
+        idx = np.take_along_axis(order, pos, -1)
+        vals = np.take_along_axis(xm, idx, -1)
+        vals, idx = np.moveaxis(vals, -1, dim), np.moveaxis(idx, -1, dim)
+        if x.ndim == 0:
+            return vals.reshape(()), idx.reshape(())
+        if not keepdim:
+            vals, idx = vals.squeeze(dim), idx.squeeze(dim)
+        return vals, idx
+
+    return ref
+
+
+def _median_pos(row, k):
+    nans = int(np.isnan(row).sum())
+    return len(row) - nans if nans else (len(row) - 1) // 2
+
+
+def _nanmedian_pos(row, k):
+    good = len(row) - int(np.isnan(row).sum())
+    return (good - 1) // 2 if good else (len(row) - 1) // 2
+
+
+def _ref_median(x, dim=None, keepdim=False):
+    if dim is None:
+        s = np.sort(x.reshape(-1))
+        return s[-1] if np.isnan(s[-1]) else s[(s.size - 1) // 2]
+    return _ref_select(_median_pos)(x, dim=dim, keepdim=keepdim)
+
+
+def _ref_nanmedian(x, dim=None, keepdim=False):
+    if dim is None:
+        s = np.sort(x.reshape(-1))
+        good = s.size - int(np.isnan(s).sum())
+        return s[(good - 1) // 2] if good else s[0]
+    return _ref_select(_nanmedian_pos)(x, dim=dim, keepdim=keepdim)
+
+
+def _ref_mode(x, dim=-1, keepdim=False):
+    x1 = x.reshape(1) if x.ndim == 0 else x
+    xm = np.moveaxis(x1, dim, -1)
+    vals, idx = np.empty(xm.shape[:-1]), np.empty(xm.shape[:-1], dtype=np.int64)
+    for pos in np.ndindex(*xm.shape[:-1]):
+        row = list(xm[pos])
+        counts = {v: row.count(v) for v in row}  # NaN: each one its own value
+        best = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+        vals[pos] = best
+        idx[pos] = max(i for i, v in enumerate(row) if v == best or v is best)
+    vals, idx = vals.astype(x.dtype), idx
+    if x.ndim == 0:
+        return vals.reshape(()), idx.reshape(())
+    if keepdim:
+        vals, idx = np.expand_dims(vals, dim), np.expand_dims(idx, dim)
+    return vals, idx
+
+
+def _ref_quantile(npf):
+    def ref(x, q, dim=None, keepdim=False, interpolation="linear"):
+        return npf(x, q, axis=dim, keepdims=keepdim, method=interpolation)
+
+    return ref
+
+
+def _cummax_samples(g):
+    d = g.distinct
+    return [
+        Sample(d(3, 4), 1),
+        Sample(d(3, 4), 0),
+        Sample(d(2, 3, 4), -1),
+        Sample(d(5), 0),
+        Sample(d(), 0),
+        Sample(d(3, 4), 1, views={0: "T"}),
+        # ties: the latest index; NaN wins
+        Sample(np.array([[1.0, 3.0, 3.0, 2.0, 3.0], [0.0, np.nan, 1.0, np.nan, 2.0]]), 1, gradcheck=False),
+    ]
+
+
+def _median_samples(g):
+    d = g.distinct
+    return [
+        Sample(d(5)),
+        Sample(d(3, 4)),
+        Sample(d(3, 4), 1),
+        Sample(d(3, 5), 0, True),
+        Sample(d(2, 3, 4), dim=-1),
+        Sample(d(), 0),
+        Sample(d(3, 4), views={0: "T"}, dim=0),
+        # ties (the gradient of the whole-tensor median is spread over them) and NaN rows
+        Sample(np.array([1.0, 2.0, 2.0, 3.0]), gradcheck=False),
+        Sample(np.array([[1.0, 4.0, 2.0, 3.0, 2.0], [np.nan, 1.0, np.nan, 1.0, 0.0]]), 1, gradcheck=False),
+        Sample(np.array([2.0, np.nan, 1.0]), gradcheck=False),
+    ]
+
+
+def _nanmedian_samples(g):
+    d = g.distinct
+    return [
+        Sample(d(5)),
+        Sample(d(3, 4), 1),
+        Sample(d(2, 3, 4), dim=0, keepdim=True),
+        Sample(np.array([np.nan, 1.0, np.nan, 3.0, 0.0])),
+        Sample(np.array([[1.0, 4.0, 2.0, 3.0, 2.0], [np.nan, 1.0, np.nan, 1.5, 0.0], [np.nan] * 5]), 1,
+               gradcheck=False),
+    ]
+
+
+def _mode_samples(g):
+    # repeated values by design: moving one of them changes the mode (no finite differences)
+    return [
+        Sample(np.array([[1.0, 2.0, 2.0, 1.0, 3.0], [5.0, 5.0, 1.0, 1.0, 1.0]]), gradcheck=False),
+        Sample(np.array([[1.0, 2.0], [2.0, 2.0], [1.0, 0.5]]), 0, gradcheck=False),
+        Sample(np.array([3.0, 1.0, 3.0, 1.0, 2.0]), keepdim=True, gradcheck=False),
+        Sample(np.array([0.0, np.nan, np.nan, 1.0]), gradcheck=False),
+        Sample(np.round(g.f(2, 3, 6)), 1, gradcheck=False),
+        Sample(np.round(g.f(4, 3)), 1, views={0: "T"}, gradcheck=False),
+        Sample(g.distinct(3, 4), 1),  # all distinct: the smallest of each row
+        Sample(g.f(), 0),
+    ]
+
+
+def _kthvalue_samples(g):
+    d = g.distinct
+    return [
+        Sample(d(5), 2),
+        Sample(d(3, 4), 4, 1),
+        Sample(d(3, 4), 1, 0, True),
+        Sample(d(2, 3, 4), 2, dim=1),
+        Sample(d(), 1),
+        Sample(d(3, 4), 3, views={0: "T"}),
+    ]
+
+
+def _quantile_samples(g):
+    d = g.distinct
+    q = np.array([0.1, 0.45, 0.8])  # ranks off the integers: differentiable in q
+    halves = np.array([0.125, 0.375, 0.625, 0.875])  # ranks 0.5, 1.5, ... of 5 values: ties to even
+    return [
+        Sample(d(5), 0.3),
+        Sample(d(3, 4), 0.6, dim=1),
+        Sample(d(3, 4), q, dim=0),
+        Sample(d(3, 4), q, dim=1, keepdim=True),
+        Sample(d(2, 3, 4), 0.25, dim=-1, keepdim=True),
+        Sample(d(3, 4), q),
+        Sample(d(3, 4), 0.5, keepdim=True),
+        Sample(d(6), np.array([0.12, 0.33, 0.55, 0.71, 0.93]), interpolation="lower"),
+        Sample(d(6), np.array([0.12, 0.33, 0.55, 0.71, 0.93]), interpolation="higher"),
+        Sample(d(6), np.array([0.12, 0.33, 0.55, 0.71, 0.93]), interpolation="midpoint"),
+        Sample(d(6), np.array([0.12, 0.33, 0.55, 0.71, 0.93]), interpolation="nearest"),
+        Sample(d(5), halves, interpolation="nearest", gradcheck=False),
+        Sample(d(), 0.5),
+        Sample(d(3, 4), 0.4, dim=0, views={0: "T"}),
+    ]
+
+
+def _nanquantile_samples(g):
+    x = g.distinct(3, 5)
+    x[0, 1] = x[2, 0] = x[2, 3] = np.nan
+    return _quantile_samples(g) + [
+        Sample(x, 0.4, dim=1),
+        Sample(x, np.array([0.05, 0.55, 0.95]), dim=1, interpolation="nearest"),
+        Sample(np.full((2, 3), np.nan), 0.5, dim=1, gradcheck=False),
+    ]
+
+
+def _cumprod_samples(g):
+    f = g.f
+    z = f(3, 5)
+    z[0, 1] = 0.0
+    z[1, 0] = z[1, 3] = 0.0
+    z[2, 4] = 0.0
+    return [
+        Sample(f(3, 4), 1),
+        Sample(f(3, 4), 0),
+        Sample(f(2, 3, 5), -1),
+        Sample(f(), 0),
+        Sample(f(9), 0),
+        Sample(z, 1),  # zeros: the exact gradient
+        Sample(z, 0),
+        Sample(f(3, 4), dim=1, views={0: "T"}),
+    ]
+
+
+OP_DB += [
+    OpInfo("var_mean", V(fn="var_mean"), _ref_var_mean(np.var), _var_samples),
+    OpInfo("std_mean", V(fn="std_mean"), _ref_var_mean(np.std), _var_samples),
+    OpInfo("aminmax", V(fn="aminmax", method="aminmax"), _ref_aminmax, lambda g: [
+        Sample(g.distinct(3, 4)),
+        Sample(g.distinct(3, 4), dim=1),
+        Sample(g.distinct(2, 3, 4), dim=0, keepdim=True),
+        Sample(g.distinct(3, 4), keepdim=True),
+        Sample(g.distinct(), dim=0),
+        Sample(g.distinct(3, 4), views={0: "T"}, dim=-1),
+        # ties share the gradient
+        Sample(np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]]), dim=1, gradcheck=False),
+    ]),
+    OpInfo("nansum", V(fn="nansum", method="nansum"), _reduce(np.nansum), lambda g: reduction_samples()(g) + [
+        Sample(np.array([[1.0, np.nan, 2.0], [np.nan, np.nan, 0.5]]), dim=1),
+        Sample(np.array([1.0, np.nan, 2.0])),
+    ]),
+    OpInfo("nanmean", V(fn="nanmean", method="nanmean"), _reduce(np.nanmean), lambda g: reduction_samples()(g) + [
+        Sample(np.array([[1.0, np.nan, 2.0], [np.nan, 3.0, 0.5]]), dim=1),
+        Sample(np.array([[1.0, np.nan, 2.0], [np.nan, 3.0, 0.5]]), dim=0, keepdim=True),
+    ]),
+    OpInfo("cumprod", V(fn="cumprod", method="cumprod"), _scan_ref(np.cumprod), _cumprod_samples),
+    # torch_tol32: PyTorch's float32 backward of logcumsumexp is ~1.5e-5 off the exact gradient
+    OpInfo("logcumsumexp", V(fn="logcumsumexp", method="logcumsumexp"), _scan_ref(np.logaddexp.accumulate),
+           torch_tol32=(1e-4, 1e-5), samples=lambda g: [
+               Sample(g.f(3, 4), 1),
+               Sample(g.f(3, 4), 0),
+               Sample(g.f(2, 3, 5), -1),
+               Sample(g.f(), 0),
+               Sample(g.f(3, 4) * 300, 1, gradcheck=False),  # large values: no overflow
+               Sample(np.array([-800.0, 0.0, -900.0, 1.0]), 0),  # tiny terms keep their share
+               Sample(g.f(3, 4), 1, views={0: "slice"}),
+           ]),
+    OpInfo("cummax", V(fn="cummax", method="cummax"), _ref_cum_extreme(True), _cummax_samples),
+    OpInfo("cummin", V(fn="cummin", method="cummin"), _ref_cum_extreme(False), _cummax_samples),
+    OpInfo("median", V(fn="median", method="median"), _ref_median, _median_samples),
+    OpInfo("nanmedian", V(fn="nanmedian", method="nanmedian"), _ref_nanmedian, _nanmedian_samples),
+    OpInfo("mode", V(fn="mode", method="mode"), _ref_mode, _mode_samples),
+    OpInfo("kthvalue", V(fn="kthvalue", method="kthvalue"),
+           _ref_select(lambda row, k: np.argsort(np.argsort(row, kind="stable"), kind="stable")[
+               np.argsort(row, kind="stable")[k - 1]]), _kthvalue_samples),
+    OpInfo("quantile", V(fn="quantile", method="quantile"), _ref_quantile(np.quantile), _quantile_samples),
+    OpInfo("nanquantile", V(fn="nanquantile", method="nanquantile"), _ref_quantile(np.nanquantile),
+           _nanquantile_samples),
+]
+
+
+# ---------------------------------------------------------------------------
+# sets, counts and bins (unique ... bucketize)
+# ---------------------------------------------------------------------------
+
+
+def _ref_unique(x, sorted=True, return_inverse=False, return_counts=False):  # noqa: A002  (torch's names)
+    vals, inv, counts = np.unique(x.reshape(-1), return_inverse=True, return_counts=True, equal_nan=False)
+    out = (vals,) + ((inv.reshape(x.shape).astype(np.int64),) if return_inverse else ()) + (
+        (counts.astype(np.int64),) if return_counts else ())
+    return out if len(out) > 1 else vals
+
+
+def _ref_unique_consecutive(x, return_inverse=False, return_counts=False):
+    flat = x.reshape(-1)
+    starts = np.concatenate([[True], flat[1:] != flat[:-1]]) if flat.size else np.zeros(0, dtype=bool)
+    run = np.cumsum(starts) - 1
+    out = (flat[starts],) + ((run.reshape(x.shape).astype(np.int64),) if return_inverse else ()) + (
+        (np.bincount(run, minlength=int(starts.sum())).astype(np.int64),) if return_counts else ())
+    return out if len(out) > 1 else out[0]
+
+
+def _ref_bincount(x, weights=None, minlength=0):
+    w = None if weights is None else weights.astype(np.float64)
+    r = np.bincount(x, weights=w, minlength=minlength)
+    return r if weights is not None else r.astype(np.int64)
+
+
+def _ref_histc(x, bins=100, min=0, max=0):  # noqa: A002
+    lo, hi = float(min), float(max)
+    if lo == hi and x.size:
+        lo, hi = float(x.min()), float(x.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    return np.histogram(x, bins=bins, range=(lo, hi))[0].astype(x.dtype)
+
+
+def _ref_searchsorted(seq, values, sorter=None, right=False, side=None):
+    side = side or ("right" if right else "left")
+    values = np.asarray(values)
+    if sorter is not None:
+        seq = np.take_along_axis(seq, sorter, -1)
+    if seq.ndim == 1:
+        return np.searchsorted(seq, values, side=side).astype(np.int64)
+    out = np.empty(values.shape, dtype=np.int64)
+    for pos in np.ndindex(*seq.shape[:-1]):
+        out[pos] = np.searchsorted(seq[pos], values[pos], side=side)
+    return out
+
+
+def _searchsorted(lib, seq, values, sorter=None, **kw):
+    return lib.searchsorted(seq, values, sorter=sorter, **kw)
+
+
+def _sorted_rows(g, *shape):
+    return np.sort(np.round(g.f(*shape) * 4) / 4, axis=-1)  # repeated values on purpose
+
+
+OP_DB += [
+    OpInfo("unique", V(fn="unique", method="unique"), _ref_unique, lambda g: [
+        Sample(np.round(g.f(3, 4))),
+        Sample(np.round(g.f(3, 4)), return_inverse=True),
+        Sample(np.round(g.f(2, 3, 4)), return_inverse=True, return_counts=True),
+        Sample(np.round(g.f(5)), sorted=False, return_counts=True),
+        Sample(g.idx((4, 3), 3), return_inverse=True, return_counts=True),
+        Sample(g.mask(6), return_counts=True),
+        Sample(np.array([[3.0, 1.0, np.nan], [1.0, 2.0, np.nan]]), return_inverse=True, return_counts=True),
+        Sample(g.f(), return_inverse=True),
+        Sample(np.zeros((0,)), return_inverse=True, return_counts=True),
+        Sample(np.round(g.f(3, 4)), views={0: "T"}, return_inverse=True),
+    ], differentiable=False),
+    OpInfo("unique_consecutive", V(fn="unique_consecutive", method="unique_consecutive"),
+           _ref_unique_consecutive, lambda g: [
+               Sample(np.array([1, 1, 2, 2, 3, 1, 1])),
+               Sample(np.array([1, 1, 2, 2, 3, 1, 1]), return_inverse=True, return_counts=True),
+               Sample(np.round(g.f(3, 4)), return_inverse=True),
+               Sample(np.array([np.nan, np.nan, 1.0, 1.0]), return_counts=True),
+               Sample(np.round(g.f(4, 3)), views={0: "T"}, return_counts=True),
+           ], differentiable=False),
+    OpInfo("bincount", V(fn="bincount", method="bincount"), _ref_bincount, lambda g: [
+        Sample(g.idx((10,), 5)),
+        Sample(g.idx((10,), 5), minlength=8),
+        Sample(g.idx((6,), 4), g.f(6)),
+        Sample(np.zeros((0,), dtype=np.int64), minlength=3),
+    ], differentiable=False),
+    OpInfo("histc", V(fn="histc", method="histc"), _ref_histc, lambda g: [
+        Sample(g.f(50)),
+        Sample(g.f(5, 8), bins=7),
+        Sample(g.f(40), bins=5, min=-1.0, max=1.0),  # elements outside are ignored
+        Sample(np.array([1.0, 2.0, 1.0, 4.0, 2.5]), bins=4, min=0, max=3),  # max falls in the last bin
+        Sample(np.array([1.0, 1.0]), bins=4),  # one value: the range [v - 1, v + 1]
+        Sample(g.f(4, 6), views={0: "T"}, bins=6),
+    ], differentiable=False),
+    # a third input is the (keyword-only) sorter
+    OpInfo("searchsorted", {"fn.searchsorted": _searchsorted}, _ref_searchsorted, lambda g: [
+        Sample(_sorted_rows(g, 8), g.f(3, 4)),
+        Sample(_sorted_rows(g, 8), np.round(g.f(10) * 4) / 4, right=True),  # values equal to elements
+        Sample(_sorted_rows(g, 8), np.round(g.f(10) * 4) / 4, side="right"),
+        Sample(_sorted_rows(g, 8), np.round(g.f(10) * 4) / 4, side="left"),
+        Sample(_sorted_rows(g, 3, 5), g.f(3, 4)),  # one row per batch
+        Sample(_sorted_rows(g, 2, 3, 7), g.f(2, 3, 2), right=True),
+        Sample(np.array([5.0, 1.0, 3.0]), np.array([2.0, 4.0, 0.0, 6.0]), np.array([1, 2, 0])),
+        Sample(np.array([[5.0, 1.0, 3.0], [0.0, 2.0, -1.0]]), g.f(2, 3), np.array([[1, 2, 0], [2, 0, 1]]),
+               right=True),
+        Sample(_sorted_rows(g, 6), 0.3),  # a number: a 0-d result
+        Sample(np.arange(5, dtype=np.int64) * 2, g.f(4) * 4),  # int64 sequence, float values
+        Sample(np.zeros((0,)), g.f(3)),
+    ], differentiable=False),
+    OpInfo("bucketize", V(fn="bucketize"), lambda x, b, right=False: _ref_searchsorted(b, x, right=right),
+           lambda g: [
+               Sample(g.f(3, 4), _sorted_rows(g, 6)),
+               Sample(np.round(g.f(10) * 4) / 4, _sorted_rows(g, 6), right=True),
+               Sample(0.5, _sorted_rows(g, 6)),
+           ], differentiable=False),
+]
+
+
+# ---------------------------------------------------------------------------
+# indexing (masked_select ... argwhere)
+# ---------------------------------------------------------------------------
+
+
+def _ref_masked_select(x, mask):
+    xb, mb = np.broadcast_arrays(x, mask)
+    return xb[mb]
+
+
+def _ref_take_along_dim(x, idx, dim=None):
+    if dim is None:
+        return x.reshape(-1)[idx.reshape(-1)]
+    shape = np.broadcast_shapes(tuple(1 if k == dim % x.ndim else s for k, s in enumerate(x.shape)),
+                                tuple(1 if k == dim % x.ndim else s for k, s in enumerate(idx.shape)))
+    xb = np.broadcast_to(x, tuple(x.shape[k] if k == dim % x.ndim else s for k, s in enumerate(shape)))
+    ib = np.broadcast_to(idx, tuple(idx.shape[k] if k == dim % x.ndim else s for k, s in enumerate(shape)))
+    return np.take_along_axis(xb, ib, dim)
+
+
+def _ref_index_fill(x, dim, index, value):
+    out = x.copy()
+    if x.ndim == 0:
+        return np.asarray(value, dtype=x.dtype) if index.size else out
+    sl = [slice(None)] * x.ndim
+    sl[dim] = index.reshape(-1)
+    out[tuple(sl)] = value
+    return out
+
+
+def _ref_masked_scatter(x, mask, source):
+    xb, mb = np.broadcast_arrays(x, mask)
+    out = xb.copy()
+    out[mb] = source.reshape(-1)[:int(mb.sum())]
+    return out
+
+
+def _ref_scatter_reduce(x, dim, index, src, reduce, include_self=True):
+    out = x.copy()
+    seen = np.zeros(x.shape, dtype=bool)
+    acc = {}
+    for pos in np.ndindex(*index.shape):
+        t = list(pos)
+        t[dim] = index[pos]
+        acc.setdefault(tuple(t), []).append(src[pos])
+    for t, vals in acc.items():
+        vals = ([x[t]] if include_self else []) + vals
+        out[t] = {"sum": np.sum, "prod": np.prod, "mean": np.mean, "amax": np.max, "amin": np.min}[reduce](vals)
+        seen[t] = True
+    return out
+
+
+def _ref_index_put(x, indices, values, accumulate=False):
+    out = x.copy()
+    idx = tuple(indices)
+    if accumulate:
+        np.add.at(out, idx, np.broadcast_to(values, out[idx].shape))
+    else:
+        out[idx] = values
+    return out
+
+
+def _index_put(lib, x, *rest, accumulate=False, n=1):
+    """``x.index_put(indices, values)`` with the ``n`` index tensors and the values as the
+    inputs after ``x``."""
+    return lib.index_put(x, tuple(rest[:n]), rest[n], accumulate)
+
+
+def _index_put_method(lib, x, *rest, accumulate=False, n=1):
+    return x.index_put(tuple(rest[:n]), rest[n], accumulate=accumulate)
+
+
+def _ref_index_put_flat(x, *rest, accumulate=False, n=1):
+    return _ref_index_put(x, rest[:n], rest[n], accumulate)
+
+
+def _disjoint(g, a_shape, b_shape):
+    """Two arrays of pairwise distinct values (no ties between or within them)."""
+    na, nb = int(np.prod(a_shape)), int(np.prod(b_shape))
+    v = g.distinct(na + nb)
+    return v[:na].reshape(a_shape), v[na:].reshape(b_shape)
+
+
+def _scatter_reduce_samples(g):
+    out = []
+    for reduce in ("sum", "prod", "mean", "amax", "amin"):
+        for include_self in (True, False):
+            x, s = _disjoint(g, (3, 4), (2, 4))
+            out.append(Sample(x, 0, g.idx((2, 4), 3), s, reduce, include_self=include_self))
+            x, s = _disjoint(g, (2, 5), (2, 3))
+            out.append(Sample(x, 1, np.array([[0, 0, 4], [2, 2, 2]]), s, reduce, include_self=include_self))
+        x, s = _disjoint(g, (4,), (5,))
+        out.append(Sample(x, 0, np.array([1, 3, 1, 1, 0]), s, reduce, views={0: "slice"}))
+    # prod with zeros: one zero per position (exact gradient), and two (PyTorch refuses the
+    # double backward there, so no gradcheck)
+    x = g.f(4)
+    x[2] = 0.0
+    s = g.f(4)
+    s[0] = 0.0
+    out.append(Sample(x, 0, np.array([0, 0, 1, 2]), s, "prod"))
+    out.append(Sample(x, 0, np.array([0, 0, 1, 2]), s, "prod", include_self=False))
+    s2 = s.copy()
+    s2[1] = 0.0
+    out.append(Sample(g.f(4), 0, np.array([0, 0, 1, 2]), s2, "prod", gradcheck=False))
+    # ties in amax / amin share the gradient
+    out.append(Sample(np.array([1.0, 5.0, 2.0]), 0, np.array([0, 0, 1]), np.array([3.0, 3.0, 5.0]), "amax",
+                      gradcheck=False))
+    return out
+
+
+OP_DB += [
+    OpInfo("masked_select", V(fn="masked_select", method="masked_select"), _ref_masked_select, lambda g: [
+        Sample(g.f(3, 4), g.mask(3, 4)),
+        Sample(g.f(3, 4), g.mask(4)),  # mask broadcasts
+        Sample(g.f(4), g.mask(3, 1)),  # input broadcasts
+        Sample(g.f(), np.array(True)),
+        Sample(g.f(3, 4), np.zeros((3, 4), dtype=bool)),
+        Sample(g.f(3, 4), g.mask(3, 4), views={0: "T"}),
+    ]),
+    OpInfo("take", V(fn="take", method="take"), lambda x, idx: x.reshape(-1)[idx], lambda g: [
+        Sample(g.f(3, 4), g.idx((5,), 12)),
+        Sample(g.f(3, 4), np.array([[0, 11], [-1, 5]])),  # negative, 2-D index
+        Sample(g.f(2, 3), np.array([1, 1, 4])),  # repeated: gradients add up
+        Sample(g.f(3, 4), np.array(7)),
+        Sample(g.f(3, 4), g.idx((4,), 12), views={0: "T"}),
+    ]),
+    OpInfo("take_along_dim", V(fn="take_along_dim", method="take_along_dim"), _ref_take_along_dim, lambda g: [
+        Sample(g.f(3, 4), g.idx((3, 2), 4), 1),
+        Sample(g.f(3, 4), g.idx((5,), 12)),  # no dim: the flattened tensors
+        Sample(g.f(3, 4), g.idx((1, 4), 3), dim=0),  # indices broadcast
+        Sample(g.f(3, 1), g.idx((3, 5), 1), dim=1),
+        Sample(g.f(1, 4), g.idx((3, 2), 4), dim=-1),  # input broadcasts
+        Sample(g.f(2, 3, 4), g.idx((2, 3, 2), 4), -1),
+        Sample(g.f(3, 4), g.idx((2, 4), 3), 0, views={0: "T"}),
+    ]),
+    OpInfo("index_fill", V(fn="index_fill", method="index_fill"), _ref_index_fill, lambda g: [
+        Sample(g.f(3, 4), 1, np.array([0, 2]), -1.5),
+        Sample(g.f(3, 4), 0, np.array([2, -3]), 2),
+        Sample(g.f(2, 3, 4), -1, np.array([1]), 0.5),
+        Sample(g.f(3, 4), 1, np.array(3), g.f()),  # a 0-d tensor value gets a gradient too
+        Sample(g.f(), 0, np.array([0]), 3.0),
+        Sample(g.f(3, 4), 0, np.array([1, 1]), g.f(), views={0: "T"}),
+    ]),
+    OpInfo("masked_scatter", V(fn="masked_scatter", method="masked_scatter"), _ref_masked_scatter, lambda g: [
+        Sample(g.f(3, 4), g.mask(3, 4), g.f(12)),
+        Sample(g.f(3, 4), g.mask(4), g.f(3, 5)),  # mask broadcasts; more source than needed
+        Sample(g.f(4), g.mask(2, 4), g.f(8)),  # input broadcasts
+        Sample(g.f(3, 4), np.zeros((3, 4), dtype=bool), g.f(2)),
+        Sample(g.f(3, 4), g.mask(3, 4), g.f(12), views={0: "T", 2: "slice"}),
+    ]),
+    OpInfo("scatter_reduce", V(fn="scatter_reduce", method="scatter_reduce"), _ref_scatter_reduce,
+           _scatter_reduce_samples),
+    OpInfo("index_put", {"fn.index_put": _index_put, "method.index_put": _index_put_method},
+           _ref_index_put_flat, lambda g: [
+               Sample(g.f(3, 4), np.array([0, 2]), g.f(2, 4)),
+               Sample(g.f(3, 4), np.array([0, 2, 0, 1]), g.f(4), accumulate=True),  # repeats add up
+               Sample(g.f(3, 4), np.array([0, 2, 2]), np.array([1, 3, 0]), g.f(3), n=2),
+               Sample(g.f(3, 4), np.array([0, 2, 0]), np.array([1, 3, 1]), g.f(), n=2, accumulate=True),
+               Sample(g.f(2, 3, 4), np.array([[1], [0]]), np.array([0, 2]), g.f(4), n=2),  # broadcast
+               Sample(g.f(3, 4), np.array([1, 0]), g.f(4), views={0: "T"}, accumulate=True),
+           ]),
+    OpInfo("scatter(reduce)", {
+        "method.scatter": lambda lib, x, idx, src, reduce: x.scatter(0, idx, src, reduce=reduce),
+        "fn.scatter": lambda lib, x, idx, src, reduce: lib.scatter(x, 0, idx, src, reduce=reduce)},
+        lambda x, idx, src, reduce: _ref_scatter_reduce(x, 0, idx, np.broadcast_to(src, idx.shape),
+                                                        "sum" if reduce == "add" else "prod"),
+        lambda g: [
+            Sample(g.f(3, 4), g.idx((2, 4), 3), g.f(2, 4), "add"),
+            Sample(g.f(3, 4), g.idx((2, 4), 3), g.f(2, 4), "multiply"),
+            Sample(g.f(5), np.array([0, 0, 3]), 2.5, "add"),
+            Sample(g.f(5), np.array([0, 0, 3]), 2, "multiply"),
+        ], differentiable=False),
+    OpInfo("nonzero", V(fn=("nonzero", "argwhere"), method=("nonzero", "argwhere")),
+           lambda x: np.argwhere(x) if x.ndim else np.zeros((int(x != 0), 0), dtype=np.int64), lambda g: [
+               Sample(np.round(g.f(3, 4))),
+               Sample(g.mask(2, 3, 4)),
+               Sample(g.idx((6,), 3)),
+               Sample(np.array(2.0)),
+               Sample(np.array([np.nan, 0.0, -0.0, 1.0])),
+               Sample(np.zeros((0, 3))),
+               Sample(np.round(g.f(3, 4)), views={0: "T"}),
+           ], differentiable=False),
+    OpInfo("nonzero(as_tuple)", {"fn.nonzero": lambda lib, x: lib.nonzero(x, as_tuple=True),
+                                 "method.nonzero": lambda lib, x: x.nonzero(as_tuple=True)},
+           lambda x: np.nonzero(x) if x.ndim else (np.zeros(int(x != 0), dtype=np.int64),), lambda g: [
+               Sample(np.round(g.f(3, 4))),
+               Sample(g.mask(2, 3, 4)),
+               Sample(np.array(2.0)),
+               Sample(np.array(0.0)),
+               Sample(np.zeros((0, 3))),
+           ], differentiable=False),
+]
+
+
+# ---------------------------------------------------------------------------
+# distances and vision functions (nn/functional/distance.py, vision.py)
+# ---------------------------------------------------------------------------
+
+
+def _ref_cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    x1, x2 = np.broadcast_arrays(x1, x2)
+    n1 = np.maximum(np.sqrt((x1 * x1).sum(axis=dim, keepdims=True)), eps)
+    n2 = np.maximum(np.sqrt((x2 * x2).sum(axis=dim, keepdims=True)), eps)
+    return ((x1 / n1) * (x2 / n2)).sum(axis=dim)
+
+
+def _ref_vector_norm(d, p, axis, keepdims=False):
+    a = np.abs(d)
+    if p == math.inf:
+        return a.max(axis=axis, keepdims=keepdims)
+    if p == 0:
+        return (a != 0).sum(axis=axis, keepdims=keepdims).astype(d.dtype)
+    return (a ** p).sum(axis=axis, keepdims=keepdims) ** (1.0 / p)
+
+
+def _ref_pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    return _ref_vector_norm(np.asarray(x1 - x2 + eps), p, -1, keepdim)
+
+
+def _ref_triplet_margin_loss(a, pos, neg, margin=1.0, p=2, eps=1e-6, swap=False, reduction="mean"):
+    d_pos = _ref_pairwise_distance(a, pos, p, eps)
+    d_neg = _ref_pairwise_distance(a, neg, p, eps)
+    if swap:
+        d_neg = np.minimum(d_neg, _ref_pairwise_distance(pos, neg, p, eps))
+    loss = np.maximum(margin + d_pos - d_neg, 0.0)
+    return {"none": loss, "sum": loss.sum(), "mean": loss.mean()}[reduction]
+
+
+def _ref_pixel_shuffle(x, r):
+    *b, c, h, w = x.shape
+    y = x.reshape(*b, c // (r * r), r, r, h, w)
+    n = len(b)
+    y = y.transpose(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return y.reshape(*b, c // (r * r), h * r, w * r)
+
+
+def _ref_pixel_unshuffle(x, r):
+    *b, c, h, w = x.shape
+    y = x.reshape(*b, c, h // r, r, w // r, r)
+    n = len(b)
+    y = y.transpose(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return y.reshape(*b, c * r * r, h // r, w // r)
+
+
+def _cosine_similarity_samples(g):
+    return [
+        Sample(g.f(3, 4), g.f(3, 4)),
+        Sample(g.f(3, 4), g.f(3, 4), dim=0),
+        Sample(g.f(2, 3, 4), g.f(3, 4), dim=-1),  # broadcast
+        Sample(g.f(2, 3, 1), g.f(3, 4), dim=1),  # broadcast both ways
+        Sample(g.f(5), g.f(5), dim=0),
+        Sample(g.f(3, 4), g.f(3, 4), views={0: "T"}, dim=1),
+        # a vector with a norm below eps: divided by eps. Not gradcheck-ed: as in ATen, the
+        # gradient flows through the unclamped norm (compared with PyTorch's)
+        Sample(g.f(2, 3, lo=0.001, hi=0.002), g.f(2, 3), eps=0.1, gradcheck=False),
+    ]
+
+
+def _pairwise_distance_samples(g):
+    return [
+        Sample(g.f(3, 4), g.f(3, 4)),
+        Sample(g.f(3, 4), g.f(4), keepdim=True),  # broadcast
+        Sample(g.f(4), g.f(2, 4)),
+        Sample(g.f(5), g.f(5), p=1.0),
+        Sample(g.f(3, 4), g.f(3, 4), p=3.0, eps=0.0),
+        Sample(g.f(2, 3, 4), g.f(2, 3, 4), p=math.inf),
+        Sample(g.f(3, 4), g.f(3, 4), views={0: "T"}, p=0.5),
+    ]
+
+
+def _triplet_margin_loss_samples(g):
+    # the negative far from the anchor in some rows, near in others: both sides of the hinge,
+    # away from its kink
+    a = g.f(4, 5)
+    pos = a + g.f(4, 5, lo=-0.3, hi=0.3)
+    neg = a + np.array([[4.0], [0.0], [3.0], [0.0]]) + g.f(4, 5, lo=-0.3, hi=0.3)
+    return [
+        Sample(a, pos, neg),
+        Sample(a, pos, neg, margin=0.5, reduction="sum"),
+        Sample(a, pos, neg, p=1, reduction="none"),
+        Sample(a, pos, neg, swap=True, eps=0.0),
+        Sample(a[0], pos[0], neg[0], margin=2.0),  # 1-d inputs
+    ]
+
+
+def _pixel_shuffle_samples(g):
+    return [
+        Sample(g.f(1, 8, 2, 3), 2),
+        Sample(g.f(2, 9, 2, 2), 3),
+        Sample(g.f(4, 2, 3), 2),  # unbatched
+        Sample(g.f(2, 1, 4, 2, 3), 2),  # two batch dims
+        Sample(g.f(2, 3, 2, 2), 1),
+        Sample(g.f(1, 8, 2, 3), 2, views={0: "T"}),
+    ]
+
+
+def _pixel_unshuffle_samples(g):
+    return [
+        Sample(g.f(1, 2, 4, 6), 2),
+        Sample(g.f(2, 1, 3, 6), 3),
+        Sample(g.f(2, 4, 2), 2),  # unbatched
+        Sample(g.f(2, 1, 1, 2, 4), 2),
+        Sample(g.f(1, 2, 4, 4), 2, views={0: "T"}),
+    ]
+
+
+def _interp_matrix(mode, n_in, n_out, scale, align_corners):
+    """(n_out, n_in) weights of one spatial dim, from PyTorch's documented coordinate rules:
+    nearest: floor(i * s); nearest-exact: floor((i + .5) * s); linear / cubic: source
+    ``s * i`` (align_corners) or ``s * (i + .5) - .5``; s the input/output ratio (1/scale_factor
+    when one is given; (n_in - 1)/(n_out - 1) with align_corners)."""
+    m = np.zeros((n_out, n_in))
+    if align_corners:
+        s = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    else:
+        s = 1.0 / scale if scale else n_in / n_out
+    for i in range(n_out):
+        if mode in ("nearest", "nearest-exact"):
+            m[i, min(int(math.floor((i + (0.5 if mode == "nearest-exact" else 0.0)) * s)), n_in - 1)] = 1
+            continue
+        if n_in == n_out and mode != "bicubic":
+            m[i, i] = 1
+            continue
+        src = s * i if align_corners else s * (i + 0.5) - 0.5
+        if mode != "bicubic":
+            src = max(src, 0.0)
+        i0 = min(int(math.floor(src)), n_in - 1)
+        t = min(max(src - i0, 0.0), 1.0)
+        if mode != "bicubic":
+            m[i, i0] += 1 - t
+            m[i, min(i0 + 1, n_in - 1)] += t
+            continue
+        a = -0.75
+        for k in range(4):
+            x = abs(t - (k - 1))  # distance from tap i0 - 1 + k
+            w = ((a + 2) * x - (a + 3)) * x * x + 1 if x <= 1 else ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+            m[i, min(max(i0 - 1 + k, 0), n_in - 1)] += w
+    return m
+
+
+def _ref_interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                     recompute_scale_factor=None):
+    dim = x.ndim - 2
+    ins = x.shape[2:]
+    if mode == "area":
+        return _ref_adaptive_avg_pool2d(x, size)
+    scales = _ntuple(scale_factor, dim) if scale_factor is not None else (None,) * dim
+    if size is not None:
+        outs = _ntuple(size, dim)
+    else:
+        outs = tuple(int(math.floor(n * s)) for n, s in zip(ins, scales))
+        if recompute_scale_factor:
+            scales = (None,) * dim
+    for d in range(dim):
+        m = _interp_matrix(mode, ins[d], outs[d], scales[d], align_corners)
+        x = np.moveaxis(np.tensordot(m, np.moveaxis(x, d + 2, 0), axes=1), 0, d + 2)
+    return x
+
+
+def _interpolate_samples(g):
+    f = g.f
+    return [
+        Sample(f(1, 2, 3, 4), size=(6, 8)),  # nearest, x2: the shift path
+        Sample(f(1, 2, 5, 7), size=(7, 3)),  # nearest, up and down
+        Sample(f(2, 1, 4, 4), scale_factor=0.5),
+        Sample(f(1, 2, 4, 5), scale_factor=1.5, mode="nearest-exact"),
+        Sample(f(2, 3, 5), scale_factor=2, mode="nearest"),  # 1-d
+        Sample(f(1, 1, 2, 3, 4), size=(3, 3, 5)),  # 3-d nearest
+        Sample(f(2, 3, 5), scale_factor=2, mode="linear"),
+        Sample(f(2, 3, 5), size=3, mode="linear", align_corners=True),
+        Sample(f(1, 2, 4, 5), size=(7, 3), mode="bilinear"),
+        Sample(f(1, 2, 4, 5), scale_factor=(2.0, 1.5), mode="bilinear", align_corners=True),
+        Sample(f(1, 2, 4, 5), scale_factor=1.7, mode="bilinear", recompute_scale_factor=True),
+        Sample(f(1, 2, 4, 5), size=(4, 9), mode="bilinear"),  # one dim unchanged
+        Sample(f(1, 1, 4, 5), scale_factor=2, mode="bicubic"),
+        Sample(f(1, 2, 5, 4), size=(3, 7), mode="bicubic", align_corners=True),
+        Sample(f(1, 1, 2, 3, 4), scale_factor=2, mode="trilinear"),
+        Sample(f(1, 1, 3, 2, 2), size=(2, 3, 3), mode="trilinear", align_corners=True),
+        Sample(f(1, 2, 6, 8), size=(3, 4), mode="area"),
+        Sample(f(4, 2, 3, 5), size=(5, 6), mode="bilinear", views={0: "T"}),
+    ]
+
+
+def _ref_affine_grid(theta, size, align_corners=False):
+    spatial = size[2:]
+
+    def lin(n):
+        if n <= 1:
+            return np.zeros(1)
+        r = np.linspace(-1.0, 1.0, n)
+        return r if align_corners else r * (n - 1) / n
+
+    axes = np.meshgrid(*[lin(n) for n in spatial], indexing="ij")  # (d,) h, w order
+    base = np.stack([*axes[::-1], np.ones(tuple(spatial))], axis=-1)  # x, y[, z], 1
+    return np.einsum("...k,nik->n...i", base, theta)
+
+
+def _affine_grid_samples(g):
+    return [
+        Sample(g.f(2, 2, 3), (2, 3, 4, 5), align_corners=False),
+        Sample(g.f(2, 2, 3), (2, 1, 4, 5), align_corners=True),
+        Sample(g.f(1, 2, 3), (1, 1, 1, 3), align_corners=False),  # a unit-size dim
+        Sample(g.f(2, 3, 4), (2, 1, 2, 3, 4), align_corners=False),  # 3-d
+        Sample(g.f(1, 3, 4), (1, 2, 3, 2, 2), align_corners=True),
+        Sample(g.f(2, 2, 3), (2, 1, 3, 4), views={0: "T"}, align_corners=False),
+    ]
+
+
+def _ref_grid_source(coord, size, padding_mode, align_corners):
+    coord = (coord + 1) / 2 * (size - 1) if align_corners else ((coord + 1) * size - 1) / 2
+    if padding_mode == "reflection":
+        lo, hi = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
+        if lo == hi:
+            coord = 0.0
+        else:
+            low, span = lo / 2, (hi - lo) / 2
+            d = abs(coord - low)
+            extra, flips = math.fmod(d, span), math.floor(d / span)
+            coord = extra + low if flips % 2 == 0 else span - extra + low
+    if padding_mode in ("border", "reflection"):
+        coord = min(max(coord, 0.0), size - 1.0)
+    return coord
+
+
+def _ref_grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False):
+    n, c, h, w = x.shape
+    ho, wo = grid.shape[1:3]
+    out = np.zeros((n, c, ho, wo))
+
+    def at(b, yy, xx):
+        return x[b, :, yy, xx] if 0 <= yy < h and 0 <= xx < w else np.zeros(c)
+
+    for b, i, j in np.ndindex(n, ho, wo):
+        ix = _ref_grid_source(grid[b, i, j, 0], w, padding_mode, align_corners)
+        iy = _ref_grid_source(grid[b, i, j, 1], h, padding_mode, align_corners)
+        if mode == "nearest":
+            out[b, :, i, j] = at(b, int(np.rint(iy)), int(np.rint(ix)))
+            continue
+        x0, y0 = math.floor(ix), math.floor(iy)
+        tx, ty = ix - x0, iy - y0
+        out[b, :, i, j] = ((1 - tx) * (1 - ty) * at(b, y0, x0) + tx * (1 - ty) * at(b, y0, x0 + 1)
+                           + (1 - tx) * ty * at(b, y0 + 1, x0) + tx * ty * at(b, y0 + 1, x0 + 1))
+    return out
+
+
+def _grid_sample_samples(g):
+    def grid(*shape):
+        return g.f(*shape, lo=-1.4, hi=1.4)
+
+    out = []
+    for mode in ("bilinear", "nearest"):
+        for padding_mode in ("zeros", "border", "reflection"):
+            for align_corners in (False, True):
+                out.append(Sample(g.f(2, 3, 4, 5), grid(2, 3, 4, 2), mode=mode, padding_mode=padding_mode,
+                                  align_corners=align_corners))
+    out += [
+        Sample(g.f(1, 2, 1, 3), grid(1, 2, 2, 2), padding_mode="reflection", align_corners=True),  # H = 1
+        Sample(g.f(2, 3, 4, 5), grid(2, 3, 4, 2), views={0: "T"}, align_corners=False),
+    ]
+    return out
+
+
+OP_DB += [
+    OpInfo("nn.functional.cosine_similarity", V(fn="nn.functional.cosine_similarity"),
+           _ref_cosine_similarity, _cosine_similarity_samples),
+    OpInfo("nn.functional.pairwise_distance", V(fn="nn.functional.pairwise_distance"),
+           _ref_pairwise_distance, _pairwise_distance_samples),
+    OpInfo("nn.functional.triplet_margin_loss", V(fn="nn.functional.triplet_margin_loss"),
+           _ref_triplet_margin_loss, _triplet_margin_loss_samples),
+    OpInfo("nn.functional.pixel_shuffle", V(fn="nn.functional.pixel_shuffle"), _ref_pixel_shuffle,
+           _pixel_shuffle_samples),
+    OpInfo("nn.functional.pixel_unshuffle", V(fn="nn.functional.pixel_unshuffle"), _ref_pixel_unshuffle,
+           _pixel_unshuffle_samples),
+    OpInfo("nn.functional.interpolate", V(fn="nn.functional.interpolate"), _ref_interpolate,
+           _interpolate_samples),
+    OpInfo("nn.functional.affine_grid", V(fn="nn.functional.affine_grid"), _ref_affine_grid,
+           _affine_grid_samples),
+    OpInfo("nn.functional.grid_sample", V(fn="nn.functional.grid_sample"), _ref_grid_sample,
+           _grid_sample_samples),
 ]
 
 
@@ -1973,4 +3094,324 @@ ERROR_CASES = [
         _ones(lib, 1, 2, 2), lib.ones(1, 2, 2, dtype=lib.float64), _ones(lib, 1, 2, 2)),
      RuntimeError, "Expected query, key, and value to have the same dtype, but got query.dtype: "
      "float key.dtype: double and value.dtype: float instead."),
+]
+
+# dims moved, diagonals, products and contractions
+ERROR_CASES += [
+    ("movedim_lengths", lambda lib: _ones(lib, 2, 3).movedim((0, 1), (0,)), RuntimeError,
+     "movedim: Invalid source or destination dims: source ([0, 1] dims) should contain the same number "
+     "of dims as destination ([0] dims)"),
+    ("movedim_repeated", lambda lib: lib.movedim(_ones(lib, 2, 3), (0, 0), (0, 1)), RuntimeError,
+     "movedim: repeated dim in `source` ([0, 0])"),
+    ("movedim_range", lambda lib: lib.movedim(_ones(lib, 2, 3), 0, 2), IndexError,
+     "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+    ("diagonal_same_dims", lambda lib: _ones(lib, 2, 3).diagonal(0, -1, 1), RuntimeError,
+     "diagonal dimensions cannot be identical -1, 1"),
+    ("diag_3d", lambda lib: lib.diag(_ones(lib, 2, 2, 2)), RuntimeError,
+     "diag(): Supports 1D or 2D tensors. Got 3D"),
+    ("trace_1d", lambda lib: lib.trace(_ones(lib, 3)), RuntimeError,
+     "trace: expected a matrix, but got tensor with dim 1"),
+    ("triu_indices_row", lambda lib: lib.triu_indices(-1, 3), RuntimeError, "row must be non-negative, got-1"),
+    ("tril_indices_dtype", lambda lib: lib.tril_indices(3, 3, dtype=lib.float64), NotImplementedError,
+     "\"tril_indices\" not implemented for 'Double'"),
+    ("tensordot_sizes", lambda lib: lib.tensordot(_ones(lib, 2, 3), _ones(lib, 3, 4), 2), RuntimeError,
+     "contracted dimensions need to match, but first has size 2 in dim -2 and second has size 3 in dim 0"),
+    ("tensordot_lists", lambda lib: lib.tensordot(_ones(lib, 2, 3), _ones(lib, 3, 4), ([1, 0], [0])),
+     RuntimeError, "both dimension lists should have same length"),
+    ("einsum_ndim", lambda lib: lib.einsum("ijk->", _ones(lib, 2, 3)), RuntimeError,
+     "einsum(): the number of subscripts in the equation (3) does not match the number of dimensions (2) "
+     "for operand 0 and no ellipsis was given"),
+    ("einsum_operands", lambda lib: lib.einsum("ij,jk->ik", _ones(lib, 2, 3)), RuntimeError,
+     "einsum(): fewer operands were provided than specified in the equation"),
+    ("einsum_output", lambda lib: lib.einsum("ij->ik", _ones(lib, 2, 3)), RuntimeError,
+     "einsum(): output subscript k does not appear in the equation for any input operand"),
+    ("einsum_broadcast", lambda lib: lib.einsum("ij,jk->ik", _ones(lib, 2, 3), _ones(lib, 4, 4)),
+     RuntimeError, "einsum(): subscript j has size 4 for operand 1 which does not broadcast with previously "
+     "seen size 3"),
+    ("einsum_subscript", lambda lib: lib.einsum("i1->", _ones(lib, 2, 3)), RuntimeError,
+     "einsum(): invalid subscript given at index 1 in the equation string, subscripts must be in [a-zA-Z]"),
+    ("einsum_repeated", lambda lib: lib.einsum("ii->i", _ones(lib, 2, 3)), RuntimeError,
+     "einsum(): subscript i is repeated for operand 0 but the sizes don't match, 3 != 2"),
+    ("cdist_columns", lambda lib: lib.cdist(_ones(lib, 2, 3), _ones(lib, 3, 4)), RuntimeError,
+     "X1 and X2 must have the same number of columns. X1: 3 X2: 4"),
+    ("cdist_1d", lambda lib: lib.cdist(_ones(lib, 3), _ones(lib, 3, 3)), RuntimeError,
+     "cdist only supports at least 2D tensors, X1 got: 1D"),
+    ("cdist_p", lambda lib: lib.cdist(_ones(lib, 2, 3), _ones(lib, 2, 3), p=-1), RuntimeError,
+     "cdist only supports non-negative p values"),
+]
+
+# reductions and scans
+ERROR_CASES += [
+    ("aminmax_empty", lambda lib: lib.aminmax(_ones(lib, 0, 3)), RuntimeError,
+     "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity."),
+    ("aminmax_empty_dim", lambda lib: lib.aminmax(_ones(lib, 0, 3), dim=0), IndexError,
+     "aminmax: Expected reduction dim 0 to have non-zero size."),
+    ("nanmean_int", lambda lib: lib.nanmean(lib.tensor([1, 2])), RuntimeError,
+     "nanmean(): expected input to have floating point or complex dtype but got Long"),
+    ("cumprod_dim", lambda lib: _ones(lib, 3, 4).cumprod(2), IndexError,
+     "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+    ("logcumsumexp_int", lambda lib: lib.logcumsumexp(lib.tensor([1, 2]), 0), NotImplementedError,
+     "\"logcumsumexp_out_cpu\" not implemented for 'Long'"),
+    ("median_empty_dim", lambda lib: lib.median(_ones(lib, 0, 2), 0), IndexError,
+     "median(): Expected reduction dim 0 to have non-zero size."),
+    ("kthvalue_k", lambda lib: lib.kthvalue(_ones(lib, 3), 4), RuntimeError,
+     "kthvalue(): selected number k out of range for dimension 0"),
+    ("quantile_q", lambda lib: lib.quantile(_ones(lib, 3), 1.5), RuntimeError,
+     "quantile() q must be in the range [0, 1] but got 1.5"),
+    ("quantile_q_2d", lambda lib: lib.quantile(_ones(lib, 3), _ones(lib, 1, 1)), RuntimeError,
+     "quantile() q must be a scalar or 1D tensor"),
+    ("quantile_q_dtype", lambda lib: lib.quantile(_ones(lib, 3), lib.tensor([0.5], dtype=lib.float64)),
+     RuntimeError, "quantile() q tensor must be same dtype as the input tensor"),
+    ("quantile_int", lambda lib: lib.quantile(lib.tensor([1, 2]), 0.5), RuntimeError,
+     "quantile() input tensor must be either float or double dtype"),
+    ("quantile_interpolation", lambda lib: lib.quantile(_ones(lib, 3), 0.5, interpolation="cubic"),
+     RuntimeError, "quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, but got "
+     "cubic"),
+    ("quantile_empty", lambda lib: lib.quantile(_ones(lib, 0), 0.5), RuntimeError,
+     "quantile() input tensor must be non-empty"),
+]
+
+# sets, counts and bins
+ERROR_CASES += [
+    ("bincount_negative", lambda lib: lib.bincount(lib.tensor([0, -1])), RuntimeError,
+     "bincount only supports 1-d non-negative integral inputs."),
+    ("bincount_2d", lambda lib: lib.bincount(lib.tensor([[0, 1]])), RuntimeError,
+     "bincount only supports 1-d non-negative integral inputs."),
+    ("bincount_float", lambda lib: lib.bincount(_ones(lib, 2)), NotImplementedError,
+     "\"bincount_cpu\" not implemented for 'Float'"),
+    ("bincount_weights", lambda lib: lib.bincount(lib.tensor([0, 1]), weights=_ones(lib, 3)), RuntimeError,
+     "weights should be 1-d and have the same length as input"),
+    ("bincount_minlength", lambda lib: lib.bincount(lib.tensor([0, 1]), minlength=-1), RuntimeError,
+     "minlength should be >= 0"),
+    ("histc_bins", lambda lib: lib.histc(_ones(lib, 2), bins=0), RuntimeError,
+     "torch.histogram(): bins must be > 0, but got 0 for dimension 0"),
+    ("histc_range", lambda lib: lib.histc(_ones(lib, 2), bins=4, min=3, max=1), RuntimeError,
+     "torch.histc: max must be larger than min"),
+    ("histc_int", lambda lib: lib.histc(lib.tensor([1, 2])), NotImplementedError,
+     "\"histogram_cpu\" not implemented for 'Long'"),
+    ("histc_inf", lambda lib: lib.histc(lib.tensor([1.0, float("inf")])), RuntimeError,
+     "torch.histc: range of [1, inf] is not finite"),
+    ("searchsorted_side", lambda lib: lib.searchsorted(_ones(lib, 3), _ones(lib, 2), side="left", right=True),
+     RuntimeError, "torch.searchsorted(): side and right can't be set to opposites, got side of left while "
+     "right was True"),
+    ("searchsorted_side_name", lambda lib: lib.searchsorted(_ones(lib, 3), _ones(lib, 2), side="up"),
+     RuntimeError, "torch.searchsorted(): side can only be 'left' or 'right' but got up"),
+    ("searchsorted_shapes", lambda lib: lib.searchsorted(_ones(lib, 2, 3), _ones(lib, 1, 3)), RuntimeError,
+     "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries "
+     "tensor and input value tensor must match, but we got boundaries tensor [2, 3] and input value tensor "
+     "[1, 3]"),
+    ("searchsorted_0d", lambda lib: lib.searchsorted(lib.tensor(1.0), _ones(lib, 2)), RuntimeError,
+     "torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 dimension"),
+    ("searchsorted_sorter", lambda lib: lib.searchsorted(_ones(lib, 3), _ones(lib, 2),
+                                                         sorter=lib.tensor([1, 5, 0])),
+     RuntimeError, "torch.searchsorted(): sorter index out of range"),
+    ("bucketize_2d", lambda lib: lib.bucketize(_ones(lib, 3), _ones(lib, 2, 2)), RuntimeError,
+     "boundaries tensor must be 1 dimension, but got dim(2)"),
+]
+
+# indexing
+ERROR_CASES += [
+    ("masked_select_mask", lambda lib: lib.masked_select(_ones(lib, 3), lib.tensor([1, 0, 1])), RuntimeError,
+     "masked_select: expected BoolTensor for mask"),
+    ("take_range", lambda lib: lib.take(_ones(lib, 2, 3), lib.tensor([6])), IndexError,
+     "out of range: tried to access index 6 on a tensor of 6 elements."),
+    ("take_dtype", lambda lib: lib.take(_ones(lib, 2, 3), _ones(lib, 1)), RuntimeError,
+     "take(): Expected a long tensor for index, but got Float"),
+    ("take_along_dim_ndim", lambda lib: lib.take_along_dim(_ones(lib, 2, 3), lib.tensor([0, 1]), dim=1),
+     RuntimeError, "torch.take_along_dim(): input and indices should have the same number of dimensions, but "
+     "got 2 dimensions for input, and 1 dimensions for indices"),
+    ("index_fill_range", lambda lib: _ones(lib, 2, 3).index_fill(1, lib.tensor([3]), -1), IndexError,
+     "index 3 is out of bounds for dimension 1 with size 3"),
+    ("index_fill_2d_index", lambda lib: _ones(lib, 2, 3).index_fill(1, lib.tensor([[0]]), -1), RuntimeError,
+     "Index has to be a vector/scalar"),
+    ("index_fill_value", lambda lib: _ones(lib, 2, 3).index_fill(1, lib.tensor([0]), _ones(lib, 1)),
+     RuntimeError, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with 1 dimension(s)."),
+    ("masked_scatter_source", lambda lib: _ones(lib, 2, 3).masked_scatter(lib.ones(3, dtype=lib.bool),
+                                                                          _ones(lib, 2)),
+     RuntimeError, "Number of elements of source < number of ones in mask"),
+    ("masked_scatter_mask", lambda lib: _ones(lib, 3).masked_scatter(lib.tensor([1, 0, 1]), _ones(lib, 3)),
+     RuntimeError, "masked_scatter_ only supports boolean masks, but got mask with dtype Long"),
+    ("scatter_reduce_name", lambda lib: _ones(lib, 3).scatter_reduce(0, lib.tensor([0]), _ones(lib, 1), "avg"),
+     RuntimeError, "reduce argument must be either sum, prod, mean, amax or amin, got avg"),
+    ("scatter_reduce_dtype", lambda lib: _ones(lib, 3).scatter_reduce(0, lib.tensor([0]), lib.tensor([1]), "sum"),
+     RuntimeError, "scatter(): Expected self.dtype to be equal to src.dtype"),
+    ("scatter_reduce_range", lambda lib: _ones(lib, 3).scatter_reduce(0, lib.tensor([3]), _ones(lib, 1), "sum"),
+     RuntimeError, "index 3 is out of bounds for dimension 0 with size 3"),
+    ("scatter_reduce_arg", lambda lib: _ones(lib, 3).scatter(0, lib.tensor([0]), _ones(lib, 1), reduce="max"),
+     RuntimeError, "reduce argument must be either add or multiply."),
+    ("index_put_dtype", lambda lib: _ones(lib, 2, 3).index_put((lib.tensor([0, 1]),), lib.tensor(7)),
+     RuntimeError, "Index put requires the source and destination dtypes match, got Float for the destination "
+     "and Long for the source."),
+    ("index_put_range", lambda lib: _ones(lib, 2, 3).index_put((lib.tensor([0, 5]),), lib.tensor(7.0)),
+     IndexError, "index 5 is out of bounds for dimension 0 with size 2"),
+    ("index_put_shape", lambda lib: _ones(lib, 2, 3).index_put((lib.tensor([0, 1]),), _ones(lib, 2)),
+     RuntimeError, "shape mismatch: value tensor of shape [2] cannot be broadcast to indexing result of shape "
+     "[2, 3]"),
+]
+
+
+# ---- rounding ops, sgn, shifts, and the in-place forms of the unary ops (issue 13) --------------
+
+
+def _off_grid(g, *s):
+    """Floats at least 0.1 away from every integer and half-integer (where rounding jumps)."""
+    return np.asarray(np.floor(g.f(*s, lo=-4, hi=4)) + g.f(*s, lo=0.1, hi=0.4))
+
+
+_ties_sample = lambda g: [  # noqa: E731  (halves round to even; -0.0 keeps its sign)
+    Sample(np.array([-2.5, -1.5, -0.5, -0.0, 0.5, 1.5, 2.5, 1e300, -np.inf, np.nan]), gradcheck=False),
+]
+
+
+def _round_samples(g):
+    return unary_samples(_off_grid)(g) + _ties_sample(g) + [
+        Sample(_off_grid(g, 3, 4) * 7, decimals=1),
+        Sample(_off_grid(g, 3, 4) * 7, decimals=2),
+        Sample(_off_grid(g, 3, 4) * 70, decimals=-1),
+        Sample(_off_grid(g, 5), decimals=0),
+    ]
+
+
+def _ref_round(x, decimals=0):
+    return np.round(x, decimals)
+
+
+def _shift_samples(g):
+    ints = lambda *s: g.idx(s, 2001) - 1000  # noqa: E731
+    amounts = lambda *s: g.idx(s, 72) - 3  # noqa: E731  (negative and >= 64 shifts too)
+    return [
+        Sample(ints(3, 4), amounts(3, 4)),
+        Sample(ints(3, 1), amounts(1, 4)),
+        Sample(np.array([1, -8, 5, 2**62, -1, -(2**63)]), np.array([2, 1, 64, 1, 70, 63])),
+        Sample(ints(3, 4), 3),
+        Sample(7, amounts(5), only=("fn", "op")),
+        Sample(ints(3, 4), amounts(3, 4), views={0: "T"}),
+    ]
+
+
+def _ref_lshift(a, b):
+    a, b = np.broadcast_arrays(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
+    shifted = np.left_shift(a.astype(np.uint64), np.clip(b, 0, 63).astype(np.uint64)).astype(np.int64)
+    return np.where((b >= 0) & (b < 64), shifted, 0)
+
+
+def _ref_rshift(a, b):
+    a, b = np.broadcast_arrays(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
+    return np.where((b >= 0) & (b < 63), np.right_shift(a, np.clip(b, 0, 62)), np.right_shift(a, 63))
+
+
+OP_DB += [
+    # PyTorch's sgn gradient is a ZeroTensor numpy cannot read: its zero gradient is tested in
+    # tests/python/test_unary_inplace.py instead
+    _unary("sgn", np.sign, _nz, extra=_zeros_sample, differentiable=False),
+    _unary("floor", np.floor, _off_grid, extra=_ties_sample),
+    _unary("ceil", np.ceil, _off_grid, extra=_ties_sample),
+    OpInfo("round", V(fn="round", method="round"), _ref_round, _round_samples),
+    _unary("trunc", np.trunc, _off_grid, extra=_ties_sample),
+    _unary("fix", np.trunc, _off_grid, extra=_ties_sample),
+    _unary("frac", lambda x: x - np.trunc(x), _off_grid),
+    OpInfo("bitwise_left_shift", V(fn="bitwise_left_shift", method="bitwise_left_shift", op=operator.lshift),
+           _ref_lshift, _shift_samples, differentiable=False),
+    OpInfo("bitwise_right_shift", V(fn="bitwise_right_shift", method="bitwise_right_shift", op=operator.rshift),
+           _ref_rshift, _shift_samples, differentiable=False),
+]
+
+
+def _inplace_row(name, function):
+    """The in-place form of unary op ``name`` on a copy of its input (so that gradients flow
+    back to the input through the copy), as ``x.name_()`` and, where PyTorch has it,
+    ``torch.name_(x)``: the out-of-place row's reference and samples."""
+    base = next(r for r in OP_DB if r.name == name)
+    def copy(lib, x):
+        return x.clone(memory_format=lib.contiguous_format)
+
+    variants = {f"method.{name}_": lambda lib, x, **kw: getattr(copy(lib, x), name + "_")(**kw)}
+    if function:
+        variants[f"fn.{name}_"] = lambda lib, x, **kw: getattr(lib, name + "_")(copy(lib, x), **kw)
+    ref = base.ref
+    if name == "logical_not":  # written back in the input's dtype
+        ref = lambda x: np.logical_not(x).astype(x.dtype)  # noqa: E731
+    return OpInfo(name + "_", variants, ref, base.samples, differentiable=base.differentiable,
+                  tol64=base.tol64, tol32=base.tol32, torch_tol32=base.torch_tol32)
+
+
+# every op of for_each_unary_op! (src/ops/unary.rs); False: no torch.<name>_ function
+_UNARY_INPLACE = {
+    "exp": True, "log": True, "log1p": True, "sqrt": True, "rsqrt": True, "sin": True, "cos": True,
+    "tanh": True, "sigmoid": True, "relu": True, "abs": True, "sign": False, "sgn": False, "neg": True,
+    "erf": True, "reciprocal": True, "floor": True, "ceil": True, "round": True, "trunc": True,
+    "fix": True, "frac": True, "logical_not": False, "bitwise_not": False,
+}
+OP_DB += [_inplace_row(name, function) for name, function in _UNARY_INPLACE.items()]
+
+PROMOTION_CASES += [
+    # rounding an integer tensor gives it back; round(decimals=) and frac are float-only
+    ("floor(int64)", lambda lib: lib.floor(_i(lib)), "int64"),
+    ("ceil(int64)", lambda lib: lib.ceil(_i(lib)), "int64"),
+    ("round(int64)", lambda lib: lib.round(_i(lib)), "int64"),
+    ("trunc(int64)", lambda lib: lib.trunc(_i(lib)), "int64"),
+    ("fix(int64)", lambda lib: lib.fix(_i(lib)), "int64"),
+    ("sgn(bool)", lambda lib: lib.sgn(_b(lib)), "bool"),
+    ("sgn(int64)", lambda lib: lib.sgn(_i(lib)), "int64"),
+    ("floor_(int64)", lambda lib: _i(lib).floor_(), "int64"),
+    ("bool>>int64", lambda lib: _b(lib) >> _i(lib), "int64"),
+    ("int64<<bool", lambda lib: _i(lib) << _b(lib), "int64"),
+    ("2<<int64", lambda lib: 2 << _i(lib), "int64"),
+    ("int64//int64", lambda lib: _i(lib) // _i(lib), "int64"),
+    ("div_floor(int64,int64)", lambda lib: lib.div(_i(lib), _i(lib), rounding_mode="floor"), "int64"),
+    ("div_trunc(int64,2)", lambda lib: lib.div(_i(lib), 2, rounding_mode="trunc"), "int64"),
+    ("div_trunc(int64,2.5)", lambda lib: lib.div(_i(lib), 2.5, rounding_mode="trunc"), "float32"),
+    ("div_trunc(bool,int64)", lambda lib: lib.div(_b(lib), _i(lib), rounding_mode="trunc"), "int64"),
+    ("div_floor_(int64)", lambda lib: _i(lib).div_(2, rounding_mode="floor"), "int64"),
+    ("floor_divide_(int64)", lambda lib: _i(lib).floor_divide_(2), "int64"),
+    ("remainder_(float64)", lambda lib: _d(lib).remainder_(2), "float64"),
+]
+
+ERROR_CASES += [
+    ("floor_bool", lambda lib: lib.floor(_b(lib)), NotImplementedError,
+     "\"floor_vml_cpu\" not implemented for 'Bool'"),
+    ("round_bool", lambda lib: lib.round(_b(lib)), NotImplementedError,
+     "\"round_vml_cpu\" not implemented for 'Bool'"),
+    ("trunc_bool", lambda lib: _b(lib).trunc(), NotImplementedError,
+     "\"trunc_vml_cpu\" not implemented for 'Bool'"),
+    ("frac_int", lambda lib: lib.frac(_i(lib)), NotImplementedError,
+     "\"frac_cpu\" not implemented for 'Long'"),
+    ("round_decimals_int", lambda lib: lib.round(_i(lib), decimals=1), NotImplementedError,
+     "\"round_cpu\" not implemented for 'Long'"),
+    ("round_decimals0_int", lambda lib: lib.round(_i(lib), decimals=0), NotImplementedError,
+     "\"round_vml_cpu\" not implemented for 'Long'"),
+    ("exp_int_inplace", lambda lib: _i(lib).exp_(), RuntimeError,
+     "result type Float can't be cast to the desired output type Long"),
+    ("exp_leaf_inplace", lambda lib: lib.ones(2, requires_grad=True).exp_(), RuntimeError,
+     "a leaf Variable that requires grad is being used in an in-place operation."),
+    ("relu_leaf_fn", lambda lib: lib.relu_(lib.ones(2, requires_grad=True)), RuntimeError,
+     "a leaf Variable that requires grad is being used in an in-place operation."),
+    ("neg_bool_inplace", lambda lib: _b(lib).neg_(), RuntimeError,
+     "Negation, the `-` operator, on a bool tensor is not supported."),
+    ("lshift_float", lambda lib: _ones(lib, 2) << 1, NotImplementedError,
+     "\"lshift_cpu\" not implemented for 'Float'"),
+    ("lshift_float_amount", lambda lib: _i(lib) << 1.5, NotImplementedError,
+     "\"lshift_cpu\" not implemented for 'Float'"),
+    ("rshift_float", lambda lib: lib.bitwise_right_shift(_i(lib), _ones(lib, 3)), NotImplementedError,
+     "\"rshift_cpu\" not implemented for 'Float'"),
+    ("lshift_bool", lambda lib: _b(lib) << _b(lib), NotImplementedError,
+     "\"lshift_cpu\" not implemented for 'Bool'"),
+    ("rlshift_float", lambda lib: 2.5 << _i(lib), NotImplementedError,
+     "\"lshift_cpu\" not implemented for 'Float'"),
+    ("lshift_inplace_float", lambda lib: _i(lib).bitwise_left_shift_(1.5), RuntimeError,
+     "result type Float can't be cast to the desired output type Long"),
+    ("floor_divide_bool", lambda lib: _b(lib) // _b(lib), NotImplementedError,
+     "\"div_floor_cpu\" not implemented for 'Bool'"),
+    ("div_trunc_bool", lambda lib: lib.div(_b(lib), _b(lib), rounding_mode="trunc"), NotImplementedError,
+     "\"div_trunc_cpu\" not implemented for 'Bool'"),
+    ("remainder_bool", lambda lib: _b(lib) % _b(lib), NotImplementedError,
+     "\"remainder_cpu\" not implemented for 'Bool'"),
+    ("div_trunc_zero", lambda lib: lib.div(_i(lib), lib.tensor([1, 0, 1]), rounding_mode="trunc"),
+     RuntimeError, "ZeroDivisionError"),
+    ("div_floor_inplace_cast", lambda lib: _i(lib).div_(2.5, rounding_mode="floor"), RuntimeError,
+     "result type Float can't be cast to the desired output type Long"),
+    ("div_rounding_mode", lambda lib: lib.div(_i(lib), 2, rounding_mode="round"), RuntimeError,
+     "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found 'round'"),
+    ("floor_divide_backward", lambda lib: (lib.ones(2, requires_grad=True) // 2).sum().backward(),
+     RuntimeError, "derivative for aten::floor_divide is not implemented"),
 ]

@@ -31,3 +31,11 @@ def test_every_registered_op_is_a_method_and_a_function(family, name):
     assert callable(getattr(ferrograd.Tensor, name))
     assert callable(getattr(ferrograd, name))
     assert callable(getattr(_core, name))
+
+
+@pytest.mark.parametrize("name", _core._ops()["unary"])
+def test_every_unary_op_has_an_in_place_row(name):
+    # x.<op>_() is generated with the op (src/py/registry.rs); its row is op_db's _UNARY_INPLACE
+    rows = {row.name for row in OP_DB}
+    assert name + "_" in rows, f"unary op {name!r}: add it to _UNARY_INPLACE in tests/native/op_db.py"
+    assert callable(getattr(ferrograd.Tensor, name + "_"))

@@ -11,6 +11,7 @@ strict xfails naming the bug.
 """
 
 import os
+import warnings
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
@@ -1233,13 +1234,15 @@ def test_errors_are_pytorchs(torch, case):
     assert _message(info.value) == message
 
 
-def test_scatter_reduce_not_supported():
-    x = _x(ferrograd)
-    for reduce in ("add", "multiply"):
-        with pytest.raises(NotImplementedError, match=r"scatter\(reduce=\.\.\.\)"):
-            x.scatter(0, _i(ferrograd), 2.0, reduce=reduce)
-        with pytest.raises(NotImplementedError, match=r"scatter\(reduce=\.\.\.\)"):
-            ferrograd.scatter(x, 0, _i(ferrograd), x, reduce=reduce)
+@pytest.mark.parametrize("reduce", ["add", "multiply"])
+def test_scatter_reduce_matches_torch(reduce):
+    # scatter(reduce=...) adds or multiplies the values in (tests/native/op_db.py has the rows)
+    torch = pytest.importorskip("torch")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PyTorch's deprecation of reduce= with a Tensor src
+        for fn in (lambda m: _x(m).scatter(0, _i(m), 2.0, reduce=reduce),
+                   lambda m: m.scatter(_x(m), 0, _i(m), _x(m), reduce=reduce)):
+            np.testing.assert_array_equal(fn(ferrograd).numpy(), fn(torch).numpy())
 
 
 # ============================================================ known bugs of the native ops

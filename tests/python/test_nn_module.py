@@ -669,10 +669,17 @@ def test_call_fast_path_is_forward():
     assert nn.Module.__call__ is nn.Module._call_impl
 
 
-def test_assigning_tensor_data_names_the_missing_feature():
-    import ferrograd
-
-    p = ferrograd.nn.Parameter(ferrograd.ones(2))
-    assert p.data.requires_grad is False and p.data.tolist() == [1.0, 1.0]
-    with pytest.raises(NotImplementedError, match="assigning tensor.data"):
-        p.data = ferrograd.zeros(2)
+def test_conversion_keeps_the_parameter_objects():
+    # as PyTorch, Module.double() assigns param.data: optimizers holding the parameters see
+    # the converted values (tests/python/test_tensor_data.py covers the assignment itself)
+    m = nn.Linear(2, 2)
+    w, b = m.weight, m.bias
+    opt = ferrograd.optim.SGD(m.parameters(), lr=0.5)
+    m(ferrograd.ones(1, 2)).sum().backward()
+    g = w.grad
+    m.double()
+    assert m.weight is w and m.bias is b and w.dtype == ferrograd.float64
+    assert w.grad is g and g.dtype == ferrograd.float64
+    before = w.detach().clone()
+    opt.step()
+    assert (w.detach() == before - 0.5 * g).all()

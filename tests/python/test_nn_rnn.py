@@ -447,18 +447,21 @@ def test_error_messages_closed_form():
         nn.GRUCell(10, 20)(ferrograd.randn(3, 10), ferrograd.randn(3, 21))
 
 
-def test_packed_sequence_not_supported():
+def test_packed_sequence_as_a_plain_named_tuple():
+    # a named tuple with PackedSequence's fields is taken as one (PyTorch unpacks it the same way)
     PackedSequence = namedtuple("PackedSequence", ["data", "batch_sizes", "sorted_indices", "unsorted_indices"])
-    packed = PackedSequence(ferrograd.randn(6, 3), ferrograd.tensor([3, 2, 1]), None, None)
+    data, batch_sizes = ferrograd.randn(6, 3), ferrograd.tensor([3, 2, 1])
     for m in (nn.RNN(3, 4), nn.LSTM(3, 4), nn.GRU(3, 4)):
-        with pytest.raises(NotImplementedError, match="PackedSequence"):
-            m(packed)
+        out, _ = m(PackedSequence(data, batch_sizes, None, None))
+        expected, _ = m(ferrograd.nn.utils.rnn.PackedSequence(data, batch_sizes))
+        assert type(out) is ferrograd.nn.utils.rnn.PackedSequence
+        assert out.data.equal(expected.data)
 
 
-def test_packed_sequence_from_torch_not_supported():
+def test_packed_sequence_from_torch_is_refused():
     torch = _torch()
     packed = torch.nn.utils.rnn.pack_sequence([torch.randn(3, 3), torch.randn(2, 3)])
-    with pytest.raises(NotImplementedError, match="PackedSequence"):
+    with pytest.raises(TypeError, match="PackedSequence of ferrograd tensors"):
         nn.LSTM(3, 4)(packed)
 
 

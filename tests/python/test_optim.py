@@ -110,6 +110,10 @@ CONFIGS = [
     ("Adagrad", dict(lr=0.1, weight_decay=0.1)),
     ("Adagrad", dict(lr=0.1, initial_accumulator_value=0.1, eps=1e-6)),
     ("Adagrad", dict(lr=0.1, lr_decay=0.05, maximize=True)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-5)),
+    ("Adadelta", dict(lr=0.5, weight_decay=0.1, maximize=True)),
+    ("Adadelta", dict(lr=0.5, foreach=True)),
     # foreach is accepted (torch runs its multi-tensor path on the CPU too): same numbers
     ("SGD", dict(lr=0.05, momentum=0.9, foreach=True)),
     ("Adam", dict(lr=0.01, weight_decay=0.1, foreach=False)),
@@ -145,6 +149,7 @@ GROUP_CONFIGS = [
     ("AdamW", dict(lr=0.01)),
     ("RMSprop", dict(lr=0.005, centered=True, momentum=0.5)),
     ("Adagrad", dict(lr=0.1, lr_decay=0.01)),
+    ("Adadelta", dict(lr=0.5, rho=0.8)),
 ]
 
 
@@ -238,7 +243,7 @@ def test_load_state_dict_casts_like_torch(torch):
 
 
 def test_param_groups_keys_and_repr_match_torch(torch):
-    for cls_name in ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad"):
+    for cls_name in ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta"):
         tp = torch.zeros(2, requires_grad=True)
         fp = ferrograd.zeros(2, requires_grad=True)
         topt = getattr(torch.optim, cls_name)([tp], lr=0.01)
@@ -282,6 +287,12 @@ ERROR_CASES = [
     lambda L, p: L.optim.Adagrad([p], lr_decay=-0.5),
     lambda L, p: L.optim.Adagrad([p], initial_accumulator_value=-0.5),
     lambda L, p: L.optim.Adagrad([p], eps=-1e-10),
+    lambda L, p: L.optim.Adadelta([p], rho=1.5),
+    lambda L, p: L.optim.Adadelta([p], lr=-1.0),
+    lambda L, p: L.optim.Adadelta([p], eps=-1.0),
+    lambda L, p: L.optim.Adadelta([p], weight_decay=-1.0),
+    lambda L, p: L.optim.LBFGS([p], lr=-1.0),
+    lambda L, p: L.optim.LBFGS([{"params": [p]}, {"params": [L.ones(1, requires_grad=True)]}]),
     lambda L, p: L.optim.SGD([], lr=0.1),
     lambda L, p: L.optim.SGD(p, lr=0.1),
     lambda L, p: L.optim.SGD([p, 3], lr=0.1),

@@ -38,6 +38,10 @@ ALLOWED_HIDDEN_SUBMODULES = {
     # PyTorch's layout: torch.autograd.gradcheck is the function, and scripts import the module
     # by its path (``from torch.autograd.gradcheck import gradgradcheck``), so it keeps its name
     "ferrograd.autograd.gradcheck": "the function autograd.gradcheck",
+    # the same in torch.nn.utils: the legacy hook-based functions and their modules
+    # (``from torch.nn.utils.spectral_norm import SpectralNorm``)
+    "ferrograd.nn.utils.spectral_norm": "the function nn.utils.spectral_norm",
+    "ferrograd.nn.utils.weight_norm": "the function nn.utils.weight_norm",
 }
 
 

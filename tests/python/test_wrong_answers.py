@@ -145,3 +145,292 @@ def test_autograd_rules_against_torch():
         return out
 
     assert run(T) == run(torch)
+
+
+# ---- issue 13, second round: the cases the first fixes left (each checked against PyTorch) ----
+
+
+def _returns_input_twice(lib):
+    class Same(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x, x
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 5 + g2 * 2
+
+    return Same
+
+
+def test_function_returning_its_input_twice():
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    a, b = _returns_input_twice(T).apply(x * 1)
+    (3 * a.sum() + 4 * b.sum()).backward()
+    assert x.grad.tolist() == [23.0, 23.0]
+
+
+def test_pow_gradient_at_zero_with_a_number_on_either_side():
+    x = T.tensor([0.0, 0.0, 2.0], dtype=T.float64, requires_grad=True)
+    (x ** 0).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]
+    x.grad = None
+    (x ** 0.0).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]
+    e = T.tensor([0.0, 1.0, 2.0], dtype=T.float64, requires_grad=True)
+    (0 ** e).sum().backward()
+    assert e.grad.tolist() == [0.0, 0.0, 0.0]
+    e.grad = None
+    T.pow(0.0, e).sum().backward()
+    assert e.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_isclose_argument_rules():
+    a = T.tensor([inf, -inf, nan, 1.0])
+    assert T.isclose(a, -a, rtol=0, atol=0).tolist() == [False, False, False, False]
+    assert T.isclose(a, a, rtol=0, atol=0, equal_nan=True).tolist() == [True, True, True, True]
+    assert not T.allclose(a, a) and T.allclose(a, a, equal_nan=True)
+    assert not T.allclose(T.tensor([inf]), T.tensor([-inf]), atol=inf)
+    assert T.isclose(T.tensor([True, False]), T.tensor([True, True]), atol=1).tolist() == [True, True]
+    with pytest.raises(RuntimeError, match="^Long did not match Double$"):
+        T.isclose(T.tensor([1]), T.tensor([1.0], dtype=T.float64))
+    with pytest.raises(RuntimeError, match="rtol must be greater than or equal to zero, but got -1"):
+        T.isclose(a, a, rtol=-1)
+    with pytest.raises(RuntimeError, match="atol must be greater than or equal to zero, but got -1"):
+        T.allclose(a, a, atol=-1)
+    with pytest.raises(TypeError, match=r"isclose\(\): argument 'other' \(position 2\) must be Tensor"):
+        T.isclose(a, 1.0)
+
+
+def test_float_floor_division_is_pythons():
+    # PyTorch's div_floor: the quotient of a - fmod(a, b), not floor(a / b) (1.0 / 0.1 is 10.0)
+    a = T.tensor([1.0, 7.0, -7.0, 0.3, -0.0, 0.5, 1.0, inf], dtype=T.float64)
+    b = T.tensor([0.1, 0.1, 0.7, -0.1, 3.0, -2.0, 0.0, 1.0], dtype=T.float64)
+    got = (a // b).tolist()
+    assert got[:6] == [9.0, 69.0, -11.0, -3.0, -0.0, -1.0] and got[6] == inf and math.isnan(got[7])
+    assert [math.copysign(1, v) for v in got[4:6]] == [-1.0, -1.0]
+    assert T.div(a, b, rounding_mode="floor").tolist()[:6] == got[:6]
+    t = T.div(T.tensor([1.0, -0.3, 7.0]), T.tensor([-inf, 1.0, 2.0]), rounding_mode="trunc").tolist()
+    assert t == [-0.0, -0.0, 3.0] and [math.copysign(1, v) for v in t] == [-1.0, -1.0, 1.0]
+
+
+def test_rounding_division_in_place_and_bools():
+    x = T.tensor([7, -7])
+    assert x.div_(2, rounding_mode="floor").tolist() == [3, -4] and x.dtype == T.int64
+    x = T.tensor([7, -7])
+    x //= 2
+    assert x.tolist() == [3, -4]
+    assert T.tensor([7, -7]).floor_divide_(T.tensor([2, 2])).tolist() == [3, -4]
+    assert T.tensor([7.0, -7.0]).div_(2, rounding_mode="trunc").tolist() == [3.0, -3.0]
+    y = T.tensor([7, -7])
+    y %= 3
+    assert y.tolist() == [1, 2] and T.tensor([7.5]).remainder_(2).tolist() == [1.5]
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        T.tensor([7]).div_(2.5, rounding_mode="floor")
+    b = T.tensor([True, False])
+    for f, kernel in [(lambda: b // b, "div_floor_cpu"), (lambda: T.div(b, b, rounding_mode="trunc"), "div_trunc_cpu"),
+                      (lambda: b % b, "remainder_cpu")]:
+        with pytest.raises(NotImplementedError, match=f"\"{kernel}\" not implemented for 'Bool'"):
+            f()
+    assert T.div(b, 2, rounding_mode="floor").tolist() == [0, 0]
+
+
+def test_rounding_division_gradients():
+    x = T.tensor([3.0, -3.5], requires_grad=True)
+    w = T.tensor([2.0, 3.0], requires_grad=True)
+    q = T.div(x, w, rounding_mode="trunc")
+    assert q.grad_fn.name() == "DivBackward2"
+    q.sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0] and w.grad.tolist() == [0.0, 0.0]
+    # floor_divide itself has no derivative in PyTorch
+    y = x // 2
+    assert y.requires_grad
+    with pytest.raises(RuntimeError, match="derivative for aten::floor_divide is not implemented"):
+        y.sum().backward()
+
+
+def test_backward_inputs_fills_a_retained_grad_once():
+    x = T.tensor([1.0, -2.0], requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    y.mul_(3)
+    (y * y).sum().backward(inputs=[y])
+    assert y.grad.tolist() == [12.0, -24.0] and x.grad is None
+    # backward(inputs=[non-leaf]) makes it retain its gradient, as PyTorch
+    z = x * 2
+    (z * z).sum().backward(inputs=[z], retain_graph=True)
+    assert z.retains_grad and z.grad.tolist() == [4.0, -8.0]
+    (z * z).sum().backward()
+    assert z.grad.tolist() == [8.0, -16.0]
+
+
+def _scale_grad_tenfold(p):
+    p.grad.mul_(10)
+
+
+def test_post_accumulate_hook_change_is_seen_by_the_accumulate_node_hook():
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 5
+    seen = []
+    y.grad_fn.next_functions[0][0].register_hook(lambda gi, go: seen.append(go[0].tolist()))
+    x.register_post_accumulate_grad_hook(_scale_grad_tenfold)
+    y.sum().backward()
+    assert seen == [[50.0, 50.0]] and x.grad.tolist() == [50.0, 50.0]
+
+
+def _second_backward_cases(lib):
+    """Graphs whose nodes save tensors PyTorch saves too (indices, masks, conditions)."""
+    x = lambda: lib.tensor([[1.0, -2.0], [3.0, 0.5]], requires_grad=True)  # noqa: E731
+    idx = lib.tensor([[0, 0], [1, 0]])
+    mask = lib.tensor([[True, False], [False, True]])
+
+    class NoGrad(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+
+    return {
+        "where": lambda: lib.where(mask, x(), 0.0),
+        "masked_fill": lambda: x().masked_fill(mask, 0.0),
+        "gather": lambda: x().gather(1, idx),
+        "index_select": lambda: x().index_select(0, lib.tensor([1])),
+        "getitem": lambda: x()[lib.tensor([1, 0])],
+        "getitem_mask": lambda: x()[mask],
+        "max_dim": lambda: x().max(dim=1)[0],
+        "max_dim_0d": lambda: lib.tensor(2.0, requires_grad=True).max(dim=0)[0],
+        "max_pool": lambda: lib.nn.functional.max_pool2d(x().reshape(1, 1, 2, 2), 2),
+        "avg_pool": lambda: lib.nn.functional.avg_pool2d(x().reshape(1, 1, 2, 2), 2),
+        "embedding": lambda: lib.nn.functional.embedding(idx, x()),
+        "no_grad_flows": lambda: NoGrad.apply(x().exp()),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_second_backward_cases(T)))
+def test_a_second_backward_through_a_freed_graph_raises(case):
+    out = _second_backward_cases(T)[case]().sum()
+    out.backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        out.backward()
+
+
+def test_add_with_alpha_saves_nothing():
+    # a second backward through AddBackward0 / SubBackward0 with alpha is fine, as PyTorch
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    w = T.tensor([3.0, 4.0], requires_grad=True)
+    for y in (T.add(x, w, alpha=3), T.sub(x, w, alpha=3), x.sub(w, alpha=0.5)):
+        y.sum().backward()
+        y.sum().backward()
+    assert x.grad.tolist() == [6.0, 6.0] and w.grad.tolist() == [-1.0, -1.0]
+    with pytest.raises(RuntimeError, match="For integral input tensors, argument alpha must not be a floating"):
+        T.add(T.tensor([1]), T.tensor([2]), alpha=2.5)
+    with pytest.raises(RuntimeError, match="Boolean alpha only supported for Boolean results."):
+        T.tensor([1.0]).add_(T.tensor([2.0]), alpha=True)
+    z = T.ones(2)
+    assert z.add_(T.ones(2), alpha=T.tensor(2.0)).tolist() == [3.0, 3.0]  # a one-element tensor
+    with pytest.raises(TypeError, match=r"add_\(\): argument 'alpha' must be Number, not Tensor"):
+        z.add_(z, alpha=T.ones(2))
+
+
+def test_autograd_grad_does_not_run_unreachable_branches():
+    log = []
+
+    class F(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            log.append("F")
+            return g * 2
+
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    w = T.tensor([3.0, 4.0], requires_grad=True)
+    a = w * 2
+    a.register_hook(lambda g: log.append("hook"))
+    (g,) = T.autograd.grad((x * 3 + a + F.apply(w)).sum(), [x])
+    assert g.tolist() == [3.0, 3.0] and log == []
+
+
+def test_lists_of_sequences_index_as_tuples():
+    x = T.arange(24.0).reshape(2, 3, 4)
+    with pytest.warns(UserWarning, match="non-tuple sequence for multidimensional indexing"):
+        r = x[[(0, 1), (1, 2)]]
+    assert r.tolist() == x[(0, 1), (1, 2)].tolist() and list(r.shape) == [2, 4]
+    with pytest.warns(UserWarning):
+        assert list(x[[T.tensor(0), T.tensor(1)]].shape) == [4]
+    with pytest.warns(UserWarning):
+        assert list(x[[0, None]].shape) == [1, 3, 4]
+    with pytest.warns(UserWarning):
+        assert list(x[[slice(None), 0]].shape) == [2, 4]
+    # empty and float sequences are int64 indices
+    assert list(x[[]].shape) == [0, 3, 4] and list(x[:, []].shape) == [2, 0, 4]
+    assert list(x[range(0)].shape) == [0, 3, 4] and list(x[(), 0].shape) == [0, 4]
+    assert x[[0.0, 1.5]].tolist() == x[[0, 1]].tolist()
+    assert list(x[[1, 0]].shape) == [2, 3, 4]  # a list of ints stays an index list
+
+
+def test_second_round_against_torch():
+    torch = pytest.importorskip("torch")
+    import warnings
+
+    def run(lib):
+        out = []
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        a, b = _returns_input_twice(lib).apply(x * 1)
+        (3 * a.sum() + 4 * b.sum()).backward()
+        out.append(x.grad.tolist())
+        e = lib.tensor([0.0, 1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        (0 ** e).sum().backward()
+        z = lib.tensor([0.0, 2.0], dtype=lib.float64, requires_grad=True)
+        (z ** 0).sum().backward()
+        out += [e.grad.tolist(), z.grad.tolist()]
+        v = lib.tensor([inf, -inf, nan, 1.0])
+        out.append(lib.isclose(v, -v, equal_nan=True).tolist())
+        out.append(lib.isclose(lib.tensor([True, False]), lib.tensor([True, True]), atol=1).tolist())
+        a = lib.tensor([1.0, 7.0, -7.0, 0.3, -0.0, 0.5, 1.0], dtype=lib.float64)
+        b = lib.tensor([0.1, 0.1, 0.7, -0.1, 3.0, -2.0, 0.0], dtype=lib.float64)
+        for r in (a // b, lib.div(a, b, rounding_mode="trunc"), a % b):
+            out.append([("nan" if v != v else v, math.copysign(1, v)) for v in r.tolist()])
+        q = lib.tensor([7, -7])
+        q //= 2
+        out.append(q.tolist())
+        y = x * 2
+        y.retain_grad()
+        y.mul_(3)
+        (y * y).sum().backward(inputs=[y])
+        out.append(y.grad.tolist())
+        w = lib.tensor([1.0, 2.0], requires_grad=True)
+        seen = []
+        h = w * 5
+        h.grad_fn.next_functions[0][0].register_hook(lambda gi, go: seen.append(go[0].tolist()))
+        w.register_post_accumulate_grad_hook(_scale_grad_tenfold)
+        h.sum().backward()
+        out.append(seen)
+        for case, f in sorted(_second_backward_cases(lib).items()):
+            loss = f().sum()
+            loss.backward()
+            try:
+                loss.backward()
+                out.append((case, "no error"))
+            except RuntimeError as err:
+                out.append((case, str(err)[:40]))
+        for alpha_op in (lambda: lib.add(x, w, alpha=3), lambda: lib.sub(x, w, alpha=0.5)):
+            s = alpha_op().sum()
+            s.backward()
+            s.backward()
+        out += [x.grad.tolist(), w.grad.tolist()]
+        t = lib.arange(24.0).reshape(2, 3, 4)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for key in ([(0, 1), (1, 2)], [lib.tensor(0), lib.tensor(1)], [0, None], [slice(None), 0],
+                        [], [0.0, 1.5], range(0), [[True, False], 0]):
+                out.append(list(t[key].shape))
+            out.append(list(t[(), 0].shape))
+        return out
+
+    assert run(T) == run(torch)

@@ -5,7 +5,7 @@ import them from there rather than from this package.
 """
 
 from .._core import Tensor
-from . import functional, graph
+from . import forward_ad, functional, graph
 from ._engine import backward, grad
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function, FunctionCtx, once_differentiable
@@ -35,6 +35,7 @@ __all__ = [
     "gradgradcheck",
     "GradcheckError",
     "graph",
+    "forward_ad",
     "functional",
     "detect_anomaly",
     "set_detect_anomaly",

@@ -1,20 +1,46 @@
 """``backward()`` and ``grad()``: the entry points of the native backward engine, run as a
 backward pass of ``Variable._execution_engine`` (so that final callbacks run before they return).
+
+Outputs and inputs may be ``graph.GradientEdge``s: the engine is given the tensor of each edge
+(see ``graph._edge_tensor``). ``inputs`` may also be a dict (the result of ``grad`` is then a
+dict with the same keys).
 """
 
 import warnings
+from collections.abc import Mapping
 
 from .. import _core
 from .._core import Tensor, stack
+from .graph import GradientEdge, _edge_tensor
 from .variable import Variable
 
 
 def _as_tuple(x):
     if x is None:
         return None
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, GradientEdge)):
         return (x,)
     return tuple(x)
+
+
+def _inputs_tuple(inputs, fn):
+    """PyTorch's handling of ``inputs``: one tensor or edge, a dict (its values), or a
+    sequence."""
+    if isinstance(inputs, (Tensor, GradientEdge)):
+        return (inputs,)
+    if type(inputs) is dict:
+        return tuple(inputs.values())
+    if isinstance(inputs, Mapping):
+        raise TypeError(
+            f"`inputs` argument to `{fn}()` must be a dict, not {type(inputs).__name__}. "
+            "Other Mapping types are not supported."
+        )
+    return tuple(inputs)
+
+
+def _tensors(items):
+    """Tensors in place of gradient edges."""
+    return tuple(_edge_tensor(x) if isinstance(x, GradientEdge) else x for x in items)
 
 
 def _make_grads(outputs, grads, kind="grad_output"):
@@ -47,11 +73,24 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     """Accumulates gradients of ``tensors`` into the leaves' ``.grad``."""
     if grad_variables is not None:
         grad_tensors = grad_variables
-    tensors = _as_tuple(tensors)
+    tensors = _tensors(_as_tuple(tensors))
+    # a GradientEdge input to a non-leaf node has no .grad to fill: it only bounds the part of
+    # the graph that runs (PyTorch). With other inputs it is dropped; alone, the graph runs up
+    # to it and nothing is accumulated.
+    edges_only = ()
     if inputs is not None:
-        inputs = _as_tuple(inputs)
+        inputs = _inputs_tuple(inputs, "backward")
         if len(inputs) == 0:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+        resolved = _tensors(inputs)
+        leaf_or_tensor = tuple(
+            t for t, i in zip(resolved, inputs)
+            if not isinstance(i, GradientEdge) or t.grad_fn is None
+        )
+        if leaf_or_tensor:
+            inputs = leaf_or_tensor
+        else:
+            edges_only, inputs = resolved, None
     grads = _as_tuple(grad_tensors) or (None,) * len(tensors)
     if len(grads) != len(tensors):
         raise RuntimeError(
@@ -70,6 +109,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
             UserWarning,
             stacklevel=3,
         )
+    if edges_only:
+        Variable._execution_engine.run(lambda: _core._run_backward(
+            list(tensors), grads, bool(retain_graph), bool(create_graph), list(edges_only),
+            False, True))
+        return
     Variable._execution_engine.run(lambda: _core._run_backward(
         list(tensors), grads, bool(retain_graph), bool(create_graph),
         list(inputs) if inputs is not None else None, True, False))
@@ -84,8 +128,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise ValueError(
             "Expected allow_unused to be True or not passed when materialize_grads=True, but got: allow_unused=False."
         )
-    outputs = _as_tuple(outputs)
-    inputs = _as_tuple(inputs)
+    outputs = _tensors(_as_tuple(outputs))
+    inputs_arg = inputs
+    inputs = _inputs_tuple(inputs, "grad")
+    if len(inputs) == 0:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    is_edge = [isinstance(i, GradientEdge) for i in inputs]
+    inputs = _tensors(inputs)
     grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
     if len(grads) != len(outputs):
         raise RuntimeError(
@@ -94,14 +143,26 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if retain_graph is None:
         retain_graph = create_graph
     if is_grads_batched:
-        return _grad_batched(outputs, inputs, grads, retain_graph, create_graph, allow_unused,
-                             materialize_grads)
+        res = _grad_batched(outputs, inputs, grads, retain_graph, create_graph, allow_unused,
+                            materialize_grads)
+        return _as_given(res, inputs_arg)
     grads = _make_grads(outputs, grads)
     res = Variable._execution_engine.run(lambda: _core._run_backward(
         list(outputs), grads, bool(retain_graph), bool(create_graph), list(inputs), False,
         bool(allow_unused)))
     if materialize_grads:
+        if any(r is None and e for r, e in zip(res, is_edge)):
+            raise RuntimeError(
+                "materialize_grads cannot be used when the given input is a GradientEdge"
+            )
         res = [r if r is not None else _core._full(list(i.shape), 0, i.dtype) for r, i in zip(res, inputs)]
+    return _as_given(tuple(res), inputs_arg)
+
+
+def _as_given(res, inputs_arg):
+    """The result of ``grad``: a dict when ``inputs`` was one."""
+    if type(inputs_arg) is dict:
+        return dict(zip(inputs_arg.keys(), res))
     return tuple(res)
 
 

@@ -1,9 +1,24 @@
-"""Custom differentiable operations: ``class F(Function)`` with static ``forward``/``backward``."""
+"""Custom differentiable operations: ``class F(Function)`` with static ``forward``/``backward``.
+
+Two styles, as in PyTorch 2: ``forward(ctx, *args)``, or ``forward(*args)`` plus a static
+``setup_context(ctx, inputs, output)`` that fills ``ctx`` once forward has run (``inputs`` is the
+tuple of arguments, defaults filled in; both run under ``no_grad``). ``backward`` may also be
+spelled ``vjp``.
+
+Inside ``ferrograd.func`` transforms a Function must use the ``setup_context`` style (PyTorch's
+rule). ``vmap`` runs a Function once per sample, which is what ``generate_vmap_rule=True``
+asks for; a user-written ``vmap`` staticmethod is not run (NotImplementedError). The forward
+transforms (``func.jvp``, ``jacfwd``, ``hessian``) require a ``jvp`` staticmethod as PyTorch does,
+but compute the product by differentiating ``backward`` (ferrograd has no forward-mode AD), so
+``backward`` must be differentiable, as for ``gradgradcheck``.
+"""
 
 import functools
+import inspect
 import weakref
 
 from .. import _core
+from . import _transforms
 from .grad_mode import no_grad
 
 Tensor = _core.Tensor
@@ -42,6 +57,16 @@ class FunctionCtx:
         # the node keeps the tensors; the Nones passed to save_for_backward come back in place
         return tuple(None if is_none else next(saved) for is_none in self._saved_is_none)
 
+    def save_for_forward(self, *tensors):
+        """Kept for a ``jvp`` staticmethod (``ctx.saved_tensors`` in PyTorch's jvp); ferrograd
+        never calls ``jvp`` (see the module docstring), so they are only stored."""
+        if not all(t is None or isinstance(t, Tensor) for t in tensors):
+            raise AssertionError(
+                "save_for_forward expects all arguments to be tensors; you should save "
+                "non-tensors as attributes on ctx."
+            )
+        self.saved_for_forward = tensors
+
     def mark_non_differentiable(self, *tensors):
         self.non_differentiable = tensors
 
@@ -54,6 +79,9 @@ class FunctionCtx:
 
 class Function:
     """Base class of custom autograd Functions (PyTorch's ``torch.autograd.Function``)."""
+
+    # PyTorch's flag asking vmap to derive the batching rule from forward/backward
+    generate_vmap_rule = False
 
     def __init__(self, *args, **kwargs):
         pass
@@ -72,20 +100,54 @@ class Function:
         )
 
     @staticmethod
+    def setup_context(ctx, inputs, output):
+        """Overridden (PyTorch 2 style): fills ``ctx`` from the arguments and what
+        ``forward(*args)`` returned."""
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
     def backward(ctx, *grad_outputs):
         raise NotImplementedError(
             "You must implement either the backward or vjp method for your custom "
             "autograd.Function to use it with backward mode AD."
         )
 
+    vjp = backward
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with "
+            "forward mode AD."
+        )
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        raise NotImplementedError(
+            "To use autograd.Function with vmap, you must either override the vmap staticmethod "
+            "or set generate_vmap_rule=True."
+        )
+
     @classmethod
     def apply(cls, *args, **kwargs):
+        new_style = cls.setup_context is not Function.setup_context
+        if new_style:
+            # forward(*args) gets every argument positionally, defaults filled in (PyTorch's
+            # bind_default_args); the same tuple is setup_context's ``inputs``
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = tuple(bound.args), {}
+        _check_transforms(cls, new_style)
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(
             isinstance(a, Tensor) and a.requires_grad for a in args
         )
         with no_grad():
-            outputs = cls.forward(ctx, *args, **kwargs)
+            if new_style:
+                outputs = cls.forward(*args)
+                cls.setup_context(ctx, args, outputs)
+            else:
+                outputs = cls.forward(ctx, *args, **kwargs)
         is_tuple = isinstance(outputs, tuple)
         outs = list(outputs) if is_tuple else [outputs]
         tensor_pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
@@ -129,9 +191,10 @@ class Function:
                     shape, dtype = meta[slot]
                     g = _core._full(shape, 0, dtype)
                 full.append(g)
-            result = cls.backward(ctx, *full)
+            result = _user_backward(cls)(ctx, *full)
             if not isinstance(result, tuple):
                 result = (result,)
+            _check_differentiable_backward(cls, name, grads, result, args)
             if len(result) < n_args or any(r is not None for r in result[n_args:]):
                 raise RuntimeError(
                     f"function {name} returned an incorrect number of gradients "
@@ -160,6 +223,79 @@ class Function:
                 if o is t and o.is_floating_point():
                     o.detach_()
         return tuple(outs) if is_tuple else outs[0]
+
+
+def _user_backward(cls):
+    """``backward``, or ``vjp`` when that is the one overridden (PyTorch's BackwardCFunction)."""
+    if cls.backward is not Function.backward and cls.vjp is not Function.vjp:
+        raise RuntimeError(
+            "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You "
+            "should only implement one of them."
+        )
+    return cls.vjp if cls.vjp is not Function.vjp else cls.backward
+
+
+_EXTENDING_FUNC = "https://pytorch.org/docs/main/notes/extending.func.html"
+
+
+# Functions standing in for PyTorch's native ops (scatter_reduce, random sampling, the
+# once_differentiable error node): transforms treat them as ops, not as user Functions
+_NATIVE_OP_MODULES = ("ferrograd._index_functions", "ferrograd._sampling", __name__)
+
+
+def _check_transforms(cls, new_style):
+    """PyTorch's checks for a Function called inside ``torch.func`` transforms."""
+    kinds = _transforms.active()
+    if not kinds or cls.__module__ in _NATIVE_OP_MODULES:
+        return
+    if not new_style:
+        raise RuntimeError(
+            "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "
+            "jacrev, ...), it must override the setup_context staticmethod. For more details, "
+            f"please see {_EXTENDING_FUNC}"
+        )
+    for kind in reversed(kinds):
+        if kind == "vmap":
+            own_rule = cls.vmap is not Function.vmap
+            if own_rule and cls.generate_vmap_rule:
+                raise RuntimeError(
+                    f"You tried to vmap over {cls.__name__}, but it has both "
+                    "generate_vmap_rule=True and an overridden vmap staticmethod. Please set "
+                    "generate_vmap_rule=False or delete the overridden vmap staticmethod to avoid "
+                    f"ambiguity. For more details, please see {_EXTENDING_FUNC}"
+                )
+            if own_rule:
+                raise NotImplementedError(
+                    f"{cls.__name__}.vmap: ferrograd's vmap runs the function once per sample and "
+                    "cannot use a custom vmap staticmethod; set generate_vmap_rule=True instead "
+                    "(the per-sample loop is the generated rule)"
+                )
+            if not cls.generate_vmap_rule:
+                raise RuntimeError(
+                    f"You tried to vmap over {cls.__name__}, but it does not have vmap support. "
+                    "Please override and implement the vmap staticmethod or set "
+                    f"generate_vmap_rule=True. For more details, please see {_EXTENDING_FUNC}"
+                )
+        elif kind == "jvp" and cls.jvp is Function.jvp:
+            Function.jvp(None)
+
+
+def _check_differentiable_backward(cls, name, grads, result, args):
+    """Inside ``func.jvp``/``jacfwd``/``hessian`` the product comes from differentiating
+    ``backward`` again: a gradient that lost its graph would make it silently wrong."""
+    if "jvp" not in _transforms.active() or not _core.is_grad_enabled():
+        return
+    if cls.__module__ in _NATIVE_OP_MODULES:
+        return
+    if not any(isinstance(g, Tensor) and g.requires_grad for g in grads):
+        return
+    if any(isinstance(r, Tensor) and r.is_floating_point() and not r.requires_grad
+           and isinstance(a, Tensor) and a.requires_grad for r, a in zip(result, args)):
+        raise NotImplementedError(
+            f"{name}: ferrograd computes forward-mode products (torch.func.jvp, jacfwd, hessian) "
+            "by differentiating the custom Function's backward, but it returned a gradient that "
+            "is not differentiable (computed under no_grad, detached or not from the graph)"
+        )
 
 
 def _tp_name(obj):

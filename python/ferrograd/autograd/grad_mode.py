@@ -1,15 +1,71 @@
-"""Grad modes: thread-local, usable as context managers and as decorators."""
+"""Grad modes: thread-local, usable as context managers and as decorators.
+
+As decorators they follow PyTorch's ``torch.utils._contextlib``: a plain function runs inside
+the mode; a generator function gets the mode inside each resumption (``next``/``send``/
+``throw``/``close``), the caller's mode being restored at each ``yield``; anything else that
+returns an awaitable or iterator (``async def``, async generators) is called inside the mode,
+so only the creation of the coroutine is covered, not its body (PyTorch 2.x does the same).
+"""
 
 import functools
+import inspect
+import sys
+import warnings
 
 from .. import _core
 
 
+def _wrap_generator(ctx_factory, func):
+    """PyTorch's ``_wrap_generator``: enters a fresh context around each resumption of the
+    generator, and forwards what the caller sends or throws."""
+
+    @functools.wraps(func)
+    def generator_context(*args, **kwargs):
+        gen = func(*args, **kwargs)
+        try:
+            with ctx_factory():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with ctx_factory():
+                        gen.close()
+                    raise
+                except BaseException:
+                    with ctx_factory():
+                        response = gen.throw(*sys.exc_info())
+                else:
+                    with ctx_factory():
+                        response = gen.send(request)
+        except StopIteration as e:
+            return e.value
+
+    return generator_context
+
+
 class _DecoratorContextManager:
-    def __call__(self, func):
+    def __call__(self, orig_func):
+        if inspect.isclass(orig_func):
+            warnings.warn(
+                "Decorating classes is deprecated and will be disabled in future versions. You "
+                "should only decorate functions or methods. To preserve the current behavior of "
+                "class decoration, you can directly decorate the `__init__` method and nothing "
+                "else.",
+                FutureWarning,
+                stacklevel=2,
+            )
+
+            def func(*args, **kwargs):
+                return orig_func(*args, **kwargs)
+        else:
+            func = orig_func
+        if inspect.isgeneratorfunction(func):
+            return _wrap_generator(self.clone, func)
+
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
-            with self.__class__(*self._args()):
+            with self.clone():
                 return func(*args, **kwargs)
 
         return wrapper
@@ -81,7 +137,13 @@ class set_grad_enabled(_DecoratorContextManager):
 
 
 class inference_mode(_DecoratorContextManager):
-    """Treated as no_grad (ferrograd has no separate inference tensors)."""
+    """Treated as no_grad (ferrograd has no separate inference tensors). Usable as
+    ``@inference_mode()``, ``@inference_mode(False)`` and as a bare ``@inference_mode``."""
+
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)
 
     def __init__(self, mode=True):
         self.mode = mode
@@ -91,8 +153,10 @@ class inference_mode(_DecoratorContextManager):
         return (self.mode,)
 
     def __enter__(self):
+        # as c10::InferenceMode: inference_mode(True) disables grad mode, inference_mode(False)
+        # enables it (even inside no_grad)
         self.prev = _core.is_grad_enabled()
-        _core._set_grad_enabled(self.prev and not self.mode)
+        _core._set_grad_enabled(not self.mode)
 
     def __exit__(self, *exc):
         _core._set_grad_enabled(self.prev)

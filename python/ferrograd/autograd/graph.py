@@ -6,13 +6,17 @@ reached twice is the same Python object while it is alive.
 
 import threading
 import weakref
+from typing import Any, NamedTuple
 
 from .. import _core
 from ..utils.hooks import _native_handle
 from .function import _function_ctx, _tp_name
+from .grad_mode import enable_grad
 
 __all__ = [
     "Node",
+    "GradientEdge",
+    "get_gradient_edge",
     "saved_tensors_hooks",
     "save_on_cpu",
     "disable_saved_tensors_hooks",
@@ -95,6 +99,78 @@ def _wrap_node(handle):
     obj._h = handle
     _live[key] = obj
     return obj
+
+
+# --- Gradient edges -----------------------------------------------------------------------------
+
+
+class GradientEdge(NamedTuple):
+    """An edge of the autograd graph: input ``output_nr`` of ``node``, through which a tensor's
+    gradient flows. ``get_gradient_edge(t)`` gives the edge of ``t``; ``autograd.grad`` and
+    ``backward`` accept edges in place of tensors (as ``inputs``, and as ``outputs`` with their
+    grad_outputs).
+
+    ferrograd's engine takes tensors: an edge is used through the tensor it was taken from,
+    which the edge of ``get_gradient_edge`` keeps alive (PyTorch keeps only the graph). An edge
+    built by hand from a node (``GradientEdge(t.grad_fn, 0)``) works for a leaf's
+    ``AccumulateGrad``; for other nodes it raises NotImplementedError."""
+
+    node: Node
+    output_nr: int
+    ownership_token: Any = None
+
+
+class _TensorGradientEdge(GradientEdge):
+    """The edge of ``get_gradient_edge(tensor)``: also holds the tensor."""
+
+    _tensor: Any
+
+    def __repr__(self):
+        return "GradientEdge" + super().__repr__()[len(type(self).__name__):]
+
+
+def _grad_accumulator(tensor):
+    """The ``AccumulateGrad`` node of a leaf that requires grad."""
+    with enable_grad():
+        return tensor.view_as(tensor).grad_fn.next_functions[0][0]
+
+
+def _edge_node(tensor):
+    return tensor.grad_fn if tensor.grad_fn is not None else _grad_accumulator(tensor)
+
+
+def get_gradient_edge(tensor):
+    """The gradient edge of ``tensor``: ``autograd.grad(loss, get_gradient_edge(t))`` is
+    ``autograd.grad(loss, t)``."""
+    if not tensor.requires_grad:
+        raise RuntimeError(
+            "It is not possible to get the gradient edge for a Tensor that does not require "
+            "gradients"
+        )
+    edge = _TensorGradientEdge(_edge_node(tensor), tensor.output_nr)
+    edge._tensor = tensor
+    return edge
+
+
+def _edge_tensor(edge):
+    """A tensor whose gradient edge is ``edge`` (what the engine is given in its place)."""
+    node, output_nr = edge.node, edge.output_nr
+    tensor = getattr(edge, "_tensor", None)
+    if tensor is None and isinstance(node, AccumulateGrad):
+        tensor = node.variable
+    if tensor is None:
+        raise NotImplementedError(
+            "ferrograd: a GradientEdge to a node other than AccumulateGrad can only be "
+            "differentiated when it comes from torch.autograd.graph.get_gradient_edge(tensor) "
+            "(the engine needs the tensor that flows through the edge)"
+        )
+    # the tensor may have moved on (modified in place): its edge must still be this one
+    if not (tensor.requires_grad and _edge_node(tensor) is node and tensor.output_nr == output_nr):
+        raise NotImplementedError(
+            "ferrograd: this GradientEdge's tensor was modified in place after "
+            "get_gradient_edge(); differentiating with respect to the old edge is not supported"
+        )
+    return tensor
 
 
 # --- Hooks: user callables wrapped with PyTorch's checks on what they return -------------------

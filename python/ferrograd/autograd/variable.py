@@ -7,7 +7,10 @@ Callbacks queued by callbacks run too. DistributedDataParallel uses it to wait f
 gradient reductions at the end of backward.
 """
 
+import warnings
+
 from .. import _core
+from .._factories import empty
 
 __all__ = ["Variable"]
 
@@ -43,8 +46,30 @@ class _ExecutionEngine:
         return result
 
 
-class Variable(_core.Tensor):
-    """PyTorch's ``torch.autograd.Variable``: tensors are variables; what remains is the
-    engine handle ``Variable._execution_engine``."""
+class _VariableMeta(type):  # the metaclass of _core.Tensor is ``type``
+    def __instancecheck__(cls, other):
+        return isinstance(other, _core.Tensor)
+
+
+class Variable(_core.Tensor, metaclass=_VariableMeta):
+    """PyTorch's legacy ``torch.autograd.Variable``: tensors are variables (every tensor is an
+    instance). ``Variable(data, requires_grad=False)`` returns a tensor: ``data`` detached
+    (sharing its memory), with ``requires_grad`` set. What remains besides is the engine
+    handle ``Variable._execution_engine``."""
 
     _execution_engine = _ExecutionEngine()
+
+    def __new__(cls, data=None, requires_grad=False, volatile=False, _grad_fn=None, name=None):
+        if volatile:
+            warnings.warn(
+                "volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
+                UserWarning,
+                stacklevel=2,
+            )
+        if _grad_fn is not None:
+            raise NotImplementedError("Variable(_grad_fn=...) is not supported by ferrograd")
+        if data is None:
+            data = empty(0)
+        elif not isinstance(data, _core.Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        return data.detach().requires_grad_(bool(requires_grad))

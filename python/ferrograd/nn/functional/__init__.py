@@ -12,7 +12,7 @@ private helpers that ``nn.MultiheadAttention`` and the transformer layers call a
 """
 
 from ..._core import Tensor
-from ._dropout import dropout
+from ._dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
 from ._linear import linear
 from .activation import (
     _get_softmax_dim,
@@ -38,6 +38,7 @@ from .attention import (
     scaled_dot_product_attention,
 )
 from .conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold
+from .distance import cosine_similarity, pairwise_distance, triplet_margin_loss
 from .loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -49,7 +50,7 @@ from .loss import (
     nll_loss,
     smooth_l1_loss,
 )
-from .normalization import batch_norm, group_norm, instance_norm, layer_norm
+from .normalization import batch_norm, group_norm, instance_norm, layer_norm, normalize
 from .padding import pad
 from .pooling import (
     adaptive_avg_pool1d,
@@ -66,6 +67,16 @@ from .pooling import (
     max_pool2d_with_indices,
 )
 from .sparse import embedding, one_hot
+from .vision import (
+    affine_grid,
+    grid_sample,
+    interpolate,
+    pixel_shuffle,
+    pixel_unshuffle,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
+)
 
 __all__ = [
     # activation
@@ -83,6 +94,11 @@ __all__ = [
     # linear, dropout
     "linear",
     "dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "alpha_dropout",
+    "feature_alpha_dropout",
     # conv
     "conv1d",
     "conv2d",
@@ -108,6 +124,7 @@ __all__ = [
     "instance_norm",
     "group_norm",
     "layer_norm",
+    "normalize",
     # padding
     "pad",
     # sparse
@@ -126,4 +143,17 @@ __all__ = [
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "kl_div",
+    "triplet_margin_loss",
+    # distance
+    "cosine_similarity",
+    "pairwise_distance",
+    # vision
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "interpolate",
+    "upsample",
+    "upsample_nearest",
+    "upsample_bilinear",
+    "affine_grid",
+    "grid_sample",
 ]

@@ -9,7 +9,7 @@ import numbers
 from ... import _core
 from ._utils import _fmt, _int_arg, _scalar_name
 
-__all__ = ["batch_norm", "instance_norm", "group_norm", "layer_norm"]
+__all__ = ["batch_norm", "instance_norm", "group_norm", "layer_norm", "normalize"]
 
 
 def _verify_batch_size(size):
@@ -125,3 +125,12 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 
 # ------------------------------------------------------------------- embedding
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    r"""``input / max(||input||_p, eps)``, the norm taken along ``dim``; with ``out``, the
+    result is written into it (as ``torch.div(..., out=out)``)."""
+    denom = input.norm(p, dim, keepdim=True).clamp(min=eps).expand_as(input)
+    if out is None:
+        return input / denom
+    return out.copy_(input / denom)

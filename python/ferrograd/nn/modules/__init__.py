@@ -5,7 +5,8 @@ from .activation import GELU, LeakyReLU, LogSoftmax, MultiheadAttention, ReLU, S
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
-from .dropout import Dropout
+from .distance import CosineSimilarity, PairwiseDistance
+from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .flatten import Flatten, Unflatten
 from .instancenorm import InstanceNorm1d, InstanceNorm2d
 from .linear import Identity, Linear
@@ -13,6 +14,7 @@ from .loss import *  # noqa: F401,F403
 from .module import Module
 from .normalization import GroupNorm, LayerNorm
 from .padding import *  # noqa: F401,F403
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
@@ -32,6 +34,7 @@ from .transformer import (
     TransformerEncoder,
     TransformerEncoderLayer,
 )
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
     "Module",
@@ -52,6 +55,11 @@ __all__ = [
     "Softmin",
     "LogSoftmax",
     "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "Dropout3d",
+    "AlphaDropout",
+    "FeatureAlphaDropout",
     "Flatten",
     "Unflatten",
     "MultiheadAttention",
@@ -89,6 +97,13 @@ __all__ = [
     "RNNCell",
     "LSTMCell",
     "GRUCell",
+    "PairwiseDistance",
+    "CosineSimilarity",
+    "PixelShuffle",
+    "PixelUnshuffle",
+    "Upsample",
+    "UpsamplingNearest2d",
+    "UpsamplingBilinear2d",
 ]
 __all__ += list(getattr(_loss, "__all__", [])) + _padding.__all__
 del _loss, _padding

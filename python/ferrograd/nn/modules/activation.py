@@ -4,7 +4,7 @@ from ..._factories import empty
 from .. import functional as F
 from ..init import constant_, xavier_normal_, xavier_uniform_
 from ..parameter import Parameter
-from .linear import Linear
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 
 __all__ = [
@@ -133,13 +133,6 @@ class LogSoftmax(_SoftmaxBase):
 
     def forward(self, input):
         return F.log_softmax(input, self.dim, _stacklevel=5)
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """``Linear`` under another name (the output projection of ``MultiheadAttention``).
-
-    PyTorch defines it in ``torch.nn.modules.linear``.
-    """
 
 
 class MultiheadAttention(Module):

@@ -450,32 +450,25 @@ class Module:
     # ------------------------------------------------------------------ conversions
 
     def _apply(self, fn, recurse=True):
-        # The core has no ``tensor.data = ...`` setter, so converted parameters are new
-        # Parameter objects (PyTorch's "overwrite module params on conversion" path); a
-        # conversion that returns the tensor itself keeps the parameter object.
+        # As PyTorch: a converted parameter keeps its Parameter object (``param.data = ...``),
+        # so optimizers and other references to it stay valid; so does its ``.grad``.
         if recurse:
             for module in self.children():
                 module._apply(fn)
 
-        for key, param in self._parameters.items():
+        for param in self._parameters.values():
             if param is None:
                 continue
             with no_grad():
                 param_applied = fn(param)
             param_grad = param.grad
-            if param_applied is param:
-                out_param = param
-            else:
-                if not param.is_leaf:
-                    raise AssertionError("param must be a leaf tensor")
-                out_param = Parameter(param_applied, param.requires_grad)
-                self._parameters[key] = out_param
-
+            if param_applied is not param:
+                param.data = param_applied
             if param_grad is not None:
                 with no_grad():
                     grad_applied = fn(param_grad)
-                if grad_applied is not param_grad or out_param is not param:
-                    out_param.grad = grad_applied.requires_grad_(param_grad.requires_grad)
+                if grad_applied is not param_grad:
+                    param.grad.data = grad_applied
 
         for key, buf in self._buffers.items():
             if buf is not None:

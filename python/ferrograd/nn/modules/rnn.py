@@ -3,7 +3,9 @@
 A port of PyTorch's ``torch/nn/modules/rnn.py``. PyTorch hands the computation to fused
 ATen kernels (``_VF.lstm`` etc.); here it is written with tensor ops: the input projection
 of a layer is one ``F.linear`` over the whole sequence, then a Python loop over time steps
-does the recurrent part (a few ops per step). ``PackedSequence`` inputs are not supported.
+does the recurrent part (a few ops per step). A ``PackedSequence`` input runs the same loop
+over its time steps with a batch that shrinks as sequences end (and grows, in the reverse
+direction, as they start), and gives a ``PackedSequence`` output.
 """
 
 import math
@@ -16,6 +18,7 @@ from ..._core import cat, stack
 from ..._factories import empty, zeros
 from .. import functional as F, init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from .module import Module
 
 __all__ = [
@@ -34,10 +37,19 @@ def _apply_permutation(tensor, permutation, dim=1):
     return tensor.index_select(dim, permutation)
 
 
-def _check_not_packed(input):
-    # torch.nn.utils.rnn.PackedSequence is a namedtuple with a ``batch_sizes`` field.
+def _is_packed(input):
+    """Whether ``input`` is a packed sequence: a PackedSequence, or a named tuple with its
+    fields (``batch_sizes``, ...) holding ferrograd tensors."""
+    if isinstance(input, PackedSequence):
+        return True
     if isinstance(input, tuple) and hasattr(input, "batch_sizes"):
-        raise NotImplementedError("PackedSequence input is not supported by ferrograd's recurrent layers")
+        if not isinstance(input[0], _core.Tensor):
+            raise TypeError(
+                f"expected a PackedSequence of ferrograd tensors (ferrograd.nn.utils.rnn.pack_sequence / "
+                f"pack_padded_sequence), but got one holding {type(input[0]).__module__}.{type(input[0]).__name__}"
+            )
+        return True
+    return False
 
 
 # ---------------------------------------------------------------------------- cell math
@@ -367,6 +379,83 @@ class RNNBase(Module):
 
     # -------------------------------------------------------------- the computation
 
+    def _layer_weights(self, idx):
+        """(w_ih, w_hh, b_ih, b_hh, w_hr) of layer-direction ``idx`` (None where absent)."""
+        num_weights = (4 if self.bias else 2) + (1 if self.proj_size > 0 else 0)
+        weights = self._flat_weights[idx * num_weights:(idx + 1) * num_weights]
+        b_ih, b_hh = (weights[2], weights[3]) if self.bias else (None, None)
+        w_hr = weights[-1] if self.proj_size > 0 else None
+        return weights[0], weights[1], b_ih, b_hh, w_hr
+
+    def _step_fn(self, w_hh, b_hh, w_hr):
+        """``step(gi, h, c) -> (h', c')`` of this layer's cell (``c`` is None but for LSTM)."""
+        if self.mode == "LSTM":
+            return lambda gi, h, c: _lstm_step(gi, h, c, w_hh, b_hh, w_hr)
+        if self.mode == "GRU":
+            return lambda gi, h, c: (_gru_step(gi, h, w_hh, b_hh), None)
+        act = _tanh if self.mode == "RNN_TANH" else _relu
+        return lambda gi, h, c: (_rnn_step(gi, h, w_hh, b_hh, act), None)
+
+    def _forward_packed(self, input, hx):
+        """``forward`` of a PackedSequence: the output is packed like the input; ``hx`` and the
+        final hidden state are in the batch order before packing."""
+        data, batch_sizes, sorted_indices, unsorted_indices = input
+        is_lstm = self.mode == "LSTM"
+        max_batch_size = int(batch_sizes[0])
+        num_directions = 2 if self.bidirectional else 1
+        real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        if hx is None:
+            h_zeros = zeros(
+                self.num_layers * num_directions, max_batch_size, real_hidden_size, dtype=data.dtype
+            )
+            if is_lstm:
+                c_zeros = zeros(
+                    self.num_layers * num_directions, max_batch_size, self.hidden_size, dtype=data.dtype
+                )
+                hx = (h_zeros, c_zeros)
+            else:
+                hx = h_zeros
+        else:
+            hx = self.permute_hidden(hx, sorted_indices)
+        self.check_forward_args(data, hx, batch_sizes)
+        output, hidden = self._run_packed(data, batch_sizes, hx)
+        return (
+            PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices),
+            self.permute_hidden(hidden, unsorted_indices),
+        )
+
+    def _run_packed(self, data, batch_sizes, hx):
+        """All layers over packed ``data`` ``(sum(batch_sizes), input_size)``; returns
+        ``(output data, h_n)`` or ``(output data, (h_n, c_n))``, hidden states in sorted order."""
+        is_lstm = self.mode == "LSTM"
+        sizes = batch_sizes.tolist()
+        num_directions = 2 if self.bidirectional else 1
+        h0 = (hx[0] if is_lstm else hx).unbind(0)
+        c0 = hx[1].unbind(0) if is_lstm else [None] * len(h0)
+
+        layer_input = data
+        h_n, c_n = [], []
+        for layer in range(self.num_layers):
+            dir_outputs = []
+            for direction in range(num_directions):
+                idx = layer * num_directions + direction
+                w_ih, w_hh, b_ih, b_hh, w_hr = self._layer_weights(idx)
+                step = self._step_fn(w_hh, b_hh, w_hr)
+                gis = F.linear(layer_input, w_ih, b_ih).split(sizes)
+                run = _packed_forward if direction == 0 else _packed_reverse
+                outputs, h, c = run(step, gis, sizes, h0[idx], c0[idx])
+                dir_outputs.append(cat(outputs))
+                h_n.append(h)
+                c_n.append(c)
+            layer_output = dir_outputs[0] if num_directions == 1 else cat(dir_outputs, 1)
+            if self.dropout != 0 and self.training and layer < self.num_layers - 1:
+                layer_output = F.dropout(layer_output, self.dropout, True)
+            layer_input = layer_output
+
+        if is_lstm:
+            return layer_input, (stack(h_n, 0), stack(c_n, 0))
+        return layer_input, stack(h_n, 0)
+
     def _run(self, input, hx):
         """Run all layers over ``input`` (3-D, batch-first if ``self.batch_first``).
 
@@ -428,6 +517,46 @@ class RNNBase(Module):
         return layer_input, stack(h_n, 0)
 
 
+def _packed_forward(step, gis, sizes, h0, c0):
+    """The forward direction over packed time steps: the batch shrinks as sequences end; the
+    final state of each sequence is its state at its last step."""
+    h, c = h0, c0
+    done_h, done_c = [], []  # the states of the sequences that ended, latest (lowest rows) last
+    outputs = []
+    for gi, bs in zip(gis, sizes):
+        if bs < h.size(0):
+            done_h.append(h[bs:])
+            h = h[:bs]
+            if c is not None:
+                done_c.append(c[bs:])
+                c = c[:bs]
+        h, c = step(gi, h, c)
+        outputs.append(h)
+    if done_h:
+        h = cat([h] + done_h[::-1])
+        if c is not None:
+            c = cat([c] + done_c[::-1])
+    return outputs, h, c
+
+
+def _packed_reverse(step, gis, sizes, h0, c0):
+    """The reverse direction over packed time steps: each sequence starts from its initial
+    state at its own last step, so the batch grows as the loop goes back in time."""
+    n = sizes[-1]
+    h = h0[:n]
+    c = c0[:n] if c0 is not None else None
+    outputs = [None] * len(sizes)
+    for t in range(len(sizes) - 1, -1, -1):
+        bs = sizes[t]
+        if bs > h.size(0):
+            h = cat([h, h0[h.size(0):bs]])
+            if c is not None:
+                c = cat([c, c0[c.size(0):bs]])
+        h, c = step(gis[t], h, c)
+        outputs[t] = h
+    return outputs, h, c
+
+
 # ------------------------------------------------------------------------- RNN / LSTM / GRU
 
 
@@ -456,8 +585,9 @@ class RNN(RNNBase):
         super().__init__(mode, *args, **kwargs)
 
     def forward(self, input, hx=None):
-        _check_not_packed(input)
         self._update_flat_weights()
+        if _is_packed(input):
+            return self._forward_packed(input, hx)
         num_directions = 2 if self.bidirectional else 1
         batch_sizes = None
         if input.dim() not in (2, 3):
@@ -534,8 +664,9 @@ class LSTM(RNNBase):
         return _apply_permutation(hx[0], permutation), _apply_permutation(hx[1], permutation)
 
     def forward(self, input, hx=None):
-        _check_not_packed(input)
         self._update_flat_weights()
+        if _is_packed(input):
+            return self._forward_packed(input, hx)
         batch_sizes = None
         num_directions = 2 if self.bidirectional else 1
         real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
@@ -604,8 +735,9 @@ class GRU(RNNBase):
         super().__init__("GRU", *args, **kwargs)
 
     def forward(self, input, hx=None):
-        _check_not_packed(input)
         self._update_flat_weights()
+        if _is_packed(input):
+            return self._forward_packed(input, hx)
         batch_sizes = None
         if input.dim() not in (2, 3):
             raise ValueError(f"GRU: Expected input to be 2D or 3D, got {input.dim()}D instead")

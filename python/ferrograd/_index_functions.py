@@ -1,0 +1,288 @@
+"""Indexing torch functions: ``masked_select``, ``take``, ``take_along_dim``, ``index_fill``,
+``masked_scatter``, ``scatter_reduce``, ``index_put``, ``nonzero`` and ``argwhere``.
+
+Each is one function taking ``input`` first; the Tensor methods of the same names
+(``_tensor.py``) are these functions, and the in-place methods (``index_fill_``, ...) copy the
+out-of-place result into the tensor. The gradients follow from the ops they are composed of
+(advanced indexing, ``gather``, ``where``, the native ``index_put``), except ``scatter_reduce``,
+whose forward is native and whose backward is PyTorch's formula (``_ScatterReduce``).
+"""
+
+from . import _core
+from ._core import Tensor, int64
+from ._factories import arange
+from ._nondifferentiable import _no_derivative
+from ._shape_functions import _check_tensor, _scalar_type_name, _wrap_dim
+from .autograd.function import Function
+
+
+def _full(shape, value, dtype):
+    return _core._full(list(shape), value, dtype)
+
+
+def _broadcast_shape(a, b):
+    n = max(len(a), len(b))
+    a = (1,) * (n - len(a)) + tuple(a)
+    b = (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton dimension {i}"
+            )
+        out.append(y if x == 1 else x)
+    return out
+
+
+# --- selecting
+
+
+def masked_select(input, mask):
+    """The elements of ``input`` where ``mask`` (a bool tensor; both broadcast) is true, as a
+    1-D tensor."""
+    _check_tensor("masked_select", input)
+    _check_tensor("masked_select", mask, "mask", 2)
+    if mask.dtype != _core.bool:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = _broadcast_shape(input.shape, mask.shape) or [1]  # (0-d: as one element)
+    return input.expand(shape)[mask.expand(shape)]
+
+
+def take(input, index):
+    """The elements of the flattened ``input`` at ``index`` (any shape; negative counts from
+    the end), in ``index``'s shape."""
+    _check_tensor("take", input)
+    _check_tensor("take", index, "index", 2)
+    if index.dtype != int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {_scalar_type_name(index.dtype)}")
+    n = input.numel()
+    if index.numel():
+        for bad in (int(index.min()), int(index.max())):
+            if not -n <= bad < n:
+                raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+    return input.reshape(-1)[index]
+
+
+def take_along_dim(input, indices, dim=None):
+    """``gather`` along ``dim`` with ``input`` and ``indices`` broadcast over the other dims;
+    without ``dim``, of the flattened tensors."""
+    _check_tensor("take_along_dim", input)
+    _check_tensor("take_along_dim", indices, "indices", 2)
+    if indices.dtype != int64:
+        raise RuntimeError(
+            f"torch.take_along_dim(): dtype of indices should be Long but got {_scalar_type_name(indices.dtype)}"
+        )
+    if dim is None:
+        return input.reshape(-1).gather(0, indices.reshape(-1))
+    if input.dim() != indices.dim():
+        raise RuntimeError(
+            f"torch.take_along_dim(): input and indices should have the same number of dimensions, but got "
+            f"{input.dim()} dimensions for input, and {indices.dim()} dimensions for indices"
+        )
+    d = _wrap_dim(dim, input.dim())
+    if input.dim() == 0:
+        return input.reshape(1).gather(0, indices.reshape(1)).reshape(())
+    shape = _broadcast_shape([1 if k == d else s for k, s in enumerate(input.shape)],
+                             [1 if k == d else s for k, s in enumerate(indices.shape)])
+    x = input.expand([input.shape[d] if k == d else s for k, s in enumerate(shape)])
+    i = indices.expand([indices.shape[d] if k == d else s for k, s in enumerate(shape)])
+    return x.gather(d, i)
+
+
+def nonzero(input, *, out=None, as_tuple=False):
+    """The indices of the non-zero elements of ``input``, row-major: an (N, ndim) int64 tensor,
+    or with ``as_tuple`` one 1-D tensor per dim."""
+    _check_tensor("nonzero", input)
+    if out is not None:
+        raise NotImplementedError("nonzero(out=...) is not supported by ferrograd")
+    flat = arange(input.numel())[(input.detach() != 0).reshape(-1)]
+    if input.dim() == 0:
+        return (flat,) if as_tuple else _full([flat.numel(), 0], 0, int64)
+    cols, stride = [], 1
+    for size in reversed(input.shape):
+        cols.append(_core.remainder(_core.floor_divide(flat, stride), size) if size else flat)
+        stride *= size
+    cols.reverse()
+    if as_tuple:
+        return tuple(cols)
+    return _core.stack(cols, 1)
+
+
+def argwhere(input):
+    """``nonzero(input)``: the (N, ndim) indices of the non-zero elements."""
+    _check_tensor("argwhere", input)
+    return nonzero(input)
+
+
+# --- writing
+
+
+def _index_mask(fname, input, dim, index):
+    """A bool mask broadcasting against ``input``: true at ``index`` (int64, 0-d or 1-D,
+    negative from the end) along ``dim``."""
+    if index.dtype != int64:
+        raise IndexError(f"{fname}(): Expected dtype int64 for index.")
+    if index.dim() > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    d = _wrap_dim(dim, input.dim())
+    n = input.shape[d] if input.dim() else 1
+    idx = index.reshape(-1)
+    if idx.numel():
+        for bad in (int(idx.min()), int(idx.max())):
+            if not -n <= bad < n:
+                raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+    idx = _core.where(idx < 0, idx + n, idx)
+    mask = _full([n], 0, int64).scatter(0, idx, _full(idx.shape, 1, int64)).bool()
+    shape = [1] * input.dim()
+    if shape:
+        shape[d] = n
+    return mask.reshape(shape)
+
+
+def index_fill(input, dim, index, value):
+    """``input`` with the slices at ``index`` along ``dim`` set to ``value`` (a number or a 0-d
+    tensor, which then gets the gradient of the filled elements)."""
+    _check_tensor("index_fill", input)
+    if isinstance(value, Tensor) and value.dim() != 0:
+        raise RuntimeError(
+            f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.dim()} dimension(s)."
+        )
+    mask = _index_mask("index_fill_", input, dim, index)
+    if isinstance(value, Tensor):
+        return _core.where(mask, value.to(input.dtype), input)
+    return input.masked_fill(mask, value)
+
+
+def masked_scatter(input, mask, source):
+    """``input`` (broadcast with ``mask``) with its elements where ``mask`` is true replaced,
+    in order, by the first elements of ``source``."""
+    _check_tensor("masked_scatter", input)
+    if mask.dtype != _core.bool:
+        raise RuntimeError(
+            f"masked_scatter_ only supports boolean masks, but got mask with dtype {_scalar_type_name(mask.dtype)}"
+        )
+    if source.dtype != input.dtype:
+        raise RuntimeError(
+            f"masked_scatter: expected self and source to have same dtypes but got"
+            f"{_scalar_type_name(input.dtype)} and {_scalar_type_name(source.dtype)}"
+        )
+    shape = _broadcast_shape(input.shape, mask.shape)
+    where = nonzero(mask.expand(shape).reshape(-1), as_tuple=True)[0]
+    k = where.numel()
+    if source.numel() < k:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    values = source.reshape(-1)[:k]
+    flat = input.expand(shape).reshape(-1)
+    return _core._index_put(flat, [where], values, False).reshape(shape)
+
+
+def _index_list(indices):
+    """The index tensors of ``index_put`` as int64 tensors, a bool mask as its nonzero
+    columns (one per dim it covers)."""
+    out = []
+    for i, t in enumerate(indices):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+        if t.dtype == _core.bool:
+            out += list(nonzero(t, as_tuple=True))
+        elif t.dtype == int64:
+            out.append(t)
+        else:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return out
+
+
+def index_put(input, indices, values, accumulate=False):
+    """``input`` with ``input[indices] = values`` (``+=`` with ``accumulate``, which sums
+    repeated indices), out of place."""
+    _check_tensor("index_put", input)
+    idx = _index_list(indices)
+    if len(idx) > input.dim():
+        raise IndexError(f"too many indices for tensor of dimension {input.dim()}")
+    if values.dtype != input.dtype:
+        raise RuntimeError(
+            f"Index put requires the source and destination dtypes match, got "
+            f"{_scalar_type_name(input.dtype)} for the destination and {_scalar_type_name(values.dtype)} for the "
+            f"source."
+        )
+    return _core._index_put(input, idx, values, accumulate)
+
+
+# --- scatter with reductions
+
+
+_REDUCES = ("sum", "prod", "mean", "amax", "amin")
+_ALIASES = {"max": "amax", "min": "amin"}
+
+_double_backward_error = _no_derivative(
+    "DelayedError", RuntimeError,
+    "scatter_reduce(): Double backward is unsupported for src when >1 zeros in src are scattered to the same "
+    "position in self",
+)
+
+
+class _ScatterReduce(Function):
+    """``scatter_reduce``: the native forward, PyTorch's ``scatter_reduce_backward``."""
+
+    _node_name = "ScatterReduceBackward0"
+
+    @staticmethod
+    def forward(ctx, input, dim, index, src, reduce, include_self):
+        ctx.save_for_backward(input, index, src)
+        ctx.args = (dim, reduce, include_self)
+        return _core._scatter_reduce(input, dim, index, src, _ALIASES.get(reduce, reduce), include_self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, index, src = ctx.saved_tensors
+        dim, reduce, include_self = ctx.args
+        if reduce in _ALIASES:  # PyTorch's forward takes them, its backward does not
+            raise RuntimeError(
+                f"Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', 'amin' but got {reduce}."
+            )
+        dtype = input.dtype
+        if reduce == "sum":
+            grad_self, grad_src = grad, grad.gather(dim, index)
+        elif reduce == "prod":
+            result = scatter_reduce(input, dim, index, src, reduce, include_self=include_self)
+            masked_self = input.masked_fill(input == 0, 1)
+            masked_self_result = scatter_reduce(masked_self, dim, index, src, reduce, include_self=include_self)
+            grad_self = grad * masked_self_result / masked_self
+            src_zero = src == 0
+            src_num_zeros = _full(input.shape, 0, dtype).scatter_add(dim, index, src_zero.to(dtype)).gather(dim, index)
+            src_single_zero = src_zero & (src_num_zeros == 1)
+            masked_src = src.masked_fill(src_single_zero, 1)
+            masked_src_result = scatter_reduce(input, dim, index, masked_src, reduce, include_self=include_self)
+            grad_src = _core.where(src_single_zero, (grad * masked_src_result).gather(dim, index),
+                                   (grad * result).gather(dim, index) / src.masked_fill(src_zero, 1))
+            if _core.is_grad_enabled() and bool((src_num_zeros > 1).any()):
+                grad_src = _double_backward_error(grad_src.detach(), grad_src)
+        elif reduce == "mean":
+            n = _full(grad.shape, 1 if include_self else 0, dtype).scatter_add(dim, index, _full(src.shape, 1, dtype))
+            n = n.masked_fill(n == 0, 1)
+            grad_self = grad / n
+            grad_src = grad.gather(dim, index) / n.gather(dim, index)
+        else:  # amax, amin: the gradient shared evenly by the elements equal to the result
+            result = _core._scatter_reduce(input.detach(), dim, index, src.detach(), reduce, include_self)
+            value = result.gather(dim, index)
+            self_is_result = (input == result).to(dtype)
+            src_is_result = (src == value).to(dtype)
+            grad_distributed = grad / self_is_result.scatter_add(dim, index, src_is_result)
+            grad_self = self_is_result * grad_distributed
+            grad_src = src_is_result * grad_distributed.gather(dim, index)
+        if not include_self:
+            grad_self = grad_self.scatter(dim, index, 0)
+        return grad_self, None, None, grad_src, None, None
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
+    """``input`` with the elements of ``src`` reduced into the positions ``index`` names along
+    ``dim``: ``"sum"``, ``"prod"``, ``"mean"``, ``"amax"`` or ``"amin"``, together with the
+    values already there (``include_self``) or without them."""
+    _check_tensor("scatter_reduce", input)
+    if out is not None:
+        raise NotImplementedError("scatter_reduce(out=...) is not supported by ferrograd")
+    if reduce not in _REDUCES and reduce not in _ALIASES:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    return _ScatterReduce.apply(input, dim, index, src, reduce, include_self)
+

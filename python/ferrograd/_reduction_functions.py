@@ -1,0 +1,417 @@
+"""Reductions and scans: ``var_mean``, ``std_mean``, ``aminmax``, ``nansum``, ``nanmean``,
+``cumprod``, ``logcumsumexp``, ``cummax`` / ``cummin``, ``median`` / ``nanmedian``, ``mode``,
+``kthvalue`` and ``quantile`` / ``nanquantile``.
+
+Each is one function taking ``input`` first; the Tensor methods of the same names
+(``_tensor.py``) are these functions. All are composed of differentiable ops:
+
+* the scans (``cumprod``, ``logcumsumexp``, ``cummax``) combine along the dim in log2(n)
+  doubling steps (each element with the one 1, 2, 4, ... before it), so ``cumprod`` has the
+  exact gradient with zeros in the input;
+* the selections (``cummax``, ``median(dim)``, ``mode``, ``kthvalue``) find indices without
+  a graph and ``gather`` the values, whose backward sends the gradient to those indices (as
+  PyTorch's);
+* the whole-tensor ``median`` / ``nanmedian`` spread the gradient evenly over the elements
+  equal to the result (PyTorch's ``evenly_distribute_backward``).
+"""
+
+from . import _core
+from ._core import Tensor, int64
+from ._factories import arange, tensor
+from ._functions import isnan
+from ._return_types import (
+    aminmax_result,
+    cummax_result,
+    cummin_result,
+    kthvalue_result,
+    median_result,
+    mode_result,
+    nanmedian_result,
+)
+from ._shape_functions import _check_tensor, _scalar_type_name, _wrap_dim
+
+
+def _no_out(fname, out):
+    if out is not None:
+        raise NotImplementedError(f"{fname}(out=...) is not supported by ferrograd")
+
+
+# --- statistics
+
+
+def _all_dims(input, dim, keepdim):
+    """``dim`` for var/mean: all dims when ``None`` and ``keepdim`` (so the result keeps them)."""
+    if dim is None and keepdim:
+        return list(range(input.dim()))
+    return dim
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(variance, mean) over ``dim`` (all dims by default): a tuple."""
+    _check_tensor("var_mean", input)
+    if isinstance(dim, bool):  # var_mean(input, unbiased)
+        dim, unbiased = None, dim
+    dim = _all_dims(input, dim, keepdim)
+    return (Tensor.var(input, dim, unbiased, keepdim, correction=correction),
+            Tensor.mean(input, dim, keepdim))
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(standard deviation, mean) over ``dim`` (all dims by default): a tuple."""
+    _check_tensor("std_mean", input)
+    if isinstance(dim, bool):  # std_mean(input, unbiased)
+        dim, unbiased = None, dim
+    dim = _all_dims(input, dim, keepdim)
+    return (Tensor.std(input, dim, unbiased, keepdim, correction=correction),
+            Tensor.mean(input, dim, keepdim))
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    """(min, max) over ``dim`` (all dims by default), a named tuple; ties share the gradient."""
+    _check_tensor("aminmax", input)
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError(
+                "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity."
+            )
+        if keepdim:
+            dim = list(range(input.dim()))
+    elif input.dim() and input.shape[_wrap_dim(dim, input.dim())] == 0:
+        raise IndexError(f"aminmax: Expected reduction dim {_wrap_dim(dim, input.dim())} to have non-zero size.")
+    return aminmax_result(Tensor.amin(input, dim, keepdim), Tensor.amax(input, dim, keepdim))
+
+
+def _zero_nans(input):
+    return _core.where(isnan(input), 0.0, input) if input.is_floating_point() else input
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """The sum treating NaN as zero."""
+    _check_tensor("nansum", input)
+    return Tensor.sum(_zero_nans(input), dim, keepdim, dtype=dtype)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """The mean of the non-NaN elements (NaN where there are none)."""
+    _check_tensor("nanmean", input)
+    _no_out("nanmean", out)
+    if not input.is_floating_point():
+        raise RuntimeError(
+            f"nanmean(): expected input to have floating point or complex dtype but got "
+            f"{_scalar_type_name(input.dtype)}"
+        )
+    if dtype is not None:
+        input = input.to(dtype)
+    count = isnan(input).logical_not().sum(dim, keepdim)
+    return Tensor.sum(_zero_nans(input), dim, keepdim) / count
+
+
+# --- scans
+
+
+def _scan(x, dim, combine):
+    """The inclusive scan of ``x`` along ``dim`` (at least 1-D) in log2(n) doubling steps:
+    ``combine(later, earlier)`` joins each element with the one ``s`` before it."""
+    n = x.shape[dim]
+    s = 1
+    while s < n:
+        later = combine(x.narrow(dim, s, n - s), x.narrow(dim, 0, n - s))
+        x = _core.cat([x.narrow(dim, 0, s), later], dim)
+        s *= 2
+    return x
+
+
+def _scan_input(fname, input, dim):
+    """``input`` as at least 1-D and the wrapped dim."""
+    _check_tensor(fname, input)
+    d = _wrap_dim(dim, input.dim())
+    return (input.reshape(1) if input.dim() == 0 else input), d
+
+
+def cumprod(input, dim, *, dtype=None, out=None):
+    """The cumulative product along ``dim`` (int64 for integer and bool inputs). Its gradient
+    is exact with zeros in the input."""
+    _no_out("cumprod", out)
+    x, d = _scan_input("cumprod", input, dim)
+    if dtype is not None:
+        x = x.to(dtype)
+    elif not x.is_floating_point():
+        x = x.to(int64)
+    r = _scan(x, d, lambda later, earlier: earlier * later)
+    if r is x:
+        r = x.clone()
+    return r.reshape(()) if input.dim() == 0 else r
+
+
+def _logaddexp(a, b):
+    """``log(exp(a) + exp(b))`` around the larger of the two (held constant, so the gradient
+    is the exact softmax weight); infinities and NaN come out as they go in."""
+    m = _core.maximum(a, b).detach()
+    m = _core.where((m == m) & (m.abs() != float("inf")), m, 0.0)
+    return m + ((a - m).exp() + (b - m).exp()).log()
+
+
+def logcumsumexp(input, dim, *, out=None):
+    """``log(cumsum(exp(input)))`` along ``dim``, computed stably."""
+    _no_out("logcumsumexp", out)
+    x, d = _scan_input("logcumsumexp", input, dim)
+    if not x.is_floating_point():
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{_scalar_type_name(x.dtype)}'")
+    r = _scan(x, d, _logaddexp)
+    if r is x:
+        r = x.clone()
+    return r.reshape(()) if input.dim() == 0 else r
+
+
+def _positions(x, d):
+    """``arange(size)`` along dim ``d`` of ``x``, expanded to its shape."""
+    shape = [1] * x.dim()
+    shape[d] = x.shape[d]
+    return arange(x.shape[d]).reshape(shape).expand(x.shape)
+
+
+def _cum_extreme(fname, input, dim, want_max, result):
+    x, d = _scan_input(fname, input, dim)
+    v = x.detach()
+
+    def combine(later, earlier):
+        (vl, il), (ve, ie) = later, earlier
+        better = vl >= ve if want_max else vl <= ve
+        # NaN wins, and a later NaN replaces an earlier one (PyTorch's indices)
+        take = isnan(vl) | (isnan(ve).logical_not() & better)
+        return _core.where(take, vl, ve), _core.where(take, il, ie)
+
+    n = v.shape[d]
+    vals, idx = v, _positions(v, d)
+    s = 1
+    while s < n:
+        lv, li = combine((vals.narrow(d, s, n - s), idx.narrow(d, s, n - s)),
+                         (vals.narrow(d, 0, n - s), idx.narrow(d, 0, n - s)))
+        vals = _core.cat([vals.narrow(d, 0, s), lv], d)
+        idx = _core.cat([idx.narrow(d, 0, s), li], d)
+        s *= 2
+    values = x.gather(d, idx)
+    if input.dim() == 0:
+        values, idx = values.reshape(()), idx.reshape(())
+    return result(values, idx)
+
+
+def cummax(input, dim):
+    """(values, indices) of the running maximum along ``dim``: the latest index of the
+    maximum (NaN counts as the largest)."""
+    return _cum_extreme("cummax", input, dim, True, cummax_result)
+
+
+def cummin(input, dim):
+    """(values, indices) of the running minimum along ``dim``: the latest index of the
+    minimum (NaN counts as the smallest)."""
+    return _cum_extreme("cummin", input, dim, False, cummin_result)
+
+
+# --- order statistics
+
+
+def _evenly_distributed(x, value):
+    """``value`` (a number from ``x``, found without a graph) as a function of ``x`` whose
+    gradient is spread evenly over the elements equal to it (over the NaNs if it is NaN)."""
+    mask = (x == value) | (isnan(x) & isnan(value))
+    return value + _core.where(mask, x - value, 0.0).sum() / mask.sum()
+
+
+def _row_selection(fname, input, dim, keepdim, pick, result):
+    """(values, indices) of the element of each row along ``dim`` at the sorted position
+    ``pick(sorted_values, n)`` (positions with keepdim), as a named tuple ``result``."""
+    _check_tensor(fname, input)
+    d = _wrap_dim(dim, input.dim())
+    x = input.reshape(1) if input.dim() == 0 else input
+    if x.shape[d] == 0:
+        raise IndexError(f"{fname}(): Expected reduction dim {d} to have non-zero size.")
+    s, order = _core._sort(x.detach(), d, False, True)
+    pos = pick(s, d, x.shape[d])
+    idx = order.gather(d, pos)
+    values = x.gather(d, idx)
+    if input.dim() == 0:
+        return result(values.reshape(()), idx.reshape(()))
+    if not keepdim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return result(values, idx)
+
+
+def _nan_count(s, d):
+    return isnan(s).sum(d, keepdim=True)
+
+
+def median(input, dim=None, keepdim=False):
+    """The lower median of all elements (NaN if any is NaN), or (values, indices) of the
+    lower median along ``dim``."""
+    if dim is None:
+        _check_tensor("median", input)
+        flat = input.reshape(-1)
+        n = flat.numel()
+        if n == 0:
+            return _core._full([], float("nan"), input.dtype)
+        s = _core._sort(flat.detach(), 0, False, True)[0]
+        value = s[n - 1] if isnan(s[n - 1]) else s[(n - 1) // 2]
+        return _evenly_distributed(flat, value) if input.is_floating_point() else value.clone()
+
+    def pick(s, d, n):
+        nans = _nan_count(s, d)
+        return _core.where(nans > 0, n - nans, (n - 1) // 2)
+
+    return _row_selection("median", input, dim, keepdim, pick, median_result)
+
+
+def nanmedian(input, dim=None, keepdim=False):
+    """``median`` ignoring NaN (NaN only where all are NaN)."""
+    if dim is None:
+        _check_tensor("nanmedian", input)
+        flat = input.reshape(-1)
+        n = flat.numel()
+        if n == 0:
+            return _core._full([], float("nan"), input.dtype)
+        s = _core._sort(flat.detach(), 0, False, True)[0]
+        k = n - int(_nan_count(s, 0).item())
+        value = s[(k - 1) // 2] if k else s[0]
+        return _evenly_distributed(flat, value) if input.is_floating_point() else value.clone()
+
+    def pick(s, d, n):
+        k = n - _nan_count(s, d)
+        return _core.where(k > 0, _core.floor_divide(k - 1, 2), (n - 1) // 2)
+
+    return _row_selection("nanmedian", input, dim, keepdim, pick, nanmedian_result)
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """(values, indices) of the ``k``-th smallest element along ``dim``."""
+    _check_tensor("kthvalue", input)
+    d = _wrap_dim(dim, input.dim())
+    n = input.shape[d] if input.dim() else 1
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+
+    def pick(s, d, n):
+        shape = list(s.shape)
+        shape[d] = 1
+        return _core._full(shape, k - 1, int64)
+
+    return _row_selection("kthvalue", input, dim, keepdim, pick, kthvalue_result)
+
+
+def mode(input, dim=-1, keepdim=False):
+    """(values, indices) of the most frequent value along ``dim``: the smallest of the most
+    frequent ones, at its last index."""
+    _check_tensor("mode", input)
+    d = _wrap_dim(dim, input.dim())
+    x = input.reshape(1) if input.dim() == 0 else input
+    n = x.shape[d]
+    if n == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    s, order = _core._sort(x.detach(), d, False, True)
+    # runs of equal values in each sorted row (NaN equals nothing): their ids and lengths
+    first = _core._full([1 if i == d else x.shape[i] for i in range(x.dim())], 1, int64)
+    starts = _core.cat([first, (s.narrow(d, 1, n - 1) != s.narrow(d, 0, n - 1)).long()], d)
+    run = starts.cumsum(d) - 1
+    counts = _core._full(list(run.shape), 0, int64).scatter_add(d, run, _core._full(list(run.shape), 1, int64))
+    best = counts.argmax(d, keepdim=True)  # the first longest run: the smallest value
+    last = counts.cumsum(d).gather(d, best) - 1  # its last sorted position
+    idx = order.gather(d, last)
+    values = x.gather(d, idx)
+    if input.dim() == 0:
+        return mode_result(values.reshape(()), idx.reshape(()))
+    if not keepdim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return mode_result(values, idx)
+
+
+# --- quantiles
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _floor(x):
+    """``floor(x)``, without a gradient (a step function)."""
+    return _core.floor_divide(x.detach(), 1)
+
+
+def _round_half_even(x):
+    r = _floor(x)
+    frac = x - r
+    odd = _core.remainder(r, 2) == 1
+    return r + ((frac > 0.5) | ((frac == 0.5) & odd)).to(x.dtype)
+
+
+def _lerp(a, b, w):
+    """PyTorch's lerp: ``a + w (b - a)`` below w = 0.5, ``b - (b - a)(1 - w)`` from it on."""
+    return _core.where(w < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
+
+
+def _quantile(fname, input, q, dim, keepdim, interpolation, ignore_nan):
+    _check_tensor(fname, input)
+    if not input.is_floating_point():
+        raise RuntimeError(f"{fname}() input tensor must be either float or double dtype")
+    if isinstance(q, Tensor):
+        if q.dim() > 1:
+            raise RuntimeError(f"{fname}() q must be a scalar or 1D tensor")
+        if q.dtype != input.dtype:
+            raise RuntimeError(f"{fname}() q tensor must be same dtype as the input tensor")
+        if not bool(((q >= 0) & (q <= 1)).all()):
+            raise RuntimeError(f"{fname}() q values must be in the range [0, 1]")
+        q_vec, q_scalar = q.reshape(-1), q.dim() == 0
+    else:
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"{fname}() q must be in the range [0, 1] but got {q}")
+        q_vec, q_scalar = tensor([q], dtype=input.dtype), True
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(
+            f"{fname}() interpolation must be one of linear, lower, higher, midpoint or nearest, but got "
+            f"{interpolation}"
+        )
+    if input.numel() == 0:
+        raise RuntimeError(f"{fname}() input tensor must be non-empty")
+    if dim is None:
+        x, d = input.reshape(-1), 0
+    else:
+        d = _wrap_dim(dim, input.dim())
+        x = input.reshape(1) if input.dim() == 0 else input
+    # the sorted rows along the last dim (NaN last), and each row's rank of each q (a function
+    # of q: PyTorch's quantile is differentiable in q too, through the interpolation weight)
+    s = _core._sort(x, d, False, True)[0].movedim(d, -1)
+    n = s.shape[-1]
+    nans = isnan(s.detach()).sum(-1, keepdim=True)
+    if ignore_nan:
+        ranks = q_vec * (n - nans - 1)
+        ranks = _core.where(ranks < 0, 0.0, ranks)
+    else:
+        ranks = _core.where(nans > 0, float(n - 1), q_vec * (n - 1))
+    ranks = ranks.expand(list(s.shape[:-1]) + [q_vec.shape[0]])
+    if interpolation == "lower":
+        ranks = _floor(ranks)
+    elif interpolation == "higher":
+        ranks = -_floor(-ranks)
+    elif interpolation == "nearest":
+        ranks = _round_half_even(ranks)
+    below = _floor(ranks.detach())
+    r = s.gather(-1, below.long())
+    if interpolation in ("linear", "midpoint"):
+        above = s.gather(-1, (-_floor(-ranks.detach())).long())
+        weight = ranks - below if interpolation == "linear" else _core._full(list(ranks.shape), 0.5, ranks.dtype)
+        r = _lerp(r, above, weight)
+    r = r.movedim(-1, 0)  # the q dim first
+    if dim is None:
+        r = r.reshape([q_vec.shape[0]] + ([1] * input.dim() if keepdim else []))
+    elif keepdim:
+        r = r.unsqueeze(d + 1) if input.dim() else r.reshape(q_vec.shape[0])
+    return r[0] if q_scalar else r
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """The ``q``-th quantiles (``q`` a number or a 1-D tensor, whose dim comes first in the
+    result) of all elements or along ``dim``; NaN where a row has NaN."""
+    _no_out("quantile", out)
+    return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """``quantile`` ignoring NaN (NaN only where all are NaN)."""
+    _no_out("nanquantile", out)
+    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)

@@ -1,0 +1,484 @@
+"""Vision functions of ``ferrograd.nn.functional``: ``pixel_shuffle`` / ``pixel_unshuffle``
+(reshapes and a permute), ``interpolate`` (and the deprecated ``upsample*``), ``affine_grid``
+and ``grid_sample``.
+
+``interpolate`` resamples one spatial dim at a time: the source indices and weights of each
+output position are computed with numpy exactly as ATen's upsample kernels compute them (in
+float32 for float32 inputs, as ATen's ``opmath``), then the output is ``index_select``-ed taps
+times their weights, summed: differentiable through ``index_select`` (its backward scatters the
+gradient back), with no kernel of its own.
+"""
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+from ..._core import Tensor, where
+from ..._factories import tensor
+from ..._sampling import _with_zero_grad
+from ...autograd.grad_mode import no_grad
+from ._utils import _int_arg, _scalar_name
+from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
+
+__all__ = [
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "interpolate",
+    "upsample",
+    "upsample_nearest",
+    "upsample_bilinear",
+    "affine_grid",
+    "grid_sample",
+]
+
+
+def _check_pixel_shuffle(input, factor, fn, name):
+    if input.dim() < 3:
+        raise RuntimeError(
+            f"{fn} expects input to have at least 3 dimensions, but got input with {input.dim()} dimension(s)"
+        )
+    if factor <= 0:
+        raise RuntimeError(f"{fn} expects a positive {name}, but got {factor}")
+
+
+def pixel_shuffle(input, upscale_factor):
+    """``(*, C r^2, H, W)`` -> ``(*, C, H r, W r)``."""
+    r = _int_arg(upscale_factor, "pixel_shuffle", "upscale_factor", 2)
+    _check_pixel_shuffle(input, r, "pixel_shuffle", "upscale_factor")
+    *batch, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(
+            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+            f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}"
+        )
+    n = len(batch)
+    x = input.reshape(*batch, c // (r * r), r, r, h, w)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(*batch, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """``(*, C, H r, W r)`` -> ``(*, C r^2, H, W)``."""
+    r = _int_arg(downscale_factor, "pixel_unshuffle", "downscale_factor", 2)
+    _check_pixel_shuffle(input, r, "pixel_unshuffle", "downscale_factor")
+    *batch, c, h, w = input.shape
+    for side, size, dim in (("height", h, -2), ("width", w, -1)):
+        if size % r:
+            raise RuntimeError(
+                f"pixel_unshuffle expects {side} to be divisible by downscale_factor, but "
+                f"input.size({dim})={size} is not divisible by {r}"
+            )
+    n = len(batch)
+    x = input.reshape(*batch, c, h // r, r, w // r, r)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(*batch, c * r * r, h // r, w // r)
+
+
+# --- interpolate
+
+_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
+# the mode each input rank takes, for the "needs 3D input" errors
+_LINEAR_RANK = {"linear": 3, "bilinear": 4, "trilinear": 5}
+
+
+def _is_integer(x):
+    return isinstance(x, numbers.Integral) or (
+        isinstance(x, Tensor) and not x.is_floating_point() and x.dim() == 0)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resamples the spatial dims of ``(N, C, d1, ..., dK)`` ``input`` to ``size`` or by
+    ``scale_factor``: modes nearest, nearest-exact, linear (K=1), bilinear / bicubic (K=2),
+    trilinear (K=3) and area (K=1, 2)."""
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError(
+                "align_corners option can only be set with the interpolating modes: "
+                "linear | bilinear | bicubic | trilinear"
+            )
+    elif align_corners is None:
+        align_corners = False
+    dim = input.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        scale_factors = None
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(
+                    "Input and output must have the same number of spatial dimensions, but got "
+                    f"input with spatial dimensions of {list(input.shape[2:])} and output size of {size}. "
+                    "Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                    "output size in (o1, o2, ...,oK) format."
+                )
+            if not all(_is_integer(x) for x in size):
+                raise TypeError(
+                    "expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                    f"Tuple[int, int, int], but got size with types {[type(x) for x in size]}"
+                )
+            output_size = [int(x) for x in size]
+        else:
+            if not _is_integer(size):
+                raise TypeError(f"interpolate(): size must be an int or a tuple of ints, not {type(size).__name__}")
+            output_size = [int(size)] * dim
+    elif scale_factor is not None:
+        output_size = None
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError(
+                    "Input and scale_factor must have the same number of spatial dimensions, but "
+                    f"got input with spatial dimensions of {list(input.shape[2:])} and "
+                    f"scale_factor of shape {scale_factor}. "
+                    "Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                    "scale_factor in (s1, s2, ...,sK) format."
+                )
+            scale_factors = [float(s) for s in scale_factor]
+        else:
+            scale_factors = [float(scale_factor)] * dim
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and output_size is None:
+        recompute_scale_factor = True
+    if recompute_scale_factor:
+        # the output size from the scale factors; the kernels then use the sizes' ratio
+        output_size = [math.floor(input.shape[i + 2] * scale_factors[i]) for i in range(dim)]
+        scale_factors = None
+
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
+        raise ValueError(
+            "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires "
+            "a 4-D tensor as input"
+        )
+    if antialias or mode == "lanczos":
+        raise NotImplementedError(f"interpolate(mode={mode!r}, antialias={antialias}) is not supported by ferrograd")
+
+    rank_ok = {
+        "nearest": (3, 4, 5), "nearest-exact": (3, 4, 5), "area": (3, 4, 5),
+        "linear": (3,), "bilinear": (4,), "trilinear": (5,), "bicubic": (4,),
+    }
+    if input.dim() in (3, 4, 5) and mode in _LINEAR_RANK and input.dim() != _LINEAR_RANK[mode]:
+        raise NotImplementedError(
+            f"Got {input.dim()}D input, but {mode} mode needs {_LINEAR_RANK[mode]}D input")
+    if input.dim() not in rank_ok.get(mode, ()):
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
+            f"the modes: {_MODES} (got {mode})"
+        )
+    if mode == "area":
+        if dim == 3:
+            raise NotImplementedError(
+                "interpolate(mode='area') of 5-D inputs (adaptive_avg_pool3d) is not supported by ferrograd")
+        return (adaptive_avg_pool1d if dim == 1 else adaptive_avg_pool2d)(input, output_size)
+    return _upsample(input, output_size, scale_factors, mode, align_corners)
+
+
+def _kernel_name(mode, dim):
+    if mode in ("nearest", "nearest-exact"):
+        return "upsample_nearest2d_channels_last" if dim == 2 else "compute_indices_weights_nearest"
+    if mode == "bilinear":
+        return "upsample_bilinear2d_channels_last"
+    return "compute_indices_weights_cubic" if mode == "bicubic" else "compute_indices_weights_linear"
+
+
+def _upsample(input, output_size, scale_factors, mode, align_corners):
+    dim = input.dim() - 2
+    in_sizes = list(input.shape[2:])
+    if output_size is None:
+        # C++'s int64_t(double): truncation
+        output_size = [int(n * s) for n, s in zip(in_sizes, scale_factors)]
+    if not all(n > 0 for n in in_sizes) or not all(n > 0 for n in output_size):
+        names = "DHW"[3 - dim:]
+        fmt_in = ", ".join(f"{k}: {v}" for k, v in zip(names, in_sizes))
+        fmt_out = ", ".join(f"{k}: {v}" for k, v in zip(names, output_size))
+        sep = " and output" if dim == 1 else " output"
+        raise RuntimeError(
+            f"Input and output sizes should be greater than 0, but got input ({fmt_in}){sep} ({fmt_out})")
+    if input.shape[1] == 0:
+        raise RuntimeError(
+            f"Non-empty {dim + 2}D data tensor expected but got a tensor with sizes {list(input.shape)}")
+    if not input.is_floating_point():
+        raise NotImplementedError(f'"{_kernel_name(mode, dim)}" not implemented for \'{_scalar_name(input.dtype)}\'')
+    opmath = np.float64 if str(input.dtype) == "torch.float64" else np.float32
+    out = input
+    for d in range(dim):
+        scale = scale_factors[d] if scale_factors is not None else None
+        taps = _taps(mode, in_sizes[d], output_size[d], scale, align_corners, opmath)
+        out = _resample_dim(out, d + 2, taps)
+    return out
+
+
+def _compute_scale(in_size, out_size, align_corners, scale, opmath):
+    """ATen's area_pixel_compute_scale: input positions per output position."""
+    if align_corners:
+        return opmath(in_size - 1) / opmath(out_size - 1) if out_size > 1 else opmath(0)
+    if scale is not None and scale > 0:
+        return opmath(1.0 / scale)
+    return opmath(in_size) / opmath(out_size)
+
+
+def _taps(mode, in_size, out_size, scale, align_corners, opmath):
+    """[(source indices, weights or None), ...] of one dim: output i is
+    sum_k weights_k[i] * input[indices_k[i]]."""
+    dst = np.arange(out_size)
+    if mode in ("nearest", "nearest-exact"):
+        if out_size == in_size:
+            return [(dst, None)]
+        if out_size == 2 * in_size and mode == "nearest":
+            return [(dst >> 1, None)]
+        s = np.float32(1.0 / scale) if scale is not None and scale > 0 else np.float32(in_size) / np.float32(out_size)
+        offset = np.float32(0.5) if mode == "nearest-exact" else np.float32(0.0)
+        src = np.floor((dst.astype(np.float32) + offset) * s).astype(np.int64)
+        return [(np.minimum(src, in_size - 1), None)]
+    cubic = mode == "bicubic"
+    if out_size == in_size and not cubic:
+        return [(dst, None)]
+    s = _compute_scale(in_size, out_size, align_corners, scale, opmath)
+    d = dst.astype(opmath)
+    if align_corners:
+        real = s * d
+    else:
+        real = s * (d + opmath(0.5)) - opmath(0.5)
+        if not cubic:
+            real = np.maximum(real, opmath(0))
+    idx = np.minimum(np.floor(real).astype(np.int64), in_size - 1)
+    lam = np.clip(real - idx.astype(opmath), opmath(0), opmath(1)).astype(opmath)
+    if not cubic:
+        nxt = np.where(idx < in_size - 1, idx + 1, idx)
+        return [(idx, opmath(1) - lam), (nxt, lam)]
+    a = opmath(-0.75)
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    weights = [far(lam + 1), near(lam), near(1 - lam), far(2 - lam)]
+    return [(np.clip(idx - 1 + k, 0, in_size - 1), w.astype(opmath)) for k, w in enumerate(weights)]
+
+
+def _resample_dim(x, axis, taps):
+    """sum_k weights_k * x.index_select(axis, indices_k), the weights broadcast along ``axis``."""
+    shape = [1] * x.dim()
+    shape[axis] = -1
+    out = None
+    for idx, w in taps:
+        if w is None and np.array_equal(idx, np.arange(x.shape[axis])):
+            term = x
+        else:
+            term = x.index_select(axis, tensor(idx))
+        if w is not None:
+            term = term * tensor(w, dtype=x.dtype).reshape(shape)
+        out = term if out is None else out + term
+    return out
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated: ``interpolate``."""
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(mode="nearest")``."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(mode="bilinear", align_corners=True)``."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# --- affine_grid, grid_sample
+
+_ALIGN_CORNERS_WARNING = (
+    "Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+    "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+    "grid_sample for details."
+)
+
+
+def _linspace_from_neg_one(n, align_corners, np_dtype):
+    """ATen's: n points spanning [-1, 1] (the pixel centres), or the pixel corners scaled in."""
+    if n <= 1:
+        return np.zeros(max(n, 1), dtype=np_dtype)
+    r = np.linspace(-1, 1, n).astype(np_dtype)
+    return r if align_corners else r * np_dtype(n - 1) / np_dtype(n)
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The sampling grid ``(N, H, W, 2)`` (or ``(N, D, H, W, 3)``) of the affine maps ``theta``
+    (``N x 2 x 3`` / ``N x 3 x 4``) applied to the normalised output coordinates."""
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError(
+                f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. Got {theta.shape}.")
+        spatial_size = size[-2:]
+    elif len(size) == 5:
+        if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
+            raise ValueError(
+                f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. Got {theta.shape}.")
+        spatial_size = size[-3:]
+    else:
+        raise NotImplementedError(
+            "affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+            f"respectively. Got size {size}."
+        )
+    if align_corners and min(spatial_size) == 1:
+        warnings.warn(
+            "Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+            "align_corners=True. This is not an intended use case of affine_grid. See the "
+            "documentation of affine_grid for details.", stacklevel=2)
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    n = size[0]
+    if theta.shape[0] != n:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: [{n}, {theta.shape[-1]}] "
+            f"but got: [{theta.shape[0]}, {theta.shape[-1]}].")
+    np_dtype = np.float64 if str(theta.dtype) == "torch.float64" else np.float32
+    # base[..., :] = (x, y[, z], 1) over the output positions, x varying fastest
+    axes = [_linspace_from_neg_one(s, align_corners, np_dtype) for s in reversed(spatial_size)]
+    mesh = np.meshgrid(*reversed(axes), indexing="ij")[::-1]  # x, y[, z], each of spatial_size
+    base = np.stack([*mesh, np.ones(tuple(spatial_size), dtype=np_dtype)], axis=-1)
+    base = tensor(base.reshape(1, -1, len(spatial_size) + 1), dtype=theta.dtype)
+    grid = base.matmul(theta.transpose(1, 2))
+    return grid.reshape(n, *spatial_size, len(spatial_size))
+
+
+def _clip(coord, size):
+    """``coord`` clamped to [0, size - 1]; its gradient is 0 on the borders too (ATen's
+    clip_coordinates_set_grad: "borders are considered out of bounds")."""
+    with no_grad():
+        inside = (coord > 0) & (coord < size - 1)
+        clipped = coord.clamp(0, size - 1)
+    return where(inside, coord, clipped)
+
+
+def _reflect(coord, twice_low, twice_high):
+    """ATen's reflect_coordinates: ``coord`` mirrored at ``low`` and ``high`` (given doubled)
+    until it falls between them."""
+    if twice_low == twice_high:
+        return coord * 0
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    d = (coord - low).abs()
+    with no_grad():
+        flips = d.floor_divide(span)
+        odd = flips.remainder(2) == 1
+    extra = d - flips * span
+    return where(odd, span - extra + low, extra + low)
+
+
+def _grid_source_index(coord, size, padding_mode, align_corners):
+    """ATen's grid_sampler_compute_source_index: normalised coordinates [-1, 1] to pixel
+    positions, clipped (border) or reflected (reflection) into the image."""
+    if align_corners:
+        coord = (coord + 1) / 2 * (size - 1)
+    else:
+        coord = ((coord + 1) * size - 1) / 2
+    if padding_mode == "border":
+        coord = _clip(coord, size)
+    elif padding_mode == "reflection":
+        if align_corners:
+            coord = _reflect(coord, 0, 2 * (size - 1))
+        else:
+            coord = _reflect(coord, -1, 2 * size - 1)
+        coord = _clip(coord, size)
+    return coord
+
+
+def _gather_2d(flat, ys, xs, h, w):
+    """``flat[n, c, ys * w + xs]`` for integer positions ``ys``/``xs`` (numpy, ``(N, P)``),
+    zero where they fall outside the image: ``(N, C, P)``."""
+    valid = (ys >= 0) & (ys < h) & (xs >= 0) & (xs < w)
+    lin = np.where(valid, ys.clip(0, h - 1) * w + xs.clip(0, w - 1), 0)
+    n, c = flat.shape[0], flat.shape[1]
+    index = tensor(lin).unsqueeze(1).expand(n, c, lin.shape[1])
+    return where(tensor(valid).unsqueeze(1), flat.gather(2, index), 0.0)
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """``input`` (N, C, H, W) sampled at the normalised positions ``grid`` (N, Ho, Wo, 2):
+    bilinear or nearest, with zeros / border / reflection padding."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(
+            "nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+            f"but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(
+            "nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+            f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_WARNING, stacklevel=2)
+        align_corners = False
+    sizes = f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got {sizes}")
+    if grid.shape[-1] != input.dim() - 2:
+        raise RuntimeError(
+            f"grid_sampler(): expected grid to have size {input.dim() - 2} in last dimension, but got "
+            f"grid with sizes {list(grid.shape)}")
+    for i in range(2, input.dim()):
+        if input.shape[i] <= 0:
+            raise RuntimeError(
+                "grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
+                f"sizes {list(input.shape)} with dimension {i} being empty")
+    if input.dim() != 4 or grid.dim() != 4:
+        if input.dim() == 4:
+            raise RuntimeError(
+                f"grid_sampler(): expected 4D input and grid with same number of dimensions, but got {sizes}")
+        if input.dim() != 5 or grid.dim() != 5:
+            raise RuntimeError(
+                f"grid_sampler(): expected 5D input and grid with same number of dimensions, but got {sizes}")
+        if mode == "bicubic":
+            raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+        raise NotImplementedError("grid_sample of 5-D inputs (volumetric sampling) is not supported by ferrograd")
+    if not input.is_floating_point():
+        raise NotImplementedError(
+            f'"grid_sampler_2d_cpu_kernel_impl" not implemented for \'{_scalar_name(input.dtype)}\'')
+    if grid.dtype != input.dtype:
+        raise RuntimeError(
+            f"expected scalar type {_scalar_name(input.dtype)} but found {_scalar_name(grid.dtype)}")
+    if mode == "bicubic":
+        raise NotImplementedError("grid_sample(mode='bicubic') is not supported by ferrograd")
+    n, c, h, w = input.shape
+    ho, wo = grid.shape[1], grid.shape[2]
+    flat = input.reshape(n, c, h * w)
+    ix = _grid_source_index(grid[..., 0].reshape(n, ho * wo), w, padding_mode, align_corners)
+    iy = _grid_source_index(grid[..., 1].reshape(n, ho * wo), h, padding_mode, align_corners)
+    x_val, y_val = ix.detach().numpy(), iy.detach().numpy()
+    if mode == "nearest":
+        # nearbyint: halves to even, as np.rint
+        vals = _gather_2d(flat, np.rint(y_val).astype(np.int64), np.rint(x_val).astype(np.int64), h, w)
+        # as ATen: a zero gradient for the grid
+        return _with_zero_grad(vals.reshape(n, c, ho, wo), grid)
+    x0, y0 = np.floor(x_val), np.floor(y_val)
+    # the weights stay functions of the grid (the corners are constants): its gradient
+    wx1 = ix - tensor(x0, dtype=ix.dtype)
+    wy1 = iy - tensor(y0, dtype=iy.dtype)
+    wx = (1 - wx1, wx1)
+    wy = (1 - wy1, wy1)
+    x0, y0 = x0.astype(np.int64), y0.astype(np.int64)
+    out = None
+    for dy in (0, 1):
+        for dx in (0, 1):
+            vals = _gather_2d(flat, y0 + dy, x0 + dx, h, w)
+            term = vals * (wx[dx] * wy[dy]).unsqueeze(1)
+            out = term if out is None else out + term
+    return out.reshape(n, c, ho, wo)

@@ -1,0 +1,84 @@
+//! Bindings of `diagonal` / `diag_embed` (src/ops/diagonal.rs), the `scatter_reduce` forward
+//! (src/ops/scatter_reduce.rs) and `index_put` (src/ops/index.rs); argument handling in
+//! ferrograd's Python layer.
+
+use super::errors::{run, Work};
+use super::tensor::PyTensor;
+use crate::ops::{diagonal as dg, scatter_reduce as sr};
+use pyo3::prelude::*;
+
+#[pyfunction]
+fn _diagonal(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    offset: i64,
+    dim1: i64,
+    dim2: i64,
+) -> PyResult<PyTensor> {
+    let x = input.t.clone();
+    run(py, Work::elems([&input.t]), move || {
+        dg::diagonal(&x, offset, dim1, dim2)
+    })
+    .map(PyTensor::new)
+}
+
+#[pyfunction]
+fn _diag_embed(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    offset: i64,
+    dim1: i64,
+    dim2: i64,
+) -> PyResult<PyTensor> {
+    let x = input.t.clone();
+    run(py, Work::elems([&input.t]), move || {
+        dg::diag_embed(&x, offset, dim1, dim2)
+    })
+    .map(PyTensor::new)
+}
+
+/// The forward only: no graph is recorded.
+#[pyfunction]
+fn _scatter_reduce(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    dim: i64,
+    index: PyRef<'_, PyTensor>,
+    src: PyRef<'_, PyTensor>,
+    reduce: String,
+    include_self: bool,
+) -> PyResult<PyTensor> {
+    let (x, i, s) = (input.t.clone(), index.t.clone(), src.t.clone());
+    run(py, Work::elems([&x, &i, &s]), move || {
+        sr::scatter_reduce(&x, dim, &i, &s, &reduce, include_self)
+    })
+    .map(PyTensor::new)
+}
+
+/// `index_put(indices, values, accumulate)` out of place (IndexPutBackward0): `indices` are
+/// int64 tensors for the leading dims (bool masks already split into their nonzero columns).
+#[pyfunction]
+fn _index_put(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    indices: Vec<PyRef<'_, PyTensor>>,
+    values: PyRef<'_, PyTensor>,
+    accumulate: bool,
+) -> PyResult<PyTensor> {
+    let (x, v) = (input.t.clone(), values.t.clone());
+    let idx: Vec<Option<crate::tensor::Tensor>> =
+        indices.iter().map(|i| Some(i.t.clone())).collect();
+    let work = Work::elems([&x, &v].into_iter().chain(idx.iter().flatten()));
+    run(py, work, move || {
+        crate::ops::index::index_put(&x, &idx, &v, accumulate)
+    })
+    .map(PyTensor::new)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_index_put, m)?)?;
+    m.add_function(wrap_pyfunction!(_diagonal, m)?)?;
+    m.add_function(wrap_pyfunction!(_diag_embed, m)?)?;
+    m.add_function(wrap_pyfunction!(_scatter_reduce, m)?)?;
+    Ok(())
+}
