@@ -26,16 +26,30 @@ from ._core import (
 )
 from ._device import device
 from ._dtype import (
+    bfloat16,
     bool,  # noqa: A004  (torch's dtype, as torch.bool)
+    can_cast,
     double,
     dtype,
+    finfo,
     float,  # noqa: A004  (torch's dtype, as torch.float)
+    float16,
     float32,
     float64,
     get_default_dtype,
+    half,
+    iinfo,
+    int,  # noqa: A004  (torch's dtype, as torch.int)
+    int8,
+    int16,
+    int32,
     int64,
     long,
+    promote_types,
+    result_type,
     set_default_dtype,
+    short,
+    uint8,
 )
 from ._factories import (
     _rebuild_tensor,  # unpickles tensors: pickles name it ferrograd._rebuild_tensor
@@ -215,8 +229,9 @@ __all__ = [
     # tensors, sizes, devices, generators
     "Tensor", "Size", "device", "Generator", "default_generator", "OutOfMemoryError",
     # dtypes
-    "dtype", "float32", "float64", "int64", "bool", "float", "double", "long",
-    "get_default_dtype", "set_default_dtype",
+    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+    "float64", "float", "double", "half", "long", "int", "short", "get_default_dtype",
+    "set_default_dtype", "promote_types", "result_type", "can_cast", "iinfo", "finfo",
     # factories
     "tensor", "as_tensor", "from_numpy", "full", "zeros", "ones", "empty", "zeros_like",
     "ones_like", "empty_like", "full_like", "arange", "linspace", "eye",

@@ -9,7 +9,19 @@ import warnings
 import numpy as np
 
 from . import _core, _functions
-from ._core import Tensor, bool as bool_, float32, float64, int64
+from ._core import (
+    Tensor,
+    bfloat16,
+    bool as bool_,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+)
 from ._device import _CPU, device
 from ._factories import _rebuild_tensor, full, ones, tensor, zeros
 from ._op_args import (
@@ -29,7 +41,18 @@ from ._return_types import max_result, min_result, sort_result
 from .autograd._engine import backward as _backward
 from .autograd.graph import _register_post_accumulate_grad_hook, _register_tensor_hook
 
-_NP_TYPESTR = {"torch.float32": "<f4", "torch.float64": "<f8", "torch.int64": "<i8", "torch.bool": "|b1"}
+_NP_TYPESTR = {
+    "torch.float32": "<f4", "torch.float64": "<f8", "torch.float16": "<f2", "torch.int64": "<i8",
+    "torch.int32": "<i4", "torch.int16": "<i2", "torch.int8": "|i1", "torch.uint8": "|u1",
+    "torch.bool": "|b1",
+}
+# the legacy type names (``x.type()``, ``x.type("torch.IntTensor")``)
+_LEGACY_NAMES = {
+    float32: "torch.FloatTensor", float64: "torch.DoubleTensor", float16: "torch.HalfTensor",
+    bfloat16: "torch.BFloat16Tensor", int64: "torch.LongTensor", int32: "torch.IntTensor",
+    int16: "torch.ShortTensor", int8: "torch.CharTensor", uint8: "torch.ByteTensor",
+    bool_: "torch.BoolTensor",
+}
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -46,6 +69,8 @@ class _ArrayHolder:
     __slots__ = ("_t", "__array_interface__")
 
     def __init__(self, t):
+        if str(t.dtype) not in _NP_TYPESTR:
+            raise TypeError(f"Got unsupported ScalarType {t.dtype.__repr__().removeprefix('torch.').capitalize().replace('Bfloat16', 'BFloat16')}")
         self._t = t
         size = t.element_size()
         self.__array_interface__ = {
@@ -58,9 +83,9 @@ class _ArrayHolder:
 
 
 def _is_integral(x):
-    """An int64 tensor or a Python int (not bool)."""
+    """An integer tensor or a Python int (not bool)."""
     if isinstance(x, Tensor):
-        return x.dtype == int64
+        return not x.is_floating_point() and x.dtype != bool_
     return isinstance(x, int) and not isinstance(x, bool)
 
 
@@ -196,18 +221,31 @@ class _TensorMethods:
         return self._to_dtype(bool_)
 
     def int(self, memory_format=None):
-        raise NotImplementedError(
-            "Tensor.int(): int32 tensors are not supported by ferrograd yet "
-            "(dtypes: float32, float64, int64, bool); use .long() for int64"
-        )
+        return self._to_dtype(int32)
+
+    def short(self, memory_format=None):
+        return self._to_dtype(int16)
+
+    def char(self, memory_format=None):
+        return self._to_dtype(int8)
+
+    def byte(self, memory_format=None):
+        return self._to_dtype(uint8)
+
+    def half(self, memory_format=None):
+        return self._to_dtype(float16)
+
+    def bfloat16(self, memory_format=None):
+        return self._to_dtype(bfloat16)
 
     def type(self, dtype=None, non_blocking=False):
         if dtype is None:
-            return {"torch.float32": "torch.FloatTensor", "torch.float64": "torch.DoubleTensor",
-                    "torch.int64": "torch.LongTensor", "torch.bool": "torch.BoolTensor"}[str(self.dtype)]
+            return _LEGACY_NAMES[self.dtype]
         if isinstance(dtype, str):
-            dtype = {"torch.FloatTensor": float32, "torch.DoubleTensor": float64,
-                     "torch.LongTensor": int64, "torch.BoolTensor": bool_}[dtype]
+            by_name = {v: k for k, v in _LEGACY_NAMES.items()}
+            if dtype not in by_name:
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = by_name[dtype]
         return self.to(dtype)
 
     def type_as(self, other):
@@ -334,15 +372,14 @@ class _TensorMethods:
 
     def any(self, dim=None, keepdim=False):
         b = self.to(bool_)
-        if dim is None:
-            return b.sum() > 0
-        return b.sum(dim, keepdim=keepdim) > 0
+        r = b.sum() > 0 if dim is None else b.sum(dim, keepdim=keepdim) > 0
+        return r.byte() if self.dtype == uint8 else r  # (uint8 in, uint8 out, as PyTorch)
 
     def all(self, dim=None, keepdim=False):
         b = self.to(bool_)
-        if dim is None:
-            return b.logical_not().sum() == 0
-        return b.logical_not().sum(dim, keepdim=keepdim) == 0
+        r = (b.logical_not().sum() == 0 if dim is None
+             else b.logical_not().sum(dim, keepdim=keepdim) == 0)
+        return r.byte() if self.dtype == uint8 else r
 
     # --- splitting and shapes
 

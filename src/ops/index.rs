@@ -55,7 +55,7 @@ pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
         };
         (t.shape()[d], t.layout().strides[d], l)
     };
-    let out = dispatch!(t.dtype(), T => {
+    let out = dispatch_all!(t.dtype(), T => {
         let src = t.storage().read::<T>();
         let v = ki::gather(&src, &walk, &idx, size, step, d)?;
         drop(src);
@@ -266,7 +266,7 @@ pub fn index(t: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor> {
         )));
     }
     let g = plan_advanced(t.layout(), indices)?;
-    let out = dispatch!(t.dtype(), T => {
+    let out = dispatch_all!(t.dtype(), T => {
         let data = t.storage().read::<T>();
         let v = crate::kernels::elementwise::gather_blocks(&data, &g.bases, &g.block)?;
         drop(data);

@@ -63,7 +63,7 @@ pub fn write_values(x: &Tensor, r: &Tensor) -> Result<()> {
         })?;
         r.with_layout(l)
     };
-    dispatch!(x.dtype(), T => {
+    dispatch_all!(x.dtype(), T => {
         let direct = rb.dtype() == x.dtype() && !std::sync::Arc::ptr_eq(x.storage(), rb.storage());
         match rb.layout().contiguous_range().filter(|_| direct) {
             // the values as they are, no temporary

@@ -94,6 +94,11 @@ fn batched_typed<T: Elem>(
 /// Forward only: `a (..., n, k) @ b (..., k, m)` with broadcast batch dims (both >= 2-D).
 fn matmul_nd(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let dtype = check_same_dtype(a, b)?;
+    if dtype.compute() != dtype {
+        // float16 / bfloat16 accumulate in float32, narrow ints in int64 (wrapping back)
+        let (wa, wb) = (super::widen(a)?, super::widen(b)?);
+        return super::narrow_to(matmul_nd(&wa, &wb)?, dtype);
+    }
     let (an, bn) = (a.ndim(), b.ndim());
     let (n, k) = (a.shape()[an - 2], a.shape()[an - 1]);
     let (k2, m) = (b.shape()[bn - 2], b.shape()[bn - 1]);
@@ -124,6 +129,10 @@ fn matmul_nd(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 /// into the output first and the product accumulated onto it by gemm (PyTorch's addmm).
 fn addmm_values(bias: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let dtype = check_same_dtype(a, b)?;
+    if dtype.compute() != dtype && bias.dtype() == dtype {
+        let (wbias, wa, wb) = (super::widen(bias)?, super::widen(a)?, super::widen(b)?);
+        return super::narrow_to(addmm_values(&wbias, &wa, &wb)?, dtype);
+    }
     if a.ndim() != 2 {
         return Err(Error::Runtime(
             "mat1 must be a matrix, got {}-D tensor".replace("{}", &a.ndim().to_string()),

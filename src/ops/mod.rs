@@ -34,7 +34,7 @@ use crate::tensor::Tensor;
 
 /// A contiguous copy of `t`'s elements as a new tensor (no autograd).
 pub fn materialize(t: &Tensor) -> Result<Tensor> {
-    dispatch!(t.dtype(), T => {
+    dispatch_all!(t.dtype(), T => {
         let data = t.storage().read::<T>();
         let v = elementwise::unary(&data, t.layout(), |x: T| x)?;
         drop(data);
@@ -111,7 +111,7 @@ pub fn with_slice<T: Elem, R>(t: &Tensor, f: impl FnOnce(&[T]) -> R) -> Result<R
 
 /// Elements converted to `U` (row-major), for kernels computing in another dtype.
 pub fn cast_vec<U: Elem>(t: &Tensor) -> Result<Vec<U>> {
-    dispatch!(t.dtype(), T => {
+    dispatch_all!(t.dtype(), T => {
         let data = t.storage().read::<T>();
         elementwise::unary(&data, t.layout(), convert::<T, U>)
     })
@@ -121,9 +121,38 @@ pub fn cast_vec<U: Elem>(t: &Tensor) -> Result<Vec<U>> {
 #[inline(always)]
 pub fn convert<T: Elem, U: Elem>(x: T) -> U {
     match (T::DTYPE, U::DTYPE) {
-        (DType::I64, _) | (DType::Bool, _) => U::from_i64(x.to_i64()),
+        (t, _) if !t.is_float() => U::from_i64(x.to_i64()),
         (_, DType::Bool) => U::from_bool(x.is_true()),
         _ => U::from_f64(x.to_f64()),
+    }
+}
+
+/// `t` in `dtype`, without autograd: `t` itself when it already has it, else a copy keeping the
+/// layout of `t` where PyTorch's does (preserve_format).
+pub fn cast(t: &Tensor, dtype: DType) -> Result<Tensor> {
+    if t.dtype() == dtype {
+        return Ok(t.clone());
+    }
+    Ok(dispatch_all!(t.dtype(), T => {
+        let data = t.storage().read::<T>();
+        dispatch_all!(dtype, U => Tensor::from_mapped(elementwise::map_unary(&data, t.layout(), false, convert::<T, U>)?))
+    }))
+}
+
+/// `t` in the dtype its arithmetic runs in (`DType::compute`: float16 and bfloat16 in float32,
+/// the narrow integers in int64), without autograd; `t` itself for the other dtypes.
+pub fn widen(t: &Tensor) -> Result<Tensor> {
+    cast(t, t.dtype().compute())
+}
+
+/// A kernel's output computed in `dtype.compute()` rounded (or wrapped) back to `dtype`, as
+/// PyTorch's CPU kernels store half-precision and narrow-integer results; outputs of other
+/// dtypes (a comparison's bool, a true division's float) are returned as they are.
+pub fn narrow_to(out: Tensor, dtype: DType) -> Result<Tensor> {
+    if dtype != out.dtype() && out.dtype() == dtype.compute() {
+        cast(&out, dtype)
+    } else {
+        Ok(out)
     }
 }
 
@@ -132,11 +161,7 @@ pub fn to_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
     if t.dtype() == dtype {
         return Ok(t.clone());
     }
-    // the copy keeps the layout of `t` where PyTorch's does (preserve_format)
-    let out = dispatch!(t.dtype(), T => {
-        let data = t.storage().read::<T>();
-        dispatch!(dtype, U => Tensor::from_mapped(elementwise::map_unary(&data, t.layout(), false, convert::<T, U>)?))
-    });
+    let out = cast(t, dtype)?;
     if needs_grad(&[t]) && dtype.is_float() {
         let src = t.dtype();
         record("ToCopyBackward0", &[t], &[&out], vec![], move |ctx| {

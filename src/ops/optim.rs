@@ -103,7 +103,8 @@ macro_rules! run_update {
         let h = $h;
         match $u.muts[0].0.dtype() {
             DType::F32 => apply::<f32>(&$u, &move |a| $kernel(a, h)),
-            _ => apply::<f64>(&$u, &move |a| $kernel(a, h)),
+            DType::F64 => apply::<f64>(&$u, &move |a| $kernel(a, h)),
+            d => Err(Error::dtype_not_implemented(stringify!($kernel), d)),
         }
     }};
 }

@@ -14,11 +14,11 @@ where
     F64: Fn(f64) -> f64 + Send + Sync,
 {
     let src = if t.dtype().is_float() {
-        t.detach()
+        super::widen(t)?
     } else {
-        super::to_dtype(&t.detach(), DType::F32)?
+        super::cast(t, DType::F32)?
     };
-    Ok(match src.dtype() {
+    let out = match src.dtype() {
         DType::F32 => {
             let d = src.storage().read::<f32>();
             Tensor::from_mapped(elementwise::map_unary(&d, src.layout(), true, f32f)?)
@@ -27,7 +27,16 @@ where
             let d = src.storage().read::<f64>();
             Tensor::from_mapped(elementwise::map_unary(&d, src.layout(), true, f64f)?)
         }
-    })
+    };
+    // float16 / bfloat16 computed in float32, rounded back
+    super::narrow_to(
+        out,
+        if t.dtype().is_float() {
+            t.dtype()
+        } else {
+            DType::F32
+        },
+    )
 }
 
 /// The gradient of an elementwise op from the incoming gradient `g` and a saved tensor (its
@@ -174,6 +183,7 @@ where
                 (fi(v as i64) != 0) as u8
             })?)
         }
+        d => super::narrow_to(same_dtype_map(&super::widen(x)?, ff, fi)?, d)?,
     })
 }
 
@@ -287,6 +297,7 @@ pub fn logical_not(x: &Tensor) -> Result<Tensor> {
 pub fn bitwise_not(x: &Tensor) -> Result<Tensor> {
     match x.dtype() {
         DType::Bool => logical_not(x),
+        d if d.is_int() && d != DType::I64 => super::narrow_to(bitwise_not(&super::widen(x)?)?, d),
         DType::I64 => {
             let d = x.storage().read::<i64>();
             Ok(Tensor::from_mapped(elementwise::map_unary(

@@ -15,7 +15,7 @@ use crate::autograd::engine::{run_backward, BackwardOptions};
 use crate::creation;
 use crate::dtype::{DType, Scalar};
 use crate::ops;
-use crate::storage::{Elem, Storage};
+use crate::storage::{Elem, Storage, U8};
 use crate::tensor::Tensor;
 use convert::{operand, required_dtype, PyDType};
 use errors::{run, Work};
@@ -48,6 +48,16 @@ fn _from_array(a: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         "<f4" => copy_array::<f32>(a)?,
         "<f8" => copy_array::<f64>(a)?,
         "<i8" => copy_array::<i64>(a)?,
+        "<i4" => copy_array::<i32>(a)?,
+        "<i2" => copy_array::<i16>(a)?,
+        "|i1" => copy_array::<i8>(a)?,
+        "<f2" => copy_array::<half::f16>(a)?,
+        "|u1" => {
+            let ro: PyReadonlyArrayDyn<'_, u8> = a.extract()?;
+            let shape = ro.shape().to_vec();
+            let v: Vec<U8> = ro.as_array().iter().map(|&b| U8(b)).collect();
+            Tensor::from_vec(v, shape)?
+        }
         "|b1" => {
             // numpy's bools may hold any non-zero byte (views of other data): stored as 0 / 1
             let u8s = a.call_method1("view", ("uint8",))?;
@@ -57,7 +67,7 @@ fn _from_array(a: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         }
         other => {
             return Err(PyTypeError::new_err(format!(
-                "can't convert np.ndarray of type {other}; ferrograd supports float32, float64, int64 and bool"
+                "can't convert np.ndarray of type {other}; ferrograd supports float64, float32, float16, int64, int32, int16, int8, uint8 and bool"
             )))
         }
     };
@@ -136,6 +146,47 @@ fn _linspace(start: f64, end: f64, steps: i64, dtype: &Bound<'_, PyAny>) -> PyRe
 fn _eye(n: usize, m: usize, dtype: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
     let d = required_dtype(dtype)?;
     errors::guarded(|| creation::eye(n, m, d)).map(PyTensor::new)
+}
+
+/// `torch.promote_types`.
+#[pyfunction]
+fn promote_types(type1: &Bound<'_, PyAny>, type2: &Bound<'_, PyAny>) -> PyResult<Py<PyDType>> {
+    let d = DType::promote(required_dtype(type1)?, required_dtype(type2)?);
+    convert::dtype_object(type1.py(), d)
+}
+
+/// `torch.can_cast`: whether PyTorch's casting rules allow `from_` -> `to` (never to a lower
+/// category: floating -> integer or bool, integer -> bool).
+#[pyfunction]
+fn can_cast(from_: &Bound<'_, PyAny>, to: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let category = |d: DType| {
+        if d.is_float() {
+            2
+        } else if d == DType::Bool {
+            0
+        } else {
+            1
+        }
+    };
+    Ok(category(required_dtype(from_)?) <= category(required_dtype(to)?))
+}
+
+/// `torch.result_type(tensor1, tensor2)`: the dtype an arithmetic op of the two would give.
+#[pyfunction]
+fn result_type(tensor1: &Bound<'_, PyAny>, tensor2: &Bound<'_, PyAny>) -> PyResult<Py<PyDType>> {
+    let arg = |o: &Bound<'_, PyAny>, name: &str| {
+        operand(o).ok_or_else(|| {
+            PyTypeError::new_err(format!(
+                "result_type(): argument '{name}' must be Tensor or Number, not {}",
+                o.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })
+    };
+    let (a, b) = (arg(tensor1, "tensor1")?, arg(tensor2, "tensor2")?);
+    convert::dtype_object(tensor1.py(), ops::binary::result_type(&[&a, &b]))
 }
 
 #[pyfunction]
@@ -336,10 +387,15 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     nn::register(m)?;
     hooks::register(m)?;
     rearrange::register(m)?;
-    m.add("float32", PyDType(DType::F32))?;
-    m.add("float64", PyDType(DType::F64))?;
-    m.add("int64", PyDType(DType::I64))?;
-    m.add("bool", PyDType(DType::Bool))?;
+    for d in DType::ALL {
+        m.add(
+            d.torch_name().trim_start_matches("torch."),
+            convert::dtype_object(m.py(), d)?,
+        )?;
+    }
+    m.add_function(wrap_pyfunction!(promote_types, m)?)?;
+    m.add_function(wrap_pyfunction!(can_cast, m)?)?;
+    m.add_function(wrap_pyfunction!(result_type, m)?)?;
     m.add_function(wrap_pyfunction!(_from_array, m)?)?;
     m.add_function(wrap_pyfunction!(_from_ptr, m)?)?;
     m.add_function(wrap_pyfunction!(_full, m)?)?;
