@@ -21,7 +21,7 @@ from ._size import Size
 __all__ = [
     # dtypes, errors, graph nodes, Tensor
     "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
-    "float64", "OutOfMemoryError", "NodeHandle", "Tensor",
+    "float64", "promote_types", "result_type", "can_cast", "OutOfMemoryError", "NodeHandle", "Tensor",
     # the ops of for_each_binary_op! and for_each_unary_op! (src/py/registry.rs)
     "add", "sub", "mul", "div", "pow", "floor_divide", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor",
     "eq", "ne", "lt", "le", "gt", "ge", "maximum", "minimum", "logical_and", "logical_or", "logical_xor",
@@ -90,6 +90,10 @@ float16: dtype
 bfloat16: dtype
 float32: dtype
 float64: dtype
+
+def promote_types(type1: dtype, type2: dtype) -> dtype: ...
+def result_type(tensor1: Tensor | builtins.int | builtins.float | builtins.bool, tensor2: Tensor | builtins.int | builtins.float | builtins.bool) -> dtype: ...
+def can_cast(from_: dtype, to: dtype) -> builtins.bool: ...
 
 # ---- errors ----
 

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from . import _core, _dtype
-from ._core import Tensor, bfloat16, bool as bool_, float32, float64, int64
+from ._core import Tensor, bfloat16, bool as bool_, int64
 from ._device import device as _device
 from ._dtype import _DTYPE_TO_NP, _NP_TO_DTYPE
 

@@ -69,8 +69,8 @@ class _ArrayHolder:
     __slots__ = ("_t", "__array_interface__")
 
     def __init__(self, t):
-        if str(t.dtype) not in _NP_TYPESTR:
-            raise TypeError(f"Got unsupported ScalarType {t.dtype.__repr__().removeprefix('torch.').capitalize().replace('Bfloat16', 'BFloat16')}")
+        if str(t.dtype) not in _NP_TYPESTR:  # bfloat16: numpy has no such dtype
+            raise TypeError("Got unsupported ScalarType BFloat16")
         self._t = t
         size = t.element_size()
         self.__array_interface__ = {
