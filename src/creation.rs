@@ -238,6 +238,10 @@ pub fn random(
     dtype: DType,
     gen: Option<&Generator>,
 ) -> Result<Tensor> {
+    if dtype.compute() != dtype {
+        // sampled in float32 / int64, rounded to the storage dtype
+        return crate::ops::cast(&random(shape, dist, dtype.compute(), gen)?, dtype);
+    }
     let n = checked_numel(shape)?;
     dispatch!(dtype, T => Tensor::from_vec(sample_vec::<T>(n, dist, gen)?, shape.to_vec()))
 }

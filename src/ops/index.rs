@@ -80,12 +80,14 @@ pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
 pub fn scatter_add(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
     let d = wrap_dim(dim, t.ndim())?;
     let idx = check_index_dtype(index, "scatter_add")?;
-    let out = super::materialize(t)?;
-    dispatch!(t.dtype(), T => {
+    // float16 / bfloat16 accumulate in float32, narrow ints in int64
+    let out = super::materialize(&super::widen(t)?)?;
+    dispatch!(out.dtype(), T => {
         let s = super::cast_vec::<T>(src)?;
         let mut dst = out.storage().write::<T>();
         ki::scatter_add(&mut dst, t.shape(), d, &idx, index.shape(), &s, src.shape())?;
     });
+    let out = super::narrow_to(out, t.dtype())?;
     if needs_grad(&[t, src]) {
         let index = index.clone();
         record(
@@ -299,12 +301,13 @@ pub fn index_put(
             crate::layout::fmt_list(&shape)
         ))
     })?;
-    let out = super::materialize(t)?;
-    dispatch!(t.dtype(), T => {
+    let out = super::materialize(&super::widen(t)?)?;
+    dispatch!(out.dtype(), T => {
         let v = super::cast_vec::<T>(&vals)?;
         let mut d = out.storage().write::<T>();
         ki::put(&mut d, &lin, &v, accumulate);
     });
+    let out = super::narrow_to(out, t.dtype())?;
     if needs_grad(&[t, values]) {
         let ind = indices.to_vec();
         let vshape = values.shape().to_vec();

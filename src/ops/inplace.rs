@@ -163,7 +163,7 @@ pub fn binary_inplace(op: BinOp, x: &Tensor, other: &Operand) -> Result<()> {
 /// Gradient accumulation: `dst += src`, no autograd, same shape.
 pub fn add_inplace_raw(dst: &Tensor, src: &Tensor) -> Result<()> {
     if dst.dtype() == src.dtype()
-        && dst.dtype().is_float()
+        && matches!(dst.dtype(), DType::F32 | DType::F64)
         && dst.shape() == src.shape()
         && !std::sync::Arc::ptr_eq(dst.storage(), src.storage())
     {

@@ -156,6 +156,27 @@ pub fn narrow_to(out: Tensor, dtype: DType) -> Result<Tensor> {
     }
 }
 
+/// float16 / bfloat16 `t`'s dtype: the ops whose kernels are float32/float64 only (norms,
+/// convolution, pooling, attention, losses) run these in float32, through differentiable casts
+/// of their inputs and output, as PyTorch's CPU kernels compute them in float32 (its graph holds
+/// the op's node alone, ferrograd's the casts around it).
+pub fn half_precision(t: &Tensor) -> Option<DType> {
+    matches!(t.dtype(), DType::F16 | DType::BF16).then_some(t.dtype())
+}
+
+/// `t` in float32 if it is float16 / bfloat16 (differentiable), else `t`.
+pub fn up(t: &Tensor) -> Result<Tensor> {
+    match half_precision(t) {
+        Some(_) => to_dtype(t, DType::F32),
+        None => Ok(t.clone()),
+    }
+}
+
+/// `up` of an optional tensor.
+pub fn up_opt(t: Option<&Tensor>) -> Result<Option<Tensor>> {
+    t.map(up).transpose()
+}
+
 /// `to(dtype)`: a copy in another dtype (ToCopyBackward0), or `t` itself when it already has it.
 pub fn to_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
     if t.dtype() == dtype {

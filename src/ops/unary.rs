@@ -252,18 +252,21 @@ pub fn relu(x: &Tensor) -> Result<Tensor> {
 /// zeros for `x`).
 pub fn threshold_backward(grad: &Tensor, x: &Tensor, threshold: f64) -> Result<Tensor> {
     let shape = crate::layout::broadcast_shapes(grad.shape(), x.shape())?;
-    let x_same = super::to_dtype(x, grad.dtype())?;
+    // (float16 / bfloat16 select in float32: exact)
+    let g_wide = super::widen(grad)?;
+    let x_same = super::cast(x, g_wide.dtype())?;
     let (lg, lx) = (
-        grad.layout().broadcast_to(&shape)?,
+        g_wide.layout().broadcast_to(&shape)?,
         x_same.layout().broadcast_to(&shape)?,
     );
-    let out = dispatch_float!(grad.dtype(), T => {
-        let (g, v) = (grad.storage().read::<T>(), x_same.storage().read::<T>());
+    let out = dispatch_float!(g_wide.dtype(), T => {
+        let (g, v) = (g_wide.storage().read::<T>(), x_same.storage().read::<T>());
         let th = <T as crate::storage::Elem>::from_f64(threshold);
         let zero = <T as crate::storage::Elem>::from_f64(0.0);
         let r = elementwise::map_binary(&g, &lg, &v, &lx, false, move |g: T, v: T| if v <= th { zero } else { g })?;
         Tensor::from_mapped(r)
     });
+    let out = super::narrow_to(out, grad.dtype())?;
     if needs_grad(&[grad, x]) {
         record(
             "ThresholdBackwardBackward0",
@@ -504,29 +507,24 @@ fn clamp_one<T: PartialOrd + Copy>(v: T, lo: T, hi: T) -> T {
 
 /// `leaky_relu` (LeakyReluBackward0): one pass over the input in its own dtype.
 pub fn leaky_relu(x: &Tensor, slope: f64) -> Result<Tensor> {
+    let xw = super::widen(x)?;
     let out =
-        match x.dtype() {
+        match xw.dtype() {
             DType::F32 => {
                 let s = slope as f32;
-                let d = x.storage().read::<f32>();
-                let v =
-                    elementwise::map_unary(
-                        &d,
-                        x.layout(),
-                        false,
-                        |v: f32| {
-                            if v > 0.0 {
-                                v
-                            } else {
-                                v * s
-                            }
-                        },
-                    )?;
+                let d = xw.storage().read::<f32>();
+                let v = elementwise::map_unary(&d, xw.layout(), false, |v: f32| {
+                    if v > 0.0 {
+                        v
+                    } else {
+                        v * s
+                    }
+                })?;
                 Tensor::from_mapped(v)
             }
             DType::F64 => {
-                let d = x.storage().read::<f64>();
-                let v = elementwise::map_unary(&d, x.layout(), false, |v: f64| {
+                let d = xw.storage().read::<f64>();
+                let v = elementwise::map_unary(&d, xw.layout(), false, |v: f64| {
                     if v > 0.0 {
                         v
                     } else {
@@ -537,6 +535,7 @@ pub fn leaky_relu(x: &Tensor, slope: f64) -> Result<Tensor> {
             }
             dt => return Err(Error::dtype_not_implemented("leaky_relu_cpu", dt)),
         };
+    let out = super::narrow_to(out, x.dtype())?;
     if needs_grad(&[x]) {
         record(
             "LeakyReluBackward0",

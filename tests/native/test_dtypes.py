@@ -174,9 +174,9 @@ def test_int32_indices_index():
 
 
 def test_unsupported_kernels_name_the_op_and_dtype():
-    h = torch.ones(2, 3, dtype=torch.float16)
+    lstm = torch.nn.LSTM(3, 2).half()
     with pytest.raises(NotImplementedError, match="not implemented for 'Half'"):
-        torch.nn.functional.layer_norm(h, (3,))
+        lstm(torch.ones(2, 1, 3, dtype=torch.float16))
     with pytest.raises(RuntimeError, match="std and var only support floating point"):
         torch.ones(3, dtype=torch.int32).std()
 
@@ -237,3 +237,85 @@ def test_matches_pytorch(name, case):
         assert repr(g.dtype) == repr(w.dtype), case
         gv, wv = g.float().tolist(), w.float().tolist()
         assert np.allclose(gv, wv, rtol=1e-2, atol=1e-2), (case, gv, wv)
+
+
+F = torch.nn.functional
+# ops that run half precision through float32 (kernels of their own or casts around the op)
+HALF_OPS = {
+    "gelu": lambda t, x, w: t.nn.functional.gelu(x),
+    "gelu_tanh": lambda t, x, w: t.nn.functional.gelu(x, approximate="tanh"),
+    "relu": lambda t, x, w: t.nn.functional.relu(x),
+    "silu": lambda t, x, w: t.nn.functional.silu(x),
+    "leaky_relu": lambda t, x, w: t.nn.functional.leaky_relu(x, 0.1),
+    "layer_norm": lambda t, x, w: t.nn.functional.layer_norm(x, (8,)),
+    "group_norm": lambda t, x, w: t.nn.functional.group_norm(x.view(2, 4, 4), 2),
+    "linear": lambda t, x, w: t.nn.functional.linear(x, w),
+    "log_softmax": lambda t, x, w: t.nn.functional.log_softmax(x, -1),
+    "cross_entropy": lambda t, x, w: t.nn.functional.cross_entropy(x, t.tensor([1, 2, 3, 0])),
+    "mse": lambda t, x, w: t.nn.functional.mse_loss(x, x.detach() * 0.5),
+    "embedding": lambda t, x, w: t.nn.functional.embedding(t.tensor([1, 2]), w),
+    "sdpa": lambda t, x, w: t.nn.functional.scaled_dot_product_attention(
+        x.view(1, 1, 4, 8), x.view(1, 1, 4, 8), x.view(1, 1, 4, 8), is_causal=True),
+    "conv2d": lambda t, x, w: t.nn.functional.conv2d(x.view(1, 1, 4, 8),
+                                                     w[:1, :4].reshape(1, 1, 2, 2)),
+    "max_pool2d": lambda t, x, w: t.nn.functional.max_pool2d(x.view(1, 1, 4, 8), 2),
+    "avg_pool2d": lambda t, x, w: t.nn.functional.avg_pool2d(x.view(1, 1, 4, 8), 2),
+    "batch_norm": lambda t, x, w: t.nn.functional.batch_norm(x, None, None, training=True),
+    "var": lambda t, x, w: x.var(-1),
+    "logsumexp": lambda t, x, w: x.logsumexp(-1),
+    "topk": lambda t, x, w: x.topk(2)[0],
+    "bce_logits": lambda t, x, w: t.nn.functional.binary_cross_entropy_with_logits(
+        x, x.detach().sigmoid()),
+}
+X = np.linspace(-2, 2, 32).reshape(4, 8)
+W = np.cos(np.arange(64.0)).reshape(8, 8) / 4
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+@pytest.mark.parametrize("op", sorted(HALF_OPS))
+def test_half_precision_ops_and_their_gradients(name, op):
+    def run(lib):
+        d = getattr(lib, name)
+        x = lib.tensor(X, dtype=d, requires_grad=True)
+        w = lib.tensor(W, dtype=d, requires_grad=True)
+        y = HALF_OPS[op](lib, x, w)
+        # a weighted sum: the plain sum of a normalised output has a zero gradient
+        (y.float() * lib.arange(float(y.numel())).view(y.shape).sin()).sum().backward()
+        return y, x.grad, w.grad
+
+    y, gx, gw = run(torch)
+    assert y.dtype is getattr(torch, name)
+    assert all(g is None or g.dtype is getattr(torch, name) for g in (gx, gw))
+    try:
+        ref = __import__("torch")
+    except ImportError:
+        return
+    ry, rgx, rgw = run(ref)
+    tol = 2e-2 if name == "bfloat16" else 4e-3
+    for g, r in [(y, ry), (gx, rgx), (gw, rgw)]:
+        if r is None:
+            assert g is None
+            continue
+        assert np.allclose(g.float().tolist(), r.float().tolist(), rtol=tol, atol=tol), op
+
+
+def test_half_precision_module_training():
+    m = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.GELU(), torch.nn.LayerNorm(8),
+                            torch.nn.Linear(8, 2)).bfloat16()
+    assert all(p.dtype is torch.bfloat16 for p in m.parameters())
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-2)
+    x = torch.tensor(X[:, :4], dtype=torch.bfloat16)
+    t = torch.tensor([0, 1, 1, 0])
+    losses = []
+    for _ in range(20):
+        loss = F.cross_entropy(m(x), t)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert m[0].weight.dtype is torch.bfloat16 and losses[-1] < losses[0] - 0.2
+    bn = torch.nn.BatchNorm1d(3).half()
+    bn(torch.tensor(X[:, :3], dtype=torch.float16))
+    assert bn.running_mean.dtype is torch.float16
+    assert np.allclose(bn.running_mean.float().tolist(), (0.1 * X[:, :3].mean(0)).tolist(),
+                       atol=1e-3)
