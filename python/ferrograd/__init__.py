@@ -124,6 +124,7 @@ from ._functions import (  # torch's names, some of them Python builtins' too
     argmax,
     argmin,
     argsort,
+    addmm,
     bmm,
     broadcast_shapes,
     broadcast_tensors,
@@ -210,6 +211,7 @@ from . import (  # noqa: E402
     amp,
     autograd,
     backends,
+    cpu,
     cuda,
     distributed,
     nn,
@@ -217,6 +219,14 @@ from . import (  # noqa: E402
     optim,
     serialization,
     utils,
+)
+from .amp import (  # noqa: E402
+    autocast,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    is_autocast_available,
+    is_autocast_cpu_enabled,
+    is_autocast_enabled,
 )
 from .serialization import load, save  # noqa: E402
 
@@ -232,13 +242,16 @@ __all__ = [
     "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
     "float64", "float", "double", "half", "long", "int", "short", "get_default_dtype",
     "set_default_dtype", "promote_types", "result_type", "can_cast", "iinfo", "finfo",
+    # mixed precision
+    "autocast", "is_autocast_enabled", "get_autocast_dtype", "is_autocast_cpu_enabled",
+    "get_autocast_cpu_dtype", "is_autocast_available",
     # factories
     "tensor", "as_tensor", "from_numpy", "full", "zeros", "ones", "empty", "zeros_like",
     "ones_like", "empty_like", "full_like", "arange", "linspace", "eye",
     "rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm",
     # functions
     "abs", "add", "all", "allclose", "amax", "amin", "any", "argmax", "argmin", "argsort",
-    "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "bmm", "broadcast_shapes", "broadcast_tensors",
+    "addmm", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "bmm", "broadcast_shapes", "broadcast_tensors",
     "cat", "chunk", "clamp",
     "clip", "clone", "compile", "concat", "concatenate", "constant_pad_nd", "cos", "cumsum",
     "detach", "div", "divide", "dot", "eq", "equal", "erf", "exp", "flatten", "flip",
@@ -260,6 +273,6 @@ __all__ = [
     # printing, saving
     "set_printoptions", "save", "load",
     # submodules
-    "accelerator", "amp", "autograd", "backends", "cuda", "distributed", "nn", "onnx", "optim",
+    "accelerator", "amp", "autograd", "backends", "cpu", "cuda", "distributed", "nn", "onnx", "optim",
     "serialization", "utils",
 ]

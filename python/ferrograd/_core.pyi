@@ -21,7 +21,8 @@ from ._size import Size
 __all__ = [
     # dtypes, errors, graph nodes, Tensor
     "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
-    "float64", "promote_types", "result_type", "can_cast", "OutOfMemoryError", "NodeHandle", "Tensor",
+    "float64", "promote_types", "result_type", "can_cast", "_addmm", "_set_autocast", "_get_autocast",
+    "OutOfMemoryError", "NodeHandle", "Tensor",
     # the ops of for_each_binary_op! and for_each_unary_op! (src/py/registry.rs)
     "add", "sub", "mul", "div", "pow", "floor_divide", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor",
     "eq", "ne", "lt", "le", "gt", "ge", "maximum", "minimum", "logical_and", "logical_or", "logical_xor",
@@ -97,6 +98,9 @@ def result_type(
     tensor2: Tensor | builtins.int | builtins.float | builtins.bool,
 ) -> dtype: ...
 def can_cast(from_: dtype, to: dtype) -> builtins.bool: ...
+def _addmm(bias: Tensor, mat1: Tensor, mat2: Tensor) -> Tensor: ...
+def _set_autocast(dtype: dtype | None) -> None: ...
+def _get_autocast() -> dtype | None: ...
 
 # ---- errors ----
 

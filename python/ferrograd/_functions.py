@@ -268,6 +268,20 @@ def bmm(input, mat2):
     return Tensor.bmm(input, mat2)
 
 
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * (mat1 @ mat2)``; one fused gemm when beta and alpha are 1."""
+    if out is not None:
+        raise NotImplementedError("addmm(out=...) is not supported by ferrograd")
+    if not isinstance(input, Tensor):
+        raise _not_a_tensor("addmm", input)
+    if beta == 1 and alpha == 1:
+        return _core._addmm(input, mat1, mat2)
+    prod = mat1.mm(mat2) * alpha
+    if beta == 0:  # input ignored, its NaN and inf included (as PyTorch)
+        return prod
+    return input * beta + prod
+
+
 def mv(input, vec):
     if not isinstance(input, Tensor):
         raise _not_a_tensor("mv", input)

@@ -190,6 +190,8 @@ fn mt(t: &Tensor) -> Result<Tensor> {
 
 /// `mm` (MmBackward0).
 pub fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let a = &super::autocast::lower(a)?;
+    let b = &super::autocast::lower(b)?;
     if a.ndim() != 2 {
         return Err(Error::Runtime("self must be a matrix".into()));
     }
@@ -203,6 +205,8 @@ pub fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 /// `bmm` (BmmBackward0): 3-D operands with the same batch size.
 pub fn bmm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let a = &super::autocast::lower(a)?;
+    let b = &super::autocast::lower(b)?;
     if a.ndim() != 3 {
         return Err(Error::Runtime("batch1 must be a 3D tensor".into()));
     }
@@ -353,6 +357,8 @@ pub fn outer(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 /// `matmul` / `@` with PyTorch's dispatch on the operands' dims.
 pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let a = &super::autocast::lower(a)?;
+    let b = &super::autocast::lower(b)?;
     let (an, bn) = (a.ndim(), b.ndim());
     if an == 0 || bn == 0 {
         return Err(Error::Runtime(format!(
@@ -408,6 +414,9 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 /// `addmm(bias, m1, m2)` = bias + m1 @ m2 (AddmmBackward0), as `linear` uses it.
 pub fn addmm(bias: &Tensor, m1: &Tensor, m2: &Tensor) -> Result<Tensor> {
+    let bias = &super::autocast::lower(bias)?;
+    let m1 = &super::autocast::lower(m1)?;
+    let m2 = &super::autocast::lower(m2)?;
     let out = addmm_values(bias, m1, m2)?;
     if needs_grad(&[bias, m1, m2]) {
         let bshape = bias.shape().to_vec();
@@ -443,6 +452,9 @@ pub fn addmm(bias: &Tensor, m1: &Tensor, m2: &Tensor) -> Result<Tensor> {
 
 /// `linear(x, w, b)`: addmm for a matrix input with bias, else matmul (+ bias).
 pub fn linear(x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<Tensor> {
+    let (x, w) = (&super::autocast::lower(x)?, &super::autocast::lower(w)?);
+    let b = super::autocast::lower_opt(b)?;
+    let b = b.as_ref();
     let wt = super::shape::t2(w)?;
     match b {
         Some(b) if x.ndim() == 2 => addmm(b, x, &wt),

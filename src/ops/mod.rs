@@ -2,6 +2,7 @@
 //! these same differentiable ops, side by side.
 
 pub mod attention;
+pub mod autocast;
 pub mod binary;
 pub mod conv;
 pub mod index;

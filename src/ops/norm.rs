@@ -215,6 +215,7 @@ pub fn layer_norm(
     eps: f64,
 ) -> Result<Tensor> {
     if let Some(d) = super::half_precision(x) {
+        let _float32 = super::autocast::Suspend::new(); // computed in float32, not cast back down
         let (wu, bu) = (super::up_opt(w)?, super::up_opt(b)?);
         let y = layer_norm(
             &super::up(x)?,
@@ -281,6 +282,7 @@ pub fn group_norm(
     eps: f64,
 ) -> Result<Tensor> {
     if let Some(d) = super::half_precision(x) {
+        let _float32 = super::autocast::Suspend::new(); // computed in float32, not cast back down
         let (wu, bu) = (super::up_opt(w)?, super::up_opt(b)?);
         let y = group_norm(&super::up(x)?, groups, wu.as_ref(), bu.as_ref(), eps)?;
         return super::to_dtype(&y, d);
@@ -350,7 +352,8 @@ pub fn batch_norm(
     eps: f64,
 ) -> Result<Tensor> {
     if let Some(d) = super::half_precision(x) {
-        // float32 copies of half-precision running statistics, written back after the update
+        let _float32 = super::autocast::Suspend::new(); // computed in float32, not cast back down
+                                                        // float32 copies of half-precision running statistics, written back after the update
         let stat32 = |t: Option<&Tensor>| t.map(|t| super::cast(t, DType::F32)).transpose();
         let (rm, rv) = (stat32(running_mean)?, stat32(running_var)?);
         let (wu, bu) = (super::up_opt(w)?, super::up_opt(b)?);

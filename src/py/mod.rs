@@ -148,6 +148,18 @@ fn _eye(n: usize, m: usize, dtype: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
     errors::guarded(|| creation::eye(n, m, d)).map(PyTensor::new)
 }
 
+/// `bias + mat1 @ mat2` in one gemm (PyTorch's addmm with beta = alpha = 1).
+#[pyfunction]
+fn _addmm(
+    py: Python<'_>,
+    bias: PyRef<'_, PyTensor>,
+    mat1: PyRef<'_, PyTensor>,
+    mat2: PyRef<'_, PyTensor>,
+) -> PyResult<PyTensor> {
+    let (c, a, b) = (bias.t.clone(), mat1.t.clone(), mat2.t.clone());
+    run(py, Work::elems([&a, &b]), move || ops::addmm(&c, &a, &b)).map(PyTensor::new)
+}
+
 /// `torch.promote_types`.
 #[pyfunction]
 fn promote_types(type1: &Bound<'_, PyAny>, type2: &Bound<'_, PyAny>) -> PyResult<Py<PyDType>> {
@@ -228,6 +240,21 @@ fn is_grad_enabled() -> bool {
 #[pyfunction]
 fn _set_grad_enabled(mode: bool) {
     crate::autograd::set_grad_enabled(mode);
+}
+
+/// Sets this thread's CPU autocast dtype (None: autocast off).
+#[pyfunction]
+fn _set_autocast(dtype: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    ops::autocast::set(convert::dtype_arg(dtype)?);
+    Ok(())
+}
+
+/// This thread's CPU autocast dtype, None outside autocast regions.
+#[pyfunction]
+fn _get_autocast(py: Python<'_>) -> PyResult<Option<Py<PyDType>>> {
+    ops::autocast::dtype()
+        .map(|d| convert::dtype_object(py, d))
+        .transpose()
 }
 
 /// Raises OutOfMemoryError for `bytes` the machine cannot hold (for Python code about to make
@@ -394,6 +421,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
         )?;
     }
     m.add_function(wrap_pyfunction!(promote_types, m)?)?;
+    m.add_function(wrap_pyfunction!(_addmm, m)?)?;
     m.add_function(wrap_pyfunction!(can_cast, m)?)?;
     m.add_function(wrap_pyfunction!(result_type, m)?)?;
     m.add_function(wrap_pyfunction!(_from_array, m)?)?;
@@ -408,6 +436,8 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(stack, m)?)?;
     m.add_function(wrap_pyfunction!(where_, m)?)?;
     m.add_function(wrap_pyfunction!(is_grad_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_autocast, m)?)?;
+    m.add_function(wrap_pyfunction!(_get_autocast, m)?)?;
     m.add_function(wrap_pyfunction!(_set_grad_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(_live_nodes, m)?)?;
     m.add_function(wrap_pyfunction!(_check_fits, m)?)?;
