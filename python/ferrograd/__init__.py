@@ -116,6 +116,7 @@ from ._core import (  # the unary and binary ops of the core's op table
 )
 from ._functions import (  # torch's names, some of them Python builtins' too
     add,
+    addmm,
     all,  # noqa: A004
     allclose,
     amax,
@@ -124,7 +125,6 @@ from ._functions import (  # torch's names, some of them Python builtins' too
     argmax,
     argmin,
     argsort,
-    addmm,
     bmm,
     broadcast_shapes,
     broadcast_tensors,

@@ -9,8 +9,8 @@ import warnings
 
 from ... import _core
 from ..._core import is_grad_enabled
-from ...amp import _to_float32
 from ..._functions import broadcast_shapes
+from ...amp import _to_float32
 from ._utils import _Reduction, _reduction, _type_name
 
 __all__ = [
