@@ -1,7 +1,5 @@
 //! dtypes, Python scalars and PyTorch's type-promotion rules.
 
-use crate::error::{Error, Result};
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DType {
     Bool,
@@ -222,16 +220,5 @@ impl ResultType {
     }
     pub fn result(self) -> DType {
         combine(self.dim, combine(self.zero, self.wrapped)).unwrap_or(DType::F32)
-    }
-}
-
-pub fn check_float(dtype: DType, what: &str) -> Result<()> {
-    if dtype.is_float() {
-        Ok(())
-    } else {
-        Err(Error::NotImplemented(format!(
-            "{what} not implemented for '{}'",
-            dtype.kernel_name()
-        )))
     }
 }

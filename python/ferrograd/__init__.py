@@ -134,6 +134,7 @@ from ._functions import (  # torch's names, some of them Python builtins' too
     clone,
     compile,  # noqa: A004
     constant_pad_nd,
+    count_nonzero,
     cumsum,
     detach,
     div,
@@ -251,7 +252,7 @@ __all__ = [
     "rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm",
     # functions
     "abs", "add", "all", "allclose", "amax", "amin", "any", "argmax", "argmin", "argsort",
-    "addmm", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "bmm", "broadcast_shapes", "broadcast_tensors",
+    "addmm", "count_nonzero", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "bmm", "broadcast_shapes", "broadcast_tensors",
     "cat", "chunk", "clamp",
     "clip", "clone", "compile", "concat", "concatenate", "constant_pad_nd", "cos", "cumsum",
     "detach", "div", "divide", "dot", "eq", "equal", "erf", "exp", "flatten", "flip",

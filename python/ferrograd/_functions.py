@@ -268,6 +268,14 @@ def bmm(input, mat2):
     return Tensor.bmm(input, mat2)
 
 
+def count_nonzero(input, dim=None):
+    """The number of non-zero elements (along ``dim``: an int or a tuple), as int64."""
+    if not isinstance(input, Tensor):
+        raise _not_a_tensor("count_nonzero", input)
+    nz = input != 0
+    return nz.sum() if dim is None else nz.sum(dim)
+
+
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)``; one fused gemm when beta and alpha are 1."""
     if out is not None:

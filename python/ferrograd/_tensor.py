@@ -585,6 +585,9 @@ class _TensorMethods:
     def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         return _functions.isclose(self, other, rtol, atol, equal_nan)
 
+    def count_nonzero(self, dim=None):
+        return _functions.count_nonzero(self, dim)
+
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         return _functions.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
 

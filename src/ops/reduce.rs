@@ -753,7 +753,12 @@ pub fn logsumexp(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
 
 /// Vector p-norm over dims (LinalgVectorNormBackward0).
 pub fn norm(t: &Tensor, p: f64, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
-    crate::dtype::check_float(t.dtype(), "linalg.vector_norm")?;
+    if !t.dtype().is_float() {
+        return Err(Error::Runtime(format!(
+            "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}",
+            t.dtype().kernel_name()
+        )));
+    }
     let rd = dims_of(dims, t.ndim())?;
     let idims: Vec<i64> = rd.iter().map(|&d| d as i64).collect();
     let x = t.detach();
