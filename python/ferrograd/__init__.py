@@ -252,7 +252,8 @@ __all__ = [
     "rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm",
     # functions
     "abs", "add", "all", "allclose", "amax", "amin", "any", "argmax", "argmin", "argsort",
-    "addmm", "count_nonzero", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "bmm", "broadcast_shapes", "broadcast_tensors",
+    "addmm", "count_nonzero", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "bmm",
+    "broadcast_shapes", "broadcast_tensors",
     "cat", "chunk", "clamp",
     "clip", "clone", "compile", "concat", "concatenate", "constant_pad_nd", "cos", "cumsum",
     "detach", "div", "divide", "dot", "eq", "equal", "erf", "exp", "flatten", "flip",
