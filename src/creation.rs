@@ -28,9 +28,9 @@ pub fn arange(start: f64, end: f64, step: f64, dtype: DType) -> Result<Tensor> {
         )));
     }
     let n = n as usize;
-    dispatch!(dtype, T => {
+    dispatch_all!(dtype, T => {
         let mut v = crate::kernels::alloc::<T>(n)?;
-        if dtype == DType::I64 {
+        if !dtype.is_float() {
             let (s, st) = (start as i64, step as i64);
             v.extend((0..n).map(|i| T::from_i64(s + st * i as i64)));
         } else {
@@ -71,12 +71,12 @@ pub fn linspace(start: f64, end: f64, steps: i64, dtype: DType) -> Result<Tensor
     } else {
         fill!(f64)
     };
-    dispatch!(dtype, T => Tensor::from_vec(crate::storage::try_collect(n, vals.iter().map(|&x| T::from_f64(x)))?, vec![n]))
+    dispatch_all!(dtype, T => Tensor::from_vec(crate::storage::try_collect(n, vals.iter().map(|&x| T::from_f64(x)))?, vec![n]))
 }
 
 pub fn eye(n: usize, m: usize, dtype: DType) -> Result<Tensor> {
     let t = Tensor::zeros(&[n, m], dtype)?;
-    dispatch!(dtype, T => {
+    dispatch_all!(dtype, T => {
         let mut d = t.storage().write::<T>();
         for i in 0..n.min(m) {
             d[i * m + i] = T::from_f64(1.0);
@@ -238,6 +238,10 @@ pub fn random(
     dtype: DType,
     gen: Option<&Generator>,
 ) -> Result<Tensor> {
+    if dtype.compute() != dtype {
+        // sampled in float32 / int64, rounded to the storage dtype
+        return crate::ops::cast(&random(shape, dist, dtype.compute(), gen)?, dtype);
+    }
     let n = checked_numel(shape)?;
     dispatch!(dtype, T => Tensor::from_vec(sample_vec::<T>(n, dist, gen)?, shape.to_vec()))
 }

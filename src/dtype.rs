@@ -1,31 +1,85 @@
 //! dtypes, Python scalars and PyTorch's type-promotion rules.
 
-use crate::error::{Error, Result};
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DType {
     Bool,
+    U8,
+    I8,
+    I16,
+    I32,
     I64,
+    F16,
+    BF16,
     F32,
     F64,
 }
 
 impl DType {
+    pub const ALL: [DType; 10] = [
+        DType::Bool,
+        DType::U8,
+        DType::I8,
+        DType::I16,
+        DType::I32,
+        DType::I64,
+        DType::F16,
+        DType::BF16,
+        DType::F32,
+        DType::F64,
+    ];
     pub fn is_float(self) -> bool {
-        matches!(self, DType::F32 | DType::F64)
+        matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+    }
+    /// An integer dtype (not bool).
+    pub fn is_int(self) -> bool {
+        matches!(
+            self,
+            DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64
+        )
+    }
+    pub fn is_signed(self) -> bool {
+        !matches!(self, DType::Bool | DType::U8)
     }
     pub fn size(self) -> usize {
         match self {
-            DType::Bool => 1,
+            DType::Bool | DType::U8 | DType::I8 => 1,
+            DType::I16 | DType::F16 | DType::BF16 => 2,
+            DType::I32 | DType::F32 => 4,
             DType::I64 | DType::F64 => 8,
-            DType::F32 => 4,
+        }
+    }
+    /// The dtype the arithmetic kernels compute a storage-only dtype in, as PyTorch's CPU
+    /// kernels do for half precision: float16/bfloat16 in float32 (rounded back to the dtype),
+    /// the narrow integers in int64 (wrapped back, so overflow wraps as in PyTorch).
+    pub fn compute(self) -> DType {
+        match self {
+            DType::U8 | DType::I8 | DType::I16 | DType::I32 => DType::I64,
+            DType::F16 | DType::BF16 => DType::F32,
+            d => d,
+        }
+    }
+    /// The least and greatest value of an integer dtype (bool: 0 and 1).
+    pub fn int_bounds(self) -> (i64, i64) {
+        match self {
+            DType::Bool => (0, 1),
+            DType::U8 => (0, u8::MAX as i64),
+            DType::I8 => (i8::MIN as i64, i8::MAX as i64),
+            DType::I16 => (i16::MIN as i64, i16::MAX as i64),
+            DType::I32 => (i32::MIN as i64, i32::MAX as i64),
+            _ => (i64::MIN, i64::MAX),
         }
     }
     /// `torch.float32` etc.
     pub fn torch_name(self) -> &'static str {
         match self {
             DType::Bool => "torch.bool",
+            DType::U8 => "torch.uint8",
+            DType::I8 => "torch.int8",
+            DType::I16 => "torch.int16",
+            DType::I32 => "torch.int32",
             DType::I64 => "torch.int64",
+            DType::F16 => "torch.float16",
+            DType::BF16 => "torch.bfloat16",
             DType::F32 => "torch.float32",
             DType::F64 => "torch.float64",
         }
@@ -34,7 +88,13 @@ impl DType {
     pub fn legacy_name(self) -> &'static str {
         match self {
             DType::Bool => "torch.BoolTensor",
+            DType::U8 => "torch.ByteTensor",
+            DType::I8 => "torch.CharTensor",
+            DType::I16 => "torch.ShortTensor",
+            DType::I32 => "torch.IntTensor",
             DType::I64 => "torch.LongTensor",
+            DType::F16 => "torch.HalfTensor",
+            DType::BF16 => "torch.BFloat16Tensor",
             DType::F32 => "torch.FloatTensor",
             DType::F64 => "torch.DoubleTensor",
         }
@@ -43,25 +103,46 @@ impl DType {
     pub fn kernel_name(self) -> &'static str {
         match self {
             DType::Bool => "Bool",
+            DType::U8 => "Byte",
+            DType::I8 => "Char",
+            DType::I16 => "Short",
+            DType::I32 => "Int",
             DType::I64 => "Long",
+            DType::F16 => "Half",
+            DType::BF16 => "BFloat16",
             DType::F32 => "Float",
             DType::F64 => "Double",
         }
     }
-    fn rank(self) -> u8 {
-        match self {
-            DType::Bool => 0,
-            DType::I64 => 1,
-            DType::F32 => 2,
-            DType::F64 => 3,
-        }
-    }
-    /// `torch.promote_types` restricted to our four dtypes (a total order here).
+    /// `torch.promote_types`: the smallest dtype both convert to without losing their
+    /// category (bool < integer < floating); uint8 with int8 is int16, float16 with bfloat16
+    /// is float32.
     pub fn promote(a: DType, b: DType) -> DType {
-        if a.rank() >= b.rank() {
-            a
-        } else {
-            b
+        use DType::*;
+        if a == b {
+            return a;
+        }
+        match (a, b) {
+            (Bool, x) | (x, Bool) => x,
+            (F16, BF16) | (BF16, F16) => F32,
+            _ if a.is_float() && b.is_float() => {
+                if a.size() >= b.size() {
+                    a
+                } else {
+                    b
+                }
+            }
+            _ if a.is_float() => a,
+            _ if b.is_float() => b,
+            (U8, I8) | (I8, U8) => I16,
+            (U8, x) | (x, U8) => x,
+            _ => {
+                if a.size() >= b.size() {
+                    a
+                } else {
+                    b
+                }
+            }
         }
     }
 }
@@ -139,16 +220,5 @@ impl ResultType {
     }
     pub fn result(self) -> DType {
         combine(self.dim, combine(self.zero, self.wrapped)).unwrap_or(DType::F32)
-    }
-}
-
-pub fn check_float(dtype: DType, what: &str) -> Result<()> {
-    if dtype.is_float() {
-        Ok(())
-    } else {
-        Err(Error::NotImplemented(format!(
-            "{what} not implemented for '{}'",
-            dtype.kernel_name()
-        )))
     }
 }

@@ -10,7 +10,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-/// Element types of the four dtypes. `bool` is stored as `u8` (0 or 1 when written by us; any
+/// Element types of the dtypes. `bool` is stored as `u8` (0 or 1 when written by us; any
 /// non-zero byte reads as true), so memory shared with numpy never holds an invalid Rust `bool`.
 pub trait Elem: Copy + Send + Sync + Default + PartialOrd + std::fmt::Debug + 'static {
     const DTYPE: DType;
@@ -56,33 +56,110 @@ macro_rules! impl_float_elem {
 impl_float_elem!(f32, DType::F32);
 impl_float_elem!(f64, DType::F64);
 
-impl Elem for i64 {
-    const DTYPE: DType = DType::I64;
+macro_rules! impl_int_elem {
+    ($t:ty, $d:expr) => {
+        impl Elem for $t {
+            const DTYPE: DType = $d;
+            /// Truncates toward zero, then wraps to the type (PyTorch's float -> int cast).
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                v as i64 as $t
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            /// Wraps, as C's integer conversions (and so PyTorch's) do.
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            #[inline(always)]
+            fn is_true(self) -> bool {
+                self != 0
+            }
+            #[inline(always)]
+            fn from_bool(b: bool) -> Self {
+                b as $t
+            }
+        }
+    };
+}
+impl_int_elem!(i64, DType::I64);
+impl_int_elem!(i32, DType::I32);
+impl_int_elem!(i16, DType::I16);
+impl_int_elem!(i8, DType::I8);
+
+/// uint8's element: a byte that is a number, distinct from `u8`, the byte of a bool.
+#[repr(transparent)]
+#[derive(Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub struct U8(pub u8);
+
+impl Elem for U8 {
+    const DTYPE: DType = DType::U8;
     #[inline(always)]
     fn from_f64(v: f64) -> Self {
-        v as i64
+        U8(v as i64 as u8)
     }
     #[inline(always)]
     fn to_f64(self) -> f64 {
-        self as f64
+        self.0 as f64
     }
     #[inline(always)]
     fn from_i64(v: i64) -> Self {
-        v
+        U8(v as u8)
     }
     #[inline(always)]
     fn to_i64(self) -> i64 {
-        self
+        self.0 as i64
     }
     #[inline(always)]
     fn is_true(self) -> bool {
-        self != 0
+        self.0 != 0
     }
     #[inline(always)]
     fn from_bool(b: bool) -> Self {
-        b as i64
+        U8(b as u8)
     }
 }
+
+macro_rules! impl_half_elem {
+    ($t:ty, $d:expr) => {
+        impl Elem for $t {
+            const DTYPE: DType = $d;
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                <$t>::from_f64(v)
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                <$t>::to_f64(self)
+            }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self {
+                <$t>::from_f64(v as f64)
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                <$t>::to_f64(self) as i64
+            }
+            #[inline(always)]
+            fn is_true(self) -> bool {
+                <$t>::to_f32(self) != 0.0
+            }
+            #[inline(always)]
+            fn from_bool(b: bool) -> Self {
+                <$t>::from_f32(b as u8 as f32)
+            }
+        }
+    };
+}
+impl_half_elem!(half::f16, DType::F16);
+impl_half_elem!(half::bf16, DType::BF16);
 
 impl Elem for u8 {
     const DTYPE: DType = DType::Bool;
@@ -112,9 +189,47 @@ impl Elem for u8 {
     }
 }
 
-/// Runs `$body` with `$T` bound to the element type of `$dtype`.
+/// Runs `$body` with `$T` bound to the element type of `$dtype`, for the dtypes the arithmetic
+/// kernels run on (bool, int64, float32, float64); a storage-only dtype (the narrow integers,
+/// float16, bfloat16: see `DType::compute`) returns `"$kernel" not implemented for '<dtype>'`.
+/// Ops that support those dtypes widen them first (`ops::widen`).
 #[macro_export]
 macro_rules! dispatch {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        $crate::dispatch!(@ {
+            // the enclosing function's path names the kernel: `ops::conv::compute`
+            fn here() {}
+            let path = std::any::type_name_of_val(&here);
+            path.trim_start_matches("ferrograd::").trim_end_matches("::here")
+        }; $dtype, $T => $body)
+    };
+    (@ $kernel:expr; $dtype:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            $crate::dtype::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::dtype::DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            $crate::dtype::DType::I64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::dtype::DType::Bool => {
+                type $T = u8;
+                $body
+            }
+            d => return Err($crate::error::Error::dtype_not_implemented($kernel, d)),
+        }
+    };
+}
+
+/// Runs `$body` with `$T` bound to the element type of `$dtype`, for every dtype: for code that
+/// only moves or converts elements (copies, gathers, casts, creation).
+#[macro_export]
+macro_rules! dispatch_all {
     ($dtype:expr, $T:ident => $body:expr) => {
         match $dtype {
             $crate::dtype::DType::F32 => {
@@ -131,6 +246,30 @@ macro_rules! dispatch {
             }
             $crate::dtype::DType::Bool => {
                 type $T = u8;
+                $body
+            }
+            $crate::dtype::DType::U8 => {
+                type $T = $crate::storage::U8;
+                $body
+            }
+            $crate::dtype::DType::I8 => {
+                type $T = i8;
+                $body
+            }
+            $crate::dtype::DType::I16 => {
+                type $T = i16;
+                $body
+            }
+            $crate::dtype::DType::I32 => {
+                type $T = i32;
+                $body
+            }
+            $crate::dtype::DType::F16 => {
+                type $T = half::f16;
+                $body
+            }
+            $crate::dtype::DType::BF16 => {
+                type $T = half::bf16;
                 $body
             }
         }
@@ -151,10 +290,12 @@ macro_rules! dispatch_float {
                 $body
             }
             d => {
-                return Err($crate::error::Error::NotImplemented(format!(
-                    "{} tensors are not supported here by ferrograd yet",
-                    d.kernel_name()
-                )))
+                fn here() {}
+                let path = std::any::type_name_of_val(&here);
+                let kernel = path
+                    .trim_start_matches("ferrograd::")
+                    .trim_end_matches("::here");
+                return Err($crate::error::Error::dtype_not_implemented(kernel, d));
             }
         }
     };
@@ -373,7 +514,7 @@ impl Storage {
 impl Drop for Storage {
     fn drop(&mut self) {
         if let Owner::Vec(cap) = self.owner {
-            dispatch!(self.dtype, T => {
+            dispatch_all!(self.dtype, T => {
                 // SAFETY: ptr, len and cap came from a `Vec<T>` in `from_vec` and were not
                 // changed since; we rebuild it exactly once, here.
                 drop(unsafe { Vec::from_raw_parts(self.ptr.as_ptr() as *mut T, self.len, cap) });

@@ -91,19 +91,19 @@ impl Tensor {
 
     pub fn zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
         let n = checked_numel(shape)?;
-        dispatch!(dtype, T => Tensor::from_vec(try_vec::<T>(n)?, shape.to_vec()))
+        dispatch_all!(dtype, T => Tensor::from_vec(try_vec::<T>(n)?, shape.to_vec()))
     }
 
     pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Result<Tensor> {
         let n = checked_numel(shape)?;
-        dispatch!(dtype, T => {
+        dispatch_all!(dtype, T => {
             let v = crate::storage::try_filled(n, scalar_as::<T>(value))?;
             Tensor::from_vec(v, shape.to_vec())
         })
     }
 
     pub fn scalar(value: Scalar, dtype: DType) -> Tensor {
-        dispatch!(dtype, T => Tensor::from_vec(vec![scalar_as::<T>(value)], vec![]).expect("0-d"))
+        dispatch_all!(dtype, T => Tensor::from_vec(vec![scalar_as::<T>(value)], vec![]).expect("0-d"))
     }
 
     pub fn ptr_eq(&self, other: &Tensor) -> bool {
@@ -359,7 +359,7 @@ impl Tensor {
     /// expanded (stride-0) dim is scanned as its one element, without copying.
     pub fn any_f64(&self, pred: impl Fn(f64) -> bool) -> bool {
         let stored = self.0.layout.stored();
-        dispatch!(self.dtype(), T => {
+        dispatch_all!(self.dtype(), T => {
             let data = self.0.storage.read::<T>();
             let mut found = false;
             stored.for_each_offset(|o| found = found || pred(data[o].to_f64()));
@@ -375,7 +375,7 @@ impl Tensor {
 
     /// The elements as f64, whatever the dtype (for printing and tests).
     pub fn to_f64_vec(&self) -> Vec<f64> {
-        dispatch!(self.dtype(), T => self.to_vec::<T>().into_iter().map(|x| x.to_f64()).collect())
+        dispatch_all!(self.dtype(), T => self.to_vec::<T>().into_iter().map(|x| x.to_f64()).collect())
     }
 
     /// Value of a one-element tensor.
@@ -387,12 +387,17 @@ impl Tensor {
             )));
         }
         let off = self.0.layout.offset;
-        Ok(match self.dtype() {
-            DType::F32 => Scalar::Float(self.0.storage.read::<f32>()[off] as f64),
-            DType::F64 => Scalar::Float(self.0.storage.read::<f64>()[off]),
-            DType::I64 => Scalar::Int(self.0.storage.read::<i64>()[off]),
-            DType::Bool => Scalar::Bool(self.0.storage.read::<u8>()[off] != 0),
-        })
+        let d = self.dtype();
+        Ok(dispatch_all!(d, T => {
+            let v = self.0.storage.read::<T>()[off];
+            if d == DType::Bool {
+                Scalar::Bool(v.is_true())
+            } else if d.is_float() {
+                Scalar::Float(v.to_f64())
+            } else {
+                Scalar::Int(v.to_i64())
+            }
+        }))
     }
 }
 

@@ -26,16 +26,30 @@ from ._core import (
 )
 from ._device import device
 from ._dtype import (
+    bfloat16,
     bool,  # noqa: A004  (torch's dtype, as torch.bool)
+    can_cast,
     double,
     dtype,
+    finfo,
     float,  # noqa: A004  (torch's dtype, as torch.float)
+    float16,
     float32,
     float64,
     get_default_dtype,
+    half,
+    iinfo,
+    int,  # noqa: A004  (torch's dtype, as torch.int)
+    int8,
+    int16,
+    int32,
     int64,
     long,
+    promote_types,
+    result_type,
     set_default_dtype,
+    short,
+    uint8,
 )
 from ._factories import (
     _rebuild_tensor,  # unpickles tensors: pickles name it ferrograd._rebuild_tensor
@@ -132,6 +146,7 @@ from ._functions import (  # torch's names, some of them Python builtins' too
     add,
     addcdiv,
     addcmul,
+    addmm,
     all,  # noqa: A004
     allclose,
     amax,
@@ -149,6 +164,7 @@ from ._functions import (  # torch's names, some of them Python builtins' too
     clone,
     compile,  # noqa: A004
     constant_pad_nd,
+    count_nonzero,
     cumsum,
     detach,
     div,
@@ -283,6 +299,7 @@ from . import (  # noqa: E402
     amp,
     autograd,
     backends,
+    cpu,
     cuda,
     distributed,
     func,
@@ -292,6 +309,14 @@ from . import (  # noqa: E402
     serialization,
     testing,
     utils,
+)
+from .amp import (  # noqa: E402
+    autocast,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    is_autocast_available,
+    is_autocast_cpu_enabled,
+    is_autocast_enabled,
 )
 from .serialization import load, save  # noqa: E402
 
@@ -304,8 +329,12 @@ __all__ = [
     # tensors, sizes, devices, generators
     "Tensor", "Size", "device", "Generator", "default_generator", "OutOfMemoryError",
     # dtypes
-    "dtype", "float32", "float64", "int64", "bool", "float", "double", "long",
-    "get_default_dtype", "set_default_dtype",
+    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+    "float64", "float", "double", "half", "long", "int", "short", "get_default_dtype",
+    "set_default_dtype", "promote_types", "result_type", "can_cast", "iinfo", "finfo",
+    # mixed precision
+    "autocast", "is_autocast_enabled", "get_autocast_dtype", "is_autocast_cpu_enabled",
+    "get_autocast_cpu_dtype", "is_autocast_available",
     # memory formats
     "memory_format", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d",
     # factories
@@ -315,8 +344,9 @@ __all__ = [
     # random sampling
     "bernoulli", "multinomial", "normal", "poisson",
     # functions
-    "abs", "add", "addcdiv", "addcmul", "all", "allclose", "amax", "amin", "any", "argmax", "argmin", "argsort",
-    "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "bmm", "broadcast_shapes", "broadcast_tensors",
+    "abs", "add", "addcdiv", "addcmul", "addmm", "all", "allclose", "amax", "amin", "any", "argmax",
+    "argmin", "argsort", "count_nonzero", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
+    "bmm", "broadcast_shapes", "broadcast_tensors",
     "cat", "chunk", "clamp",
     "clip", "clone", "compile", "concat", "concatenate", "constant_pad_nd", "cos", "cumsum",
     "detach", "div", "divide", "dot", "eq", "equal", "erf", "exp", "flatten", "flip",
@@ -354,6 +384,6 @@ __all__ = [
     # printing, saving
     "set_printoptions", "save", "load",
     # submodules
-    "accelerator", "amp", "autograd", "backends", "cuda", "distributed", "func", "nn", "onnx",
+    "accelerator", "amp", "autograd", "backends", "cpu", "cuda", "distributed", "func", "nn", "onnx",
     "optim", "serialization", "testing", "utils",
 ]

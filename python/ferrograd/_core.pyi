@@ -20,7 +20,9 @@ from ._size import Size
 # every native name (PyO3 keeps the module's __all__); in the order of the sections below
 __all__ = [
     # dtypes, errors, graph nodes, Tensor
-    "dtype", "float32", "float64", "int64", "bool", "OutOfMemoryError", "NodeHandle", "Tensor",
+    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+    "float64", "promote_types", "result_type", "can_cast", "_addmm", "_set_autocast", "_get_autocast",
+    "OutOfMemoryError", "NodeHandle", "Tensor",
     # the ops of for_each_binary_op! and for_each_unary_op! (src/py/registry.rs)
     "add", "sub", "mul", "div", "pow", "floor_divide", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor",
     "bitwise_left_shift", "bitwise_right_shift",
@@ -87,10 +89,26 @@ class dtype:
     # pickles as the module attribute of that name: ("float32", ())
     def __reduce__(self) -> tuple[str, tuple[()]]: ...
 
+bool: dtype
+uint8: dtype
+int8: dtype
+int16: dtype
+int32: dtype
+int64: dtype
+float16: dtype
+bfloat16: dtype
 float32: dtype
 float64: dtype
-int64: dtype
-bool: dtype
+
+def promote_types(type1: dtype, type2: dtype) -> dtype: ...
+def result_type(
+    tensor1: Tensor | builtins.int | builtins.float | builtins.bool,
+    tensor2: Tensor | builtins.int | builtins.float | builtins.bool,
+) -> dtype: ...
+def can_cast(from_: dtype, to: dtype) -> builtins.bool: ...
+def _addmm(bias: Tensor, mat1: Tensor, mat2: Tensor) -> Tensor: ...
+def _set_autocast(dtype: dtype | None) -> None: ...
+def _get_autocast() -> dtype | None: ...
 
 # ---- errors ----
 

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from . import _core, _dtype
-from ._core import Tensor, bool as bool_, float32, float64, int64
+from ._core import Tensor, bfloat16, bool as bool_, int64
 from ._device import device as _device
 from ._dtype import _DTYPE_TO_NP, _NP_TO_DTYPE
 
@@ -21,22 +21,19 @@ def _check_requires_grad(t, requires_grad):
     return t
 
 
+_NP_SUPPORTED = "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+
+
 def _infer_dtype(data, arr):
     """The dtype of ``tensor(data)``, ``arr`` being ``np.asarray(data)``."""
     if isinstance(data, np.ndarray) or isinstance(data, np.generic):
-        k = arr.dtype
-        if k == np.float64:
-            return float64
-        if k.kind == "f":
-            return float32 if k.itemsize <= 4 else float64
-        if k.kind in "iu":
-            return int64
-        if k.kind == "b":
-            return bool_
-        raise TypeError(
-            f"can't convert np.ndarray of type {k}. The only supported types are: float64, "
-            "float32, int64 and bool."
-        )
+        d = _NP_TO_DTYPE.get(arr.dtype.name)
+        if d is None:
+            raise TypeError(
+                f"can't convert np.ndarray of type numpy.{arr.dtype.name}. The only supported "
+                "types are: " + _NP_SUPPORTED
+            )
+        return d
     k = arr.dtype.kind
     if k == "f":
         return _dtype._default_dtype
@@ -74,8 +71,11 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         # Python ints past int64 (numpy made them uint64): PyTorch refuses them
         raise ValueError("Overflow when unpacking long long")
     target = dtype if dtype is not None else _infer_dtype(data, arr)
-    arr = arr.astype(_DTYPE_TO_NP[target], order="C", copy=False)
-    return _check_requires_grad(_core._from_array(arr), requires_grad)
+    if target is bfloat16:  # numpy has no bfloat16: rounded from float32
+        t = _core._from_array(arr.astype(np.float32, order="C", copy=False)).to(bfloat16)
+    else:
+        t = _core._from_array(arr.astype(_DTYPE_TO_NP[target], order="C", copy=False))
+    return _check_requires_grad(t, requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -122,7 +122,7 @@ def _from_numpy(a):
     if d is None or not a.dtype.isnative:
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{a.dtype.name}. The only supported types are: "
-            "float64, float32, int64 and bool."
+            + _NP_SUPPORTED
         )
     size = a.itemsize
     if any(s < 0 for s in a.strides):

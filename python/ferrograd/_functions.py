@@ -286,6 +286,28 @@ def bmm(input, mat2):
     return Tensor.bmm(input, mat2)
 
 
+def count_nonzero(input, dim=None):
+    """The number of non-zero elements (along ``dim``: an int or a tuple), as int64."""
+    if not isinstance(input, Tensor):
+        raise _not_a_tensor("count_nonzero", input)
+    nz = input != 0
+    return nz.sum() if dim is None else nz.sum(dim)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * (mat1 @ mat2)``; one fused gemm when beta and alpha are 1."""
+    if out is not None:
+        raise NotImplementedError("addmm(out=...) is not supported by ferrograd")
+    if not isinstance(input, Tensor):
+        raise _not_a_tensor("addmm", input)
+    if beta == 1 and alpha == 1:
+        return _core._addmm(input, mat1, mat2)
+    prod = mat1.mm(mat2) * alpha
+    if beta == 0:  # input ignored, its NaN and inf included (as PyTorch)
+        return prod
+    return input * beta + prod
+
+
 def mv(input, vec):
     if not isinstance(input, Tensor):
         raise _not_a_tensor("mv", input)

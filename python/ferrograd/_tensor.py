@@ -17,7 +17,19 @@ from . import (
     _set_functions,
     _shape_functions,
 )
-from ._core import Tensor, bool as bool_, float32, float64, int64
+from ._core import (
+    Tensor,
+    bfloat16,
+    bool as bool_,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+)
 from ._device import _CPU, device
 from ._factories import _rebuild_tensor, full, ones, tensor, zeros
 from ._memory_format import _check_memory_format, contiguous_format, preserve_format
@@ -38,7 +50,18 @@ from ._return_types import max_result, min_result, sort_result
 from .autograd._engine import backward as _backward
 from .autograd.graph import _register_post_accumulate_grad_hook, _register_tensor_hook
 
-_NP_TYPESTR = {"torch.float32": "<f4", "torch.float64": "<f8", "torch.int64": "<i8", "torch.bool": "|b1"}
+_NP_TYPESTR = {
+    "torch.float32": "<f4", "torch.float64": "<f8", "torch.float16": "<f2", "torch.int64": "<i8",
+    "torch.int32": "<i4", "torch.int16": "<i2", "torch.int8": "|i1", "torch.uint8": "|u1",
+    "torch.bool": "|b1",
+}
+# the legacy type names (``x.type()``, ``x.type("torch.IntTensor")``)
+_LEGACY_NAMES = {
+    float32: "torch.FloatTensor", float64: "torch.DoubleTensor", float16: "torch.HalfTensor",
+    bfloat16: "torch.BFloat16Tensor", int64: "torch.LongTensor", int32: "torch.IntTensor",
+    int16: "torch.ShortTensor", int8: "torch.CharTensor", uint8: "torch.ByteTensor",
+    bool_: "torch.BoolTensor",
+}
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -55,6 +78,8 @@ class _ArrayHolder:
     __slots__ = ("_t", "__array_interface__")
 
     def __init__(self, t):
+        if str(t.dtype) not in _NP_TYPESTR:  # bfloat16: numpy has no such dtype
+            raise TypeError("Got unsupported ScalarType BFloat16")
         self._t = t
         size = t.element_size()
         self.__array_interface__ = {
@@ -220,18 +245,31 @@ class _TensorMethods:
         return self._to_dtype(bool_)
 
     def int(self, memory_format=None):
-        raise NotImplementedError(
-            "Tensor.int(): int32 tensors are not supported by ferrograd yet "
-            "(dtypes: float32, float64, int64, bool); use .long() for int64"
-        )
+        return self._to_dtype(int32)
+
+    def short(self, memory_format=None):
+        return self._to_dtype(int16)
+
+    def char(self, memory_format=None):
+        return self._to_dtype(int8)
+
+    def byte(self, memory_format=None):
+        return self._to_dtype(uint8)
+
+    def half(self, memory_format=None):
+        return self._to_dtype(float16)
+
+    def bfloat16(self, memory_format=None):
+        return self._to_dtype(bfloat16)
 
     def type(self, dtype=None, non_blocking=False):
         if dtype is None:
-            return {"torch.float32": "torch.FloatTensor", "torch.float64": "torch.DoubleTensor",
-                    "torch.int64": "torch.LongTensor", "torch.bool": "torch.BoolTensor"}[str(self.dtype)]
+            return _LEGACY_NAMES[self.dtype]
         if isinstance(dtype, str):
-            dtype = {"torch.FloatTensor": float32, "torch.DoubleTensor": float64,
-                     "torch.LongTensor": int64, "torch.BoolTensor": bool_}[dtype]
+            by_name = {v: k for k, v in _LEGACY_NAMES.items()}
+            if dtype not in by_name:
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = by_name[dtype]
         return self.to(dtype)
 
     def type_as(self, other):
@@ -401,15 +439,14 @@ class _TensorMethods:
 
     def any(self, dim=None, keepdim=False):
         b = self.to(bool_)
-        if dim is None:
-            return b.sum() > 0
-        return b.sum(dim, keepdim=keepdim) > 0
+        r = b.sum() > 0 if dim is None else b.sum(dim, keepdim=keepdim) > 0
+        return r.byte() if self.dtype == uint8 else r  # (uint8 in, uint8 out, as PyTorch)
 
     def all(self, dim=None, keepdim=False):
         b = self.to(bool_)
-        if dim is None:
-            return b.logical_not().sum() == 0
-        return b.logical_not().sum(dim, keepdim=keepdim) == 0
+        r = (b.logical_not().sum() == 0 if dim is None
+             else b.logical_not().sum(dim, keepdim=keepdim) == 0)
+        return r.byte() if self.dtype == uint8 else r
 
     # --- splitting and shapes
 
@@ -676,6 +713,12 @@ class _TensorMethods:
 
     def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         return _functions.isclose(self, other, rtol, atol, equal_nan)
+
+    def count_nonzero(self, dim=None):
+        return _functions.count_nonzero(self, dim)
+
+    def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+        return _functions.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
 
     def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         return _functions.allclose(self, other, rtol, atol, equal_nan)

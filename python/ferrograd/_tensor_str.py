@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ._dtype import get_default_dtype
+from ._dtype import bfloat16, get_default_dtype
 
 inf = math.inf
 
@@ -324,7 +324,9 @@ def tensor_repr(t) -> str:
     indent = len(prefix)
     suffixes = []
 
-    arr = np.asarray(t.detach().numpy())
+    values = t.detach()
+    # bfloat16 has no numpy dtype: its values are exactly float32 ones
+    arr = np.asarray((values.float() if values.dtype == bfloat16 else values).numpy())
     dtype_name = str(t.dtype)
     default_dtype_name = _default_dtype_name()
     has_default_dtype = dtype_name in (

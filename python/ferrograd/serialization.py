@@ -29,10 +29,11 @@ import json
 import os
 import struct
 
+import numpy as np
 import safetensors
 import safetensors.numpy
 
-from ._core import Tensor
+from ._core import Tensor, bfloat16
 from ._device import device
 from ._factories import from_numpy
 from .nn.parameter import Buffer, Parameter
@@ -46,7 +47,28 @@ _MAX_DEPTH = 1000
 _LEAVE = object()  # _Encoder.encode's stack marker: the container on top is done
 
 # safetensors dtype names of the dtypes ferrograd has
-_SAFETENSORS_DTYPES = {"F32", "F64", "I64", "BOOL"}
+_SAFETENSORS_DTYPES = {"F64", "F32", "F16", "BF16", "I64", "I32", "I16", "I8", "U8", "BOOL"}
+
+
+def _from_array(a, bf16_bits):
+    """A loaded array as a tensor: bfloat16 bit patterns back to values (exact in float32), a
+    BOOL tensor's bytes (anything, in a crafted file) as 0 / 1."""
+    if bf16_bits:
+        return from_numpy((a.astype(np.uint32) << 16).view(np.float32)).bfloat16()
+    return from_numpy(a.view("uint8").astype(bool) if a.dtype == bool else a)
+
+
+def _retag(data, dtypes):
+    """``data`` (a safetensors file) with the dtype of each tensor named in ``dtypes`` replaced
+    (bfloat16 travels through numpy, which has no such dtype, as its uint16 bit patterns); the
+    header stays padded to 8 bytes as safetensors writes it."""
+    n = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + n])
+    for name, dtype in dtypes.items():
+        header[name]["dtype"] = dtype
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    return len(text).to_bytes(8, "little") + text + data[8 + n:]
 
 _PICKLE_HINT = (
     "ferrograd reads safetensors files only and never unpickles a file (unpickling can run "
@@ -70,11 +92,17 @@ class _Encoder:
     def __init__(self):
         self.arrays = {}
         self.tokens = []
+        self.bf16 = []  # keys of bfloat16 tensors, stored as their uint16 bit patterns
 
     def tensor(self, t, key):
         if type(t) not in (Tensor, Parameter, Buffer):
             raise TypeError(f"ferrograd.save cannot store tensors of type {type(t).__qualname__}")
-        a = t.detach().numpy()
+        if t.dtype == bfloat16:
+            # bfloat16 is the upper half of a float32: its bits, as uint16
+            a = (t.detach().float().numpy().view(np.uint32) >> 16).astype(np.uint16)
+            self.bf16.append(key)
+        else:
+            a = t.detach().numpy()
         if not a.flags.c_contiguous:
             a = a.copy(order="C")  # (np.ascontiguousarray would turn 0-d into 1-d)
         self.arrays[key] = a
@@ -173,6 +201,8 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
         _META_KEY: json.dumps({"version": _VERSION, "obj": structure}, separators=(",", ":")),
     }
     data = safetensors.numpy.save(enc.arrays, metadata=metadata)
+    if enc.bf16:
+        data = _retag(data, dict.fromkeys(enc.bf16, "BF16"))
     if isinstance(f, (str, os.PathLike)):
         parent = os.path.dirname(os.fspath(f))
         if parent and not os.path.isdir(parent):
@@ -401,16 +431,19 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         if dtype not in _SAFETENSORS_DTYPES:
             raise NotImplementedError(
                 f"ferrograd.load: tensor {name!r} has dtype {dtype}, which ferrograd does not "
-                "support (supported: F32, F64, I64, BOOL)"
+                "support (supported: " + ", ".join(sorted(_SAFETENSORS_DTYPES)) + ")"
             )
+    bf16 = [name for name, info in header.items() if name != "__metadata__"
+            and info["dtype"] == "BF16"]
+    if bf16:
+        data = _retag(data, dict.fromkeys(bf16, "U16"))
     try:
         arrays = safetensors.numpy.load(data)
     except safetensors.SafetensorError as e:
         raise RuntimeError(f"{_describe(f)} is not a valid safetensors file: {e}") from None
 
     # a BOOL tensor's bytes may be anything in a crafted file: stored as 0 / 1
-    tensors = {name: from_numpy(a.view("uint8").astype(bool) if a.dtype == bool else a)
-               for name, a in arrays.items()}
+    tensors = {name: _from_array(a, name in bf16) for name, a in arrays.items()}
 
     if _META_KEY not in metadata:
         return tensors

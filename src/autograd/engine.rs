@@ -95,6 +95,8 @@ pub fn run_backward(
     grads: Vec<Tensor>,
     opts: BackwardOptions,
 ) -> Result<Vec<Option<Tensor>>> {
+    // backward formulas run in the dtypes autocast chose in forward, never autocast again
+    let _no_autocast = crate::ops::autocast::Suspend::new();
     // Root edges, with PyTorch's check.
     let mut root_edges = Vec::with_capacity(roots.len());
     for (i, r) in roots.iter().enumerate() {

@@ -28,6 +28,20 @@ pub fn sdpa(
     causal: bool,
     scale: f64,
 ) -> Result<Tensor> {
+    let (q, k, v) = (
+        &super::autocast::lower(q)?,
+        &super::autocast::lower(k)?,
+        &super::autocast::lower(v)?,
+    );
+    if let Some(d) = super::half_precision(q) {
+        let _float32 = super::autocast::Suspend::new(); // computed in float32, not cast back down
+        let m = match mask {
+            Some(m) if m.dtype().is_float() => Some(super::up(m)?),
+            m => m.cloned(),
+        };
+        let (qu, ku, vu) = (super::up(q)?, super::up(k)?, super::up(v)?);
+        return super::to_dtype(&sdpa(&qu, &ku, &vu, m.as_ref(), causal, scale)?, d);
+    }
     let (qs, ks, vs) = (q.shape(), k.shape(), v.shape());
     if qs.len() != 4
         || ks.len() != 4

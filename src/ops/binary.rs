@@ -273,10 +273,13 @@ fn compare_kernel<C: Compare>(a: &Tensor, b: &Tensor, shape: &[usize]) -> Result
 pub fn binary_forward(op: BinOp, a: &Operand, b: &Operand) -> Result<Tensor> {
     let shape = broadcast_shapes(a.shape(), b.shape())?;
     let dtype = op.out_dtype(result_type(&[a, b]));
-    let da = a.data(dtype)?;
-    let db = b.data(dtype)?;
-    op.check(a, b, dtype, &db)?;
-    op.kernel(&da, &db, &shape)
+    // numbers become `dtype` first (so they wrap or round as PyTorch's do), then storage-only
+    // dtypes compute in their wider dtype and are rounded back
+    let cd = dtype.compute();
+    let da = super::widen(&a.data(dtype)?)?;
+    let db = super::widen(&b.data(dtype)?)?;
+    op.check(a, b, cd, &db)?;
+    super::narrow_to(op.kernel(&da, &db, &shape)?, dtype)
 }
 
 fn tensors<'a>(a: &'a Operand, b: &'a Operand) -> Vec<&'a Tensor> {
@@ -1110,7 +1113,7 @@ pub fn where_op(cond: &Tensor, a: &Operand, b: &Operand) -> Result<Tensor> {
     let lc = cond.layout().broadcast_to(&shape)?;
     let la = da.layout().broadcast_to(&shape)?;
     let lb = db.layout().broadcast_to(&shape)?;
-    let out = dispatch!(dtype, T => {
+    let out = dispatch_all!(dtype, T => {
         let c = cond.storage().read::<u8>();
         let x = da.storage().read::<T>();
         let y = db.storage().read::<T>();

@@ -188,6 +188,14 @@ fn pair(v: &[usize], unit: usize) -> (usize, usize) {
 /// `torch.convolution`: conv1d/conv2d (input N,C,L or N,C,H,W) and their transposed forms, with
 /// bias. One node, ConvolutionBackward0, as in PyTorch.
 pub fn convolution(x: &Tensor, w: &Tensor, b: Option<&Tensor>, p: &ConvParams) -> Result<Tensor> {
+    let (x, w) = (&super::autocast::lower(x)?, &super::autocast::lower(w)?);
+    let b = super::autocast::lower_opt(b)?;
+    let b = b.as_ref();
+    if let Some(d) = super::half_precision(x) {
+        let _float32 = super::autocast::Suspend::new(); // computed in float32, not cast back down
+        let (xu, wu, bu) = (super::up(x)?, super::up(w)?, super::up_opt(b)?);
+        return super::to_dtype(&convolution(&xu, &wu, bu.as_ref(), p)?, d);
+    }
     let (g, shapes) = conv_geometry(x, w, b, p)?;
     let (image, matrix) = if p.transposed {
         (None, Some(x))
@@ -491,6 +499,11 @@ pub fn max_pool2d(
     dilation: (usize, usize),
     ceil_mode: bool,
 ) -> Result<(Tensor, Tensor)> {
+    if let Some(d) = super::half_precision(x) {
+        let _float32 = super::autocast::Suspend::new(); // computed in float32, not cast back down
+        let (y, i) = max_pool2d(&super::up(x)?, kernel, stride, padding, dilation, ceil_mode)?;
+        return Ok((super::to_dtype(&y, d)?, i));
+    }
     float_only(x, "max_pool2d")?;
     let (planes, h, w) = planes_of(x, "max_pool2d")?;
     check_pool_args(kernel, stride, padding, dilation)?;
@@ -668,6 +681,19 @@ pub fn avg_pool2d(
     count_include_pad: bool,
     divisor: Option<i64>,
 ) -> Result<Tensor> {
+    if let Some(d) = super::half_precision(x) {
+        let _float32 = super::autocast::Suspend::new(); // computed in float32, not cast back down
+        let y = avg_pool2d(
+            &super::up(x)?,
+            kernel,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor,
+        )?;
+        return super::to_dtype(&y, d);
+    }
     float_only(x, "avg_pool2d")?;
     let (planes, h, w) = planes_of(x, "avg_pool2d")?;
     check_pool_args(kernel, stride, padding, (1, 1))?;
@@ -707,6 +733,10 @@ pub fn avg_pool2d(
 
 /// `adaptive_avg_pool2d` (AdaptiveAvgPool2DBackward0).
 pub fn adaptive_avg_pool2d(x: &Tensor, out: (usize, usize)) -> Result<Tensor> {
+    if let Some(d) = super::half_precision(x) {
+        let _float32 = super::autocast::Suspend::new(); // computed in float32, not cast back down
+        return super::to_dtype(&adaptive_avg_pool2d(&super::up(x)?, out)?, d);
+    }
     if !x.dtype().is_float() {
         return Err(Error::NotImplemented(format!(
             "\"adaptive_avg_pool2d\" not implemented for '{}'",

@@ -55,7 +55,7 @@ pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
         };
         (t.shape()[d], t.layout().strides[d], l)
     };
-    let out = dispatch!(t.dtype(), T => {
+    let out = dispatch_all!(t.dtype(), T => {
         let src = t.storage().read::<T>();
         let v = ki::gather(&src, &walk, &idx, size, step, d)?;
         drop(src);
@@ -81,12 +81,14 @@ pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
 pub fn scatter_add(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
     let d = wrap_dim(dim, t.ndim())?;
     let idx = check_index_dtype(index, "scatter_add")?;
-    let out = super::materialize(t)?;
-    dispatch!(t.dtype(), T => {
+    // float16 / bfloat16 accumulate in float32, narrow ints in int64
+    let out = super::materialize(&super::widen(t)?)?;
+    dispatch!(out.dtype(), T => {
         let s = super::cast_vec::<T>(src)?;
         let mut dst = out.storage().write::<T>();
         ki::scatter_add(&mut dst, t.shape(), d, &idx, index.shape(), &s, src.shape())?;
     });
+    let out = super::narrow_to(out, t.dtype())?;
     if needs_grad(&[t, src]) {
         record(
             "ScatterAddBackward0",
@@ -288,7 +290,7 @@ pub fn index(t: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor> {
         )));
     }
     let g = plan_advanced(t.layout(), indices)?;
-    let out = dispatch!(t.dtype(), T => {
+    let out = dispatch_all!(t.dtype(), T => {
         let data = t.storage().read::<T>();
         let v = crate::kernels::elementwise::gather_blocks(&data, &g.bases, &g.block)?;
         drop(data);
@@ -323,12 +325,13 @@ pub fn index_put(
             crate::layout::fmt_list(&shape)
         ))
     })?;
-    let out = super::materialize(t)?;
-    dispatch!(t.dtype(), T => {
+    let out = super::materialize(&super::widen(t)?)?;
+    dispatch!(out.dtype(), T => {
         let v = super::cast_vec::<T>(&vals)?;
         let mut d = out.storage().write::<T>();
         ki::put(&mut d, &lin, &v, accumulate);
     });
+    let out = super::narrow_to(out, t.dtype())?;
     if needs_grad(&[t, values]) {
         let (present, saved) = save_indices(indices);
         let vshape = values.shape().to_vec();

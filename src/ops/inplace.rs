@@ -63,7 +63,7 @@ pub fn write_values(x: &Tensor, r: &Tensor) -> Result<()> {
         })?;
         r.with_layout(l)
     };
-    dispatch!(x.dtype(), T => {
+    dispatch_all!(x.dtype(), T => {
         let direct = rb.dtype() == x.dtype() && !std::sync::Arc::ptr_eq(x.storage(), rb.storage());
         match rb.layout().contiguous_range().filter(|_| direct) {
             // the values as they are, no temporary
@@ -189,7 +189,7 @@ pub fn div_rounding_inplace(x: &Tensor, other: &Operand, trunc: bool) -> Result<
 /// Gradient accumulation: `dst += src`, no autograd, same shape.
 pub fn add_inplace_raw(dst: &Tensor, src: &Tensor) -> Result<()> {
     if dst.dtype() == src.dtype()
-        && dst.dtype().is_float()
+        && matches!(dst.dtype(), DType::F32 | DType::F64)
         && dst.shape() == src.shape()
         && !std::sync::Arc::ptr_eq(dst.storage(), src.storage())
     {

@@ -223,6 +223,11 @@ fn log_weight(pw: &Tensor, y: &Tensor) -> Result<Tensor> {
 
 /// A pointwise loss of `x` against `y` (broadcast together), reduced.
 pub fn pointwise_loss(kind: Pointwise, x: &Tensor, y: &Tensor, r: Reduction) -> Result<Tensor> {
+    let (x, y) = (&super::autocast::fp32(x)?, &super::autocast::fp32(y)?);
+    if let Some(d) = super::half_precision(x) {
+        let _float32 = super::autocast::Suspend::new(); // computed in float32, not cast back down
+        return super::to_dtype(&pointwise_loss(kind, &super::up(x)?, &super::up(y)?, r)?, d);
+    }
     if !x.dtype().is_float() {
         return Err(Error::dtype_not_implemented(
             kind.name().trim_end_matches("Backward0"),
@@ -301,6 +306,15 @@ pub fn nll_loss(
     r: Reduction,
     ignore_index: i64,
 ) -> Result<Tensor> {
+    let x = &super::autocast::fp32(x)?;
+    if let Some(d) = super::half_precision(x) {
+        let _float32 = super::autocast::Suspend::new(); // computed in float32, not cast back down
+        let wu = super::up_opt(weight)?;
+        return super::to_dtype(
+            &nll_loss(&super::up(x)?, target, wu.as_ref(), r, ignore_index)?,
+            d,
+        );
+    }
     if target.dtype() != DType::I64 {
         return Err(Error::Runtime(format!(
             "expected target dtype to be Long or Byte, but got {}",

@@ -94,6 +94,11 @@ fn batched_typed<T: Elem>(
 /// Forward only: `a (..., n, k) @ b (..., k, m)` with broadcast batch dims (both >= 2-D).
 fn matmul_nd(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let dtype = check_same_dtype(a, b)?;
+    if dtype.compute() != dtype {
+        // float16 / bfloat16 accumulate in float32, narrow ints in int64 (wrapping back)
+        let (wa, wb) = (super::widen(a)?, super::widen(b)?);
+        return super::narrow_to(matmul_nd(&wa, &wb)?, dtype);
+    }
     let (an, bn) = (a.ndim(), b.ndim());
     let (n, k) = (a.shape()[an - 2], a.shape()[an - 1]);
     let (k2, m) = (b.shape()[bn - 2], b.shape()[bn - 1]);
@@ -124,6 +129,10 @@ fn matmul_nd(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 /// into the output first and the product accumulated onto it by gemm (PyTorch's addmm).
 fn addmm_values(bias: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let dtype = check_same_dtype(a, b)?;
+    if dtype.compute() != dtype && bias.dtype() == dtype {
+        let (wbias, wa, wb) = (super::widen(bias)?, super::widen(a)?, super::widen(b)?);
+        return super::narrow_to(addmm_values(&wbias, &wa, &wb)?, dtype);
+    }
     if a.ndim() != 2 {
         return Err(Error::Runtime(
             "mat1 must be a matrix, got {}-D tensor".replace("{}", &a.ndim().to_string()),
@@ -181,6 +190,8 @@ fn mt(t: &Tensor) -> Result<Tensor> {
 
 /// `mm` (MmBackward0).
 pub fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let a = &super::autocast::lower(a)?;
+    let b = &super::autocast::lower(b)?;
     if a.ndim() != 2 {
         return Err(Error::Runtime("self must be a matrix".into()));
     }
@@ -194,6 +205,8 @@ pub fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 /// `bmm` (BmmBackward0): 3-D operands with the same batch size.
 pub fn bmm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let a = &super::autocast::lower(a)?;
+    let b = &super::autocast::lower(b)?;
     if a.ndim() != 3 {
         return Err(Error::Runtime("batch1 must be a 3D tensor".into()));
     }
@@ -344,6 +357,8 @@ pub fn outer(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 /// `matmul` / `@` with PyTorch's dispatch on the operands' dims.
 pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let a = &super::autocast::lower(a)?;
+    let b = &super::autocast::lower(b)?;
     let (an, bn) = (a.ndim(), b.ndim());
     if an == 0 || bn == 0 {
         return Err(Error::Runtime(format!(
@@ -399,6 +414,9 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 /// `addmm(bias, m1, m2)` = bias + m1 @ m2 (AddmmBackward0), as `linear` uses it.
 pub fn addmm(bias: &Tensor, m1: &Tensor, m2: &Tensor) -> Result<Tensor> {
+    let bias = &super::autocast::lower(bias)?;
+    let m1 = &super::autocast::lower(m1)?;
+    let m2 = &super::autocast::lower(m2)?;
     let out = addmm_values(bias, m1, m2)?;
     if needs_grad(&[bias, m1, m2]) {
         let bshape = bias.shape().to_vec();
@@ -434,6 +452,9 @@ pub fn addmm(bias: &Tensor, m1: &Tensor, m2: &Tensor) -> Result<Tensor> {
 
 /// `linear(x, w, b)`: addmm for a matrix input with bias, else matmul (+ bias).
 pub fn linear(x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<Tensor> {
+    let (x, w) = (&super::autocast::lower(x)?, &super::autocast::lower(w)?);
+    let b = super::autocast::lower_opt(b)?;
+    let b = b.as_ref();
     let wt = super::shape::t2(w)?;
     match b {
         Some(b) if x.ndim() == 2 => addmm(b, x, &wt),

@@ -2,6 +2,7 @@
 //! these same differentiable ops, side by side.
 
 pub mod attention;
+pub mod autocast;
 pub mod binary;
 pub mod conv;
 pub mod diagonal;
@@ -36,7 +37,7 @@ use crate::tensor::Tensor;
 
 /// A contiguous copy of `t`'s elements as a new tensor (no autograd).
 pub fn materialize(t: &Tensor) -> Result<Tensor> {
-    dispatch!(t.dtype(), T => {
+    dispatch_all!(t.dtype(), T => {
         let data = t.storage().read::<T>();
         let v = elementwise::unary(&data, t.layout(), |x: T| x)?;
         drop(data);
@@ -113,7 +114,7 @@ pub fn with_slice<T: Elem, R>(t: &Tensor, f: impl FnOnce(&[T]) -> R) -> Result<R
 
 /// Elements converted to `U` (row-major), for kernels computing in another dtype.
 pub fn cast_vec<U: Elem>(t: &Tensor) -> Result<Vec<U>> {
-    dispatch!(t.dtype(), T => {
+    dispatch_all!(t.dtype(), T => {
         let data = t.storage().read::<T>();
         elementwise::unary(&data, t.layout(), convert::<T, U>)
     })
@@ -123,10 +124,60 @@ pub fn cast_vec<U: Elem>(t: &Tensor) -> Result<Vec<U>> {
 #[inline(always)]
 pub fn convert<T: Elem, U: Elem>(x: T) -> U {
     match (T::DTYPE, U::DTYPE) {
-        (DType::I64, _) | (DType::Bool, _) => U::from_i64(x.to_i64()),
+        (t, _) if !t.is_float() => U::from_i64(x.to_i64()),
         (_, DType::Bool) => U::from_bool(x.is_true()),
         _ => U::from_f64(x.to_f64()),
     }
+}
+
+/// `t` in `dtype`, without autograd: `t` itself when it already has it, else a copy keeping the
+/// layout of `t` where PyTorch's does (preserve_format).
+pub fn cast(t: &Tensor, dtype: DType) -> Result<Tensor> {
+    if t.dtype() == dtype {
+        return Ok(t.clone());
+    }
+    Ok(dispatch_all!(t.dtype(), T => {
+        let data = t.storage().read::<T>();
+        dispatch_all!(dtype, U => Tensor::from_mapped(elementwise::map_unary(&data, t.layout(), false, convert::<T, U>)?))
+    }))
+}
+
+/// `t` in the dtype its arithmetic runs in (`DType::compute`: float16 and bfloat16 in float32,
+/// the narrow integers in int64), without autograd; `t` itself for the other dtypes.
+pub fn widen(t: &Tensor) -> Result<Tensor> {
+    cast(t, t.dtype().compute())
+}
+
+/// A kernel's output computed in `dtype.compute()` rounded (or wrapped) back to `dtype`, as
+/// PyTorch's CPU kernels store half-precision and narrow-integer results; outputs of other
+/// dtypes (a comparison's bool, a true division's float) are returned as they are.
+pub fn narrow_to(out: Tensor, dtype: DType) -> Result<Tensor> {
+    if dtype != out.dtype() && out.dtype() == dtype.compute() {
+        cast(&out, dtype)
+    } else {
+        Ok(out)
+    }
+}
+
+/// float16 / bfloat16 `t`'s dtype: the ops whose kernels are float32/float64 only (norms,
+/// convolution, pooling, attention, losses) run these in float32, through differentiable casts
+/// of their inputs and output, as PyTorch's CPU kernels compute them in float32 (its graph holds
+/// the op's node alone, ferrograd's the casts around it).
+pub fn half_precision(t: &Tensor) -> Option<DType> {
+    matches!(t.dtype(), DType::F16 | DType::BF16).then_some(t.dtype())
+}
+
+/// `t` in float32 if it is float16 / bfloat16 (differentiable), else `t`.
+pub fn up(t: &Tensor) -> Result<Tensor> {
+    match half_precision(t) {
+        Some(_) => to_dtype(t, DType::F32),
+        None => Ok(t.clone()),
+    }
+}
+
+/// `up` of an optional tensor.
+pub fn up_opt(t: Option<&Tensor>) -> Result<Option<Tensor>> {
+    t.map(up).transpose()
 }
 
 /// `to(dtype)`: a copy in another dtype (ToCopyBackward0), or `t` itself when it already has it.
@@ -134,11 +185,7 @@ pub fn to_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
     if t.dtype() == dtype {
         return Ok(t.clone());
     }
-    // the copy keeps the layout of `t` where PyTorch's does (preserve_format)
-    let out = dispatch!(t.dtype(), T => {
-        let data = t.storage().read::<T>();
-        dispatch!(dtype, U => Tensor::from_mapped(elementwise::map_unary(&data, t.layout(), false, convert::<T, U>)?))
-    });
+    let out = cast(t, dtype)?;
     if needs_grad(&[t]) && dtype.is_float() {
         let src = t.dtype();
         record("ToCopyBackward0", &[t], &[&out], vec![], move |ctx| {

@@ -7,6 +7,7 @@ use super::shape::reshape;
 use super::{add_scalar, mul, rsqrt, sub, with_slice, with_slices};
 use crate::autograd::graph::{needs_grad, record, Saved};
 use crate::autograd::is_grad_enabled;
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::kernels::norm as kn;
 use crate::layout::fmt_list;
@@ -213,6 +214,18 @@ pub fn layer_norm(
     b: Option<&Tensor>,
     eps: f64,
 ) -> Result<Tensor> {
+    if let Some(d) = super::half_precision(x) {
+        let _float32 = super::autocast::Suspend::new(); // computed in float32, not cast back down
+        let (wu, bu) = (super::up_opt(w)?, super::up_opt(b)?);
+        let y = layer_norm(
+            &super::up(x)?,
+            normalized_shape,
+            wu.as_ref(),
+            bu.as_ref(),
+            eps,
+        )?;
+        return super::to_dtype(&y, d);
+    }
     check_dtypes(x, "LayerNormKernelImpl", &[w, b])?;
     let k = normalized_shape.len();
     let s = x.shape();
@@ -268,6 +281,12 @@ pub fn group_norm(
     b: Option<&Tensor>,
     eps: f64,
 ) -> Result<Tensor> {
+    if let Some(d) = super::half_precision(x) {
+        let _float32 = super::autocast::Suspend::new(); // computed in float32, not cast back down
+        let (wu, bu) = (super::up_opt(w)?, super::up_opt(b)?);
+        let y = group_norm(&super::up(x)?, groups, wu.as_ref(), bu.as_ref(), eps)?;
+        return super::to_dtype(&y, d);
+    }
     check_dtypes(x, "GroupNormKernelImpl", &[w, b])?;
     let s = x.shape().to_vec();
     if s.len() < 2 {
@@ -332,6 +351,29 @@ pub fn batch_norm(
     momentum: f64,
     eps: f64,
 ) -> Result<Tensor> {
+    if let Some(d) = super::half_precision(x) {
+        let _float32 = super::autocast::Suspend::new(); // computed in float32, not cast back down
+                                                        // float32 copies of half-precision running statistics, written back after the update
+        let stat32 = |t: Option<&Tensor>| t.map(|t| super::cast(t, DType::F32)).transpose();
+        let (rm, rv) = (stat32(running_mean)?, stat32(running_var)?);
+        let (wu, bu) = (super::up_opt(w)?, super::up_opt(b)?);
+        let y = batch_norm(
+            &super::up(x)?,
+            wu.as_ref(),
+            bu.as_ref(),
+            rm.as_ref(),
+            rv.as_ref(),
+            training,
+            momentum,
+            eps,
+        )?;
+        for (orig, upd) in [(running_mean, &rm), (running_var, &rv)] {
+            if let (Some(o), Some(u), true) = (orig, upd, training) {
+                super::write_values(o, &super::cast(u, o.dtype())?)?;
+            }
+        }
+        return super::to_dtype(&y, d);
+    }
     if !x.dtype().is_float() {
         return Err(Error::dtype_not_implemented("batch_norm", x.dtype()));
     }

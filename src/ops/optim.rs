@@ -97,13 +97,41 @@ fn apply<T: Real + Elem>(u: &Update<'_>, f: &(dyn Fn(Arrays<'_, T>) + Sync)) -> 
     Ok(())
 }
 
+/// `apply` on float32 copies of a half-precision parameter, its state and gradient; the written
+/// tensors get the rounded results (with their version bumps).
+fn apply_widened(u: &Update<'_>, f: &(dyn Fn(Arrays<'_, f32>) + Sync)) -> Result<()> {
+    let wide = u
+        .muts
+        .iter()
+        .map(|(t, _)| materialize(&super::cast(t, DType::F32)?))
+        .collect::<Result<Vec<_>>>()?;
+    let g = super::cast(u.grad, DType::F32)?;
+    let w = Update {
+        muts: wide.iter().map(|t| (t, 0)).collect(),
+        grad: &g,
+    };
+    apply::<f32>(&w, f)?;
+    for (&(t, n), wt) in u.muts.iter().zip(&wide) {
+        if n > 0 {
+            write_values(t, wt)?; // one version bump
+            for _ in 1..n {
+                t.bump_version();
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Runs `kernel` on one parameter's update in its dtype.
 macro_rules! run_update {
     ($u:expr, $kernel:path, $h:expr) => {{
         let h = $h;
         match $u.muts[0].0.dtype() {
             DType::F32 => apply::<f32>(&$u, &move |a| $kernel(a, h)),
-            _ => apply::<f64>(&$u, &move |a| $kernel(a, h)),
+            DType::F64 => apply::<f64>(&$u, &move |a| $kernel(a, h)),
+            // float16 / bfloat16: the update computed in float32, rounded back
+            DType::F16 | DType::BF16 => apply_widened(&$u, &move |a| $kernel(a, h)),
+            d => Err(Error::dtype_not_implemented(stringify!($kernel), d)),
         }
     }};
 }

@@ -17,7 +17,7 @@ use crate::tensor::Tensor;
 /// `$t`'s elements as `$data` (its storage) through `$l` (its layout), in any dtype.
 macro_rules! moved {
     ($t:expr, $shape:expr, |$data:ident, $l:ident| $call:expr) => {
-        dispatch!($t.dtype(), T => {
+        dispatch_all!($t.dtype(), T => {
             let $data = $t.storage().read::<T>();
             let $l = $t.layout();
             let v: Vec<T> = $call?;
@@ -203,7 +203,7 @@ fn sort_impl(t: &Tensor, dim: i64, descending: bool, k: Option<usize>) -> Result
     let mut oshape = shape.clone();
     oshape[d] = keep;
     let x = super::materialize(t)?;
-    let (vals, idx) = dispatch!(t.dtype(), T => {
+    let (vals, idx) = dispatch_all!(t.dtype(), T => {
         let data = x.try_to_vec::<T>()?;
         let (vals, idx) = crate::kernels::sort::sort_rows(&data, outer, n, inner, descending, keep)?;
         let fin = |s: Vec<usize>| if t.ndim() == 0 { vec![] } else { s };
@@ -379,7 +379,7 @@ fn scatter_values(
         return Err(Error::Runtime(msg));
     }
     let idx = index.try_to_vec::<i64>()?;
-    dispatch!(out.dtype(), T => {
+    dispatch_all!(out.dtype(), T => {
         let number = scalar_value::<T>(value, out.dtype())?;
         let vals: Option<Vec<T>> = src.map(super::cast_vec::<T>).transpose()?;
         let src = vals.as_deref().zip(src_shape.as_deref());
@@ -576,7 +576,7 @@ fn pad_node_name(reflect: bool, np: usize, backward: bool) -> &'static str {
 pub fn index_pad(x: &Tensor, pad: &[i64], reflect: bool) -> Result<Tensor> {
     let (out_shape, table) = kpad::sources(x.shape(), pad, reflect)?;
     let in_block: usize = x.shape()[x.ndim() - pad.len() / 2..].iter().product();
-    let out = dispatch!(x.dtype(), T => {
+    let out = dispatch_all!(x.dtype(), T => {
         let v = super::with_slice::<T, _>(x, |s| kpad::pad_blocks(s, in_block, &table))??;
         Tensor::from_vec(v, out_shape.clone())?
     });

@@ -187,15 +187,17 @@ pub fn sum_dims(
     dtype: Option<DType>,
 ) -> Result<Tensor> {
     let dtype = dtype.unwrap_or(match t.dtype() {
-        DType::Bool | DType::I64 => DType::I64,
-        d => d,
+        d if d.is_float() => d,
+        _ => DType::I64,
     });
-    // kernels only read storage and layout: no detached copy needed unless casting
-    let src = if t.dtype() != dtype {
-        to_dtype(&t.detach(), dtype)?
+    // kernels only read storage and layout: no detached copy needed unless casting;
+    // float16 / bfloat16 accumulate in float32
+    let src = super::widen(&if t.dtype() != dtype {
+        super::cast(t, dtype)?
     } else {
         t.clone()
-    };
+    })?;
+    let (out_dtype, dtype) = (dtype, src.dtype());
     let rd = dims_of(dims, t.ndim())?;
     let kshape = keep_shape(t.shape(), &rd);
     let out = if let Some(out) = sum_expanded(&src, &rd, keepdim)? {
@@ -231,6 +233,7 @@ pub fn sum_dims(
             p.output(v)?
         })
     };
+    let (out, dtype) = (super::narrow_to(out, out_dtype)?, out_dtype);
     if dtype.is_float() && needs_grad(&[t]) {
         let name = if dims.is_some_and(|d| !d.is_empty()) {
             "SumBackward1"
@@ -336,14 +339,14 @@ pub fn mean(
 /// an element is zero.
 pub fn prod(t: &Tensor, dim: Option<i64>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
     let dtype = dtype.unwrap_or(match t.dtype() {
-        DType::Bool | DType::I64 => DType::I64,
-        d => d,
+        d if d.is_float() => d,
+        _ => DType::I64,
     });
-    let src = to_dtype(&t.detach(), dtype)?;
+    let src = super::widen(&super::cast(t, dtype)?)?;
     let dims: Option<Vec<i64>> = dim.map(|d| vec![d]);
     let rd = dims_of(dims.as_deref(), t.ndim())?;
     let p = plan(&src, &rd, keepdim && dim.is_some())?;
-    let out = match dtype {
+    let out = match src.dtype() {
         DType::F32 => p.output(contiguous_slice::<f32, _>(&p.data, |s| {
             kr::reduce(s, p.outer, p.red, p.inner, &kr::ProdOf)
         })?)?,
@@ -360,6 +363,7 @@ pub fn prod(t: &Tensor, dim: Option<i64>, keepdim: bool, dtype: Option<DType>) -
             )
         })?)?,
     };
+    let out = super::narrow_to(out, dtype)?;
     if dtype.is_float() && needs_grad(&[t]) {
         let name = if dim.is_some() {
             "ProdBackward1"
@@ -442,7 +446,7 @@ pub fn amax(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, want_max: bool) -> 
         ));
     }
     let p = plan(t, &rd, keepdim)?;
-    let out = dispatch!(t.dtype(), T => {
+    let out = dispatch_all!(t.dtype(), T => {
         let r = kr::Extreme { max: want_max, init: extreme_init::<T>(want_max) };
         let v = contiguous_slice::<T, _>(&p.data, |s| kr::reduce(s, p.outer, p.red, p.inner, &r))?;
         p.output(v)?
@@ -464,13 +468,16 @@ pub fn amax(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, want_max: bool) -> 
 /// The identity of a max (or min) reduction in `T`: -inf (+inf) for floats, the least
 /// (greatest) int64, false (true) for bools.
 fn extreme_init<T: Elem>(want_max: bool) -> T {
-    match T::DTYPE {
-        DType::Bool => T::from_bool(!want_max),
-        _ => T::from_f64(if want_max {
+    let d = T::DTYPE;
+    if d.is_float() {
+        T::from_f64(if want_max {
             f64::NEG_INFINITY
         } else {
             f64::INFINITY
-        }),
+        })
+    } else {
+        let (lo, hi) = d.int_bounds();
+        T::from_i64(if want_max { lo } else { hi })
     }
 }
 
@@ -567,7 +574,7 @@ pub fn max_dim(t: &Tensor, dim: i64, keepdim: bool, want_max: bool) -> Result<(T
         )));
     }
     let p = plan(t, &rd, keepdim)?;
-    let (vals, idx) = dispatch!(t.dtype(), T => {
+    let (vals, idx) = dispatch_all!(t.dtype(), T => {
         let (v, i) = contiguous_slice::<T, _>(&p.data, |s| -> Result<(Vec<T>, Vec<i64>)> {
             if p.inner != 1 {
                 return kr::arg_extreme(s, p.outer, p.red, p.inner, want_max);
@@ -627,7 +634,11 @@ pub fn var(
     keepdim: bool,
     take_sqrt: bool,
 ) -> Result<Tensor> {
-    crate::dtype::check_float(t.dtype(), if take_sqrt { "std" } else { "var" })?;
+    if !t.dtype().is_float() {
+        return Err(Error::Runtime(
+            "std and var only support floating point and complex dtypes".into(),
+        ));
+    }
     let rd = dims_of(dims, t.ndim())?;
     let n: usize = rd.iter().map(|&d| t.shape()[d]).product();
     let idims: Vec<i64> = rd.iter().map(|&d| d as i64).collect();
@@ -753,7 +764,12 @@ pub fn logsumexp(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
 
 /// Vector p-norm over dims (LinalgVectorNormBackward0).
 pub fn norm(t: &Tensor, p: f64, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
-    crate::dtype::check_float(t.dtype(), "linalg.vector_norm")?;
+    if !t.dtype().is_float() {
+        return Err(Error::Runtime(format!(
+            "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}",
+            t.dtype().kernel_name()
+        )));
+    }
     let rd = dims_of(dims, t.ndim())?;
     let idims: Vec<i64> = rd.iter().map(|&d| d as i64).collect();
     let x = t.detach();
@@ -852,8 +868,11 @@ pub fn norm(t: &Tensor, p: f64, dims: Option<&[i64]>, keepdim: bool) -> Result<T
     Ok(out)
 }
 
-/// Fused, stable softmax / log_softmax along `dim`.
+/// Fused, stable softmax / log_softmax along `dim` (float16 / bfloat16 computed in float32).
 fn softmax_forward(x: &Tensor, d: usize, log: bool) -> Result<Tensor> {
+    if x.dtype().compute() != x.dtype() {
+        return super::narrow_to(softmax_forward(&super::widen(x)?, d, log)?, x.dtype());
+    }
     if x.dtype() == DType::F32 && d + 1 == x.ndim() {
         if let Some(r) = x.layout().contiguous_range() {
             let data = x.storage().read::<f32>();
@@ -1000,8 +1019,8 @@ pub fn softmax(t: &Tensor, dim: i64, log: bool) -> Result<Tensor> {
 /// `cumsum(dim)` (CumsumBackward0); ints and bools accumulate in int64.
 pub fn cumsum(t: &Tensor, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
     let dtype = dtype.unwrap_or(match t.dtype() {
-        DType::Bool | DType::I64 => DType::I64,
-        d => d,
+        d if d.is_float() => d,
+        _ => DType::I64,
     });
     if t.ndim() == 0 {
         // the value itself (CumsumBackward0 passes the gradient through)
@@ -1014,12 +1033,13 @@ pub fn cumsum(t: &Tensor, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         }
         return Ok(out);
     }
-    let x = to_dtype(&t.detach(), dtype)?;
+    // float16 / bfloat16 accumulate in float32
+    let x = super::widen(&super::cast(t, dtype)?)?;
     let d = wrap_dim(dim, t.ndim())?;
     let out = {
         let p = plan_along(&x, d)?;
         let (red, inner) = (p.red, p.inner);
-        let v = dispatch!(dtype, T => {
+        let v = dispatch!(@ "cumsum_cpu"; x.dtype(), T => {
             let v = contiguous_slice::<T, _>(&p.data, |s| kr::cumsum(s, red, inner));
             Tensor::from_vec(v, p.data.shape().to_vec())?
         });
@@ -1035,6 +1055,7 @@ pub fn cumsum(t: &Tensor, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
             super::materialize(&v.with_layout(v.layout().permute(&inv)))?
         }
     };
+    let out = super::narrow_to(out, dtype)?;
     if dtype.is_float() && needs_grad(&[t]) {
         record("CumsumBackward0", &[t], &[&out], vec![], move |ctx| {
             // d/dx_i sum_{j >= i}: total - cumsum(g) + g

@@ -14,6 +14,12 @@ use crate::tensor::Tensor;
 /// One LSTM step from the gate pre-activations `gates` `(batch, 4 * hidden)` (i, f, g, o) and
 /// the cell state `c` `(batch, hidden)`: returns (h, c') with c' = f c + i g and h = o tanh(c').
 pub fn lstm_cell(gates: &Tensor, c: &Tensor) -> Result<(Tensor, Tensor)> {
+    let (gates, c) = (&super::autocast::lower(gates)?, &super::autocast::lower(c)?);
+    if let Some(d) = super::half_precision(gates).filter(|&d| c.dtype() == d) {
+        let _float32 = super::autocast::Suspend::new(); // computed in float32, not cast back down
+        let (h, cy) = lstm_cell(&super::up(gates)?, &super::up(c)?)?;
+        return Ok((super::to_dtype(&h, d)?, super::to_dtype(&cy, d)?));
+    }
     let hidden = c.shape().last().copied().unwrap_or(0);
     if gates.ndim() != 2 || c.ndim() != 2 || gates.shape() != [c.shape()[0], 4 * hidden] {
         return Err(Error::Runtime(format!(
@@ -108,6 +114,16 @@ fn lstm_backward_composite(
 /// One GRU step from the input and hidden projections `gi`, `gh` `(batch, 3 * hidden)` (r, z,
 /// n) and the state `h` `(batch, hidden)`: h' = n + z (h - n).
 pub fn gru_cell(gi: &Tensor, gh: &Tensor, h: &Tensor) -> Result<Tensor> {
+    let (gi, gh, h) = (
+        &super::autocast::lower(gi)?,
+        &super::autocast::lower(gh)?,
+        &super::autocast::lower(h)?,
+    );
+    if let Some(d) = super::half_precision(h).filter(|&d| gi.dtype() == d && gh.dtype() == d) {
+        let _float32 = super::autocast::Suspend::new(); // computed in float32, not cast back down
+        let out = gru_cell(&super::up(gi)?, &super::up(gh)?, &super::up(h)?)?;
+        return super::to_dtype(&out, d);
+    }
     let hidden = h.shape().last().copied().unwrap_or(0);
     let want = [h.shape().first().copied().unwrap_or(0), 3 * hidden];
     if h.ndim() != 2 || gi.shape() != want || gh.shape() != want {

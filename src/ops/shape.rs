@@ -363,7 +363,7 @@ pub fn region(t: &Tensor, r: Region) -> Result<Tensor> {
 pub fn embed(g: &Tensor, shape: &[usize], r: Region) -> Result<Tensor> {
     let out = Tensor::zeros(shape, g.dtype())?;
     let target = r.apply(out.layout());
-    dispatch!(g.dtype(), T => {
+    dispatch_all!(g.dtype(), T => {
         let vals = g.to_vec::<T>();
         let mut d = out.storage().write::<T>();
         elementwise::assign(&mut d, &target, &vals);
@@ -484,7 +484,7 @@ pub fn cat(ts: &[Tensor], dim: i64) -> Result<Tensor> {
     checked_numel(&shape)?;
     let out = Tensor::zeros(&shape, dtype)?;
     let mut start = 0;
-    dispatch!(dtype, T => {
+    dispatch_all!(dtype, T => {
         let mut dst = out.storage().write::<T>();
         for t in &parts {
             let len = t.shape()[d];

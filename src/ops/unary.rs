@@ -14,11 +14,11 @@ where
     F64: Fn(f64) -> f64 + Send + Sync,
 {
     let src = if t.dtype().is_float() {
-        t.detach()
+        super::widen(t)?
     } else {
-        super::to_dtype(&t.detach(), DType::F32)?
+        super::cast(t, DType::F32)?
     };
-    Ok(match src.dtype() {
+    let out = match src.dtype() {
         DType::F32 => {
             let d = src.storage().read::<f32>();
             Tensor::from_mapped(elementwise::map_unary(&d, src.layout(), true, f32f)?)
@@ -27,7 +27,16 @@ where
             let d = src.storage().read::<f64>();
             Tensor::from_mapped(elementwise::map_unary(&d, src.layout(), true, f64f)?)
         }
-    })
+    };
+    // float16 / bfloat16 computed in float32, rounded back
+    super::narrow_to(
+        out,
+        if t.dtype().is_float() {
+            t.dtype()
+        } else {
+            DType::F32
+        },
+    )
 }
 
 /// The gradient of an elementwise op from the incoming gradient `g` and a saved tensor (its
@@ -174,6 +183,7 @@ where
                 (fi(v as i64) != 0) as u8
             })?)
         }
+        d => super::narrow_to(same_dtype_map(&super::widen(x)?, ff, fi)?, d)?,
     })
 }
 
@@ -240,18 +250,21 @@ pub fn relu(x: &Tensor) -> Result<Tensor> {
 /// zeros for `x`).
 pub fn threshold_backward(grad: &Tensor, x: &Tensor, threshold: f64) -> Result<Tensor> {
     let shape = crate::layout::broadcast_shapes(grad.shape(), x.shape())?;
-    let x_same = super::to_dtype(x, grad.dtype())?;
+    // (float16 / bfloat16 select in float32: exact)
+    let g_wide = super::widen(grad)?;
+    let x_same = super::cast(x, g_wide.dtype())?;
     let (lg, lx) = (
-        grad.layout().broadcast_to(&shape)?,
+        g_wide.layout().broadcast_to(&shape)?,
         x_same.layout().broadcast_to(&shape)?,
     );
-    let out = dispatch_float!(grad.dtype(), T => {
-        let (g, v) = (grad.storage().read::<T>(), x_same.storage().read::<T>());
+    let out = dispatch_float!(g_wide.dtype(), T => {
+        let (g, v) = (g_wide.storage().read::<T>(), x_same.storage().read::<T>());
         let th = <T as crate::storage::Elem>::from_f64(threshold);
         let zero = <T as crate::storage::Elem>::from_f64(0.0);
         let r = elementwise::map_binary(&g, &lg, &v, &lx, false, move |g: T, v: T| if v <= th { zero } else { g })?;
         Tensor::from_mapped(r)
     });
+    let out = super::narrow_to(out, grad.dtype())?;
     if needs_grad(&[grad, x]) {
         record(
             "ThresholdBackwardBackward0",
@@ -392,6 +405,7 @@ pub fn logical_not(x: &Tensor) -> Result<Tensor> {
 pub fn bitwise_not(x: &Tensor) -> Result<Tensor> {
     match x.dtype() {
         DType::Bool => logical_not(x),
+        d if d.is_int() && d != DType::I64 => super::narrow_to(bitwise_not(&super::widen(x)?)?, d),
         DType::I64 => {
             let d = x.storage().read::<i64>();
             Ok(Tensor::from_mapped(elementwise::map_unary(
@@ -598,29 +612,24 @@ fn clamp_one<T: PartialOrd + Copy>(v: T, lo: T, hi: T) -> T {
 
 /// `leaky_relu` (LeakyReluBackward0): one pass over the input in its own dtype.
 pub fn leaky_relu(x: &Tensor, slope: f64) -> Result<Tensor> {
+    let xw = super::widen(x)?;
     let out =
-        match x.dtype() {
+        match xw.dtype() {
             DType::F32 => {
                 let s = slope as f32;
-                let d = x.storage().read::<f32>();
-                let v =
-                    elementwise::map_unary(
-                        &d,
-                        x.layout(),
-                        false,
-                        |v: f32| {
-                            if v > 0.0 {
-                                v
-                            } else {
-                                v * s
-                            }
-                        },
-                    )?;
+                let d = xw.storage().read::<f32>();
+                let v = elementwise::map_unary(&d, xw.layout(), false, |v: f32| {
+                    if v > 0.0 {
+                        v
+                    } else {
+                        v * s
+                    }
+                })?;
                 Tensor::from_mapped(v)
             }
             DType::F64 => {
-                let d = x.storage().read::<f64>();
-                let v = elementwise::map_unary(&d, x.layout(), false, |v: f64| {
+                let d = xw.storage().read::<f64>();
+                let v = elementwise::map_unary(&d, xw.layout(), false, |v: f64| {
                     if v > 0.0 {
                         v
                     } else {
@@ -631,6 +640,7 @@ pub fn leaky_relu(x: &Tensor, slope: f64) -> Result<Tensor> {
             }
             dt => return Err(Error::dtype_not_implemented("leaky_relu_cpu", dt)),
         };
+    let out = super::narrow_to(out, x.dtype())?;
     if needs_grad(&[x]) {
         record(
             "LeakyReluBackward0",

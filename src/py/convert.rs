@@ -1,5 +1,6 @@
 //! Conversions between Python objects and core types: dtypes, numbers, dims, shapes, indexes.
 
+use super::errors::guarded;
 use super::tensor::PyTensor;
 use crate::dtype::{DType, Scalar};
 use crate::ops::index::{nonzero_split, IndexStep, ParsedIndex};
@@ -37,18 +38,29 @@ impl PyDType {
     }
     #[getter]
     fn is_signed(&self) -> bool {
-        self.0 != DType::Bool
+        self.0.is_signed()
     }
     #[getter]
     fn itemsize(&self) -> usize {
         self.0.size()
     }
-    fn __reduce__(&self) -> (String, ()) {
-        (
-            self.0.torch_name().trim_start_matches("torch.").to_string(),
-            (),
-        )
+    /// Pickles as the module attribute of that name (`ferrograd.float32`).
+    fn __reduce__(&self) -> &'static str {
+        self.0.torch_name().trim_start_matches("torch.")
     }
+}
+
+/// The one Python object of each dtype, so `x.dtype is torch.float32` holds as in PyTorch.
+pub fn dtype_object(py: Python<'_>, d: DType) -> PyResult<Py<PyDType>> {
+    static OBJECTS: pyo3::sync::PyOnceLock<Vec<Py<PyDType>>> = pyo3::sync::PyOnceLock::new();
+    let all = OBJECTS.get_or_try_init(py, || {
+        DType::ALL
+            .iter()
+            .map(|&d| Py::new(py, PyDType(d)))
+            .collect::<PyResult<Vec<_>>>()
+    })?;
+    let i = DType::ALL.iter().position(|&x| x == d).unwrap_or(0);
+    Ok(all[i].clone_ref(py))
 }
 
 pub fn dtype_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>> {
@@ -71,7 +83,7 @@ pub fn dtype_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>> {
                 return Ok(Some(DType::I64));
             }
             Err(PyTypeError::new_err(format!(
-                "dtype must be a ferrograd dtype (float32, float64, int64 or bool), got {}",
+                "dtype must be a ferrograd dtype, got {}",
                 o.repr()?
             )))
         }
@@ -325,6 +337,10 @@ pub fn parse_index(t: &Tensor, key: &Bound<'_, PyAny>) -> PyResult<ParsedIndex> 
                 }
                 DType::I64 => {
                     adv.push((d, tt));
+                    d += 1;
+                }
+                DType::I32 | DType::I16 | DType::I8 => {
+                    adv.push((d, guarded(|| crate::ops::cast(&tt, DType::I64))?));
                     d += 1;
                 }
                 _ => {

@@ -19,7 +19,7 @@ use crate::autograd::engine::{run_backward, BackwardOptions};
 use crate::creation;
 use crate::dtype::{DType, Scalar};
 use crate::ops;
-use crate::storage::{Elem, Storage};
+use crate::storage::{Elem, Storage, U8};
 use crate::tensor::Tensor;
 use convert::{operand, required_dtype, PyDType};
 use errors::{run, Work};
@@ -52,6 +52,16 @@ fn _from_array(a: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         "<f4" => copy_array::<f32>(a)?,
         "<f8" => copy_array::<f64>(a)?,
         "<i8" => copy_array::<i64>(a)?,
+        "<i4" => copy_array::<i32>(a)?,
+        "<i2" => copy_array::<i16>(a)?,
+        "|i1" => copy_array::<i8>(a)?,
+        "<f2" => copy_array::<half::f16>(a)?,
+        "|u1" => {
+            let ro: PyReadonlyArrayDyn<'_, u8> = a.extract()?;
+            let shape = ro.shape().to_vec();
+            let v: Vec<U8> = ro.as_array().iter().map(|&b| U8(b)).collect();
+            Tensor::from_vec(v, shape)?
+        }
         "|b1" => {
             // numpy's bools may hold any non-zero byte (views of other data): stored as 0 / 1
             let u8s = a.call_method1("view", ("uint8",))?;
@@ -61,7 +71,7 @@ fn _from_array(a: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         }
         other => {
             return Err(PyTypeError::new_err(format!(
-                "can't convert np.ndarray of type {other}; ferrograd supports float32, float64, int64 and bool"
+                "can't convert np.ndarray of type {other}; ferrograd supports float64, float32, float16, int64, int32, int16, int8, uint8 and bool"
             )))
         }
     };
@@ -142,6 +152,59 @@ fn _eye(n: usize, m: usize, dtype: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
     errors::guarded(|| creation::eye(n, m, d)).map(PyTensor::new)
 }
 
+/// `bias + mat1 @ mat2` in one gemm (PyTorch's addmm with beta = alpha = 1).
+#[pyfunction]
+fn _addmm(
+    py: Python<'_>,
+    bias: PyRef<'_, PyTensor>,
+    mat1: PyRef<'_, PyTensor>,
+    mat2: PyRef<'_, PyTensor>,
+) -> PyResult<PyTensor> {
+    let (c, a, b) = (bias.t.clone(), mat1.t.clone(), mat2.t.clone());
+    run(py, Work::elems([&a, &b]), move || ops::addmm(&c, &a, &b)).map(PyTensor::new)
+}
+
+/// `torch.promote_types`.
+#[pyfunction]
+fn promote_types(type1: &Bound<'_, PyAny>, type2: &Bound<'_, PyAny>) -> PyResult<Py<PyDType>> {
+    let d = DType::promote(required_dtype(type1)?, required_dtype(type2)?);
+    convert::dtype_object(type1.py(), d)
+}
+
+/// `torch.can_cast`: whether PyTorch's casting rules allow `from_` -> `to` (never to a lower
+/// category: floating -> integer or bool, integer -> bool).
+#[pyfunction]
+fn can_cast(from_: &Bound<'_, PyAny>, to: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let category = |d: DType| {
+        if d.is_float() {
+            2
+        } else if d == DType::Bool {
+            0
+        } else {
+            1
+        }
+    };
+    Ok(category(required_dtype(from_)?) <= category(required_dtype(to)?))
+}
+
+/// `torch.result_type(tensor1, tensor2)`: the dtype an arithmetic op of the two would give.
+#[pyfunction]
+fn result_type(tensor1: &Bound<'_, PyAny>, tensor2: &Bound<'_, PyAny>) -> PyResult<Py<PyDType>> {
+    let arg = |o: &Bound<'_, PyAny>, name: &str| {
+        operand(o).ok_or_else(|| {
+            PyTypeError::new_err(format!(
+                "result_type(): argument '{name}' must be Tensor or Number, not {}",
+                o.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })
+    };
+    let (a, b) = (arg(tensor1, "tensor1")?, arg(tensor2, "tensor2")?);
+    convert::dtype_object(tensor1.py(), ops::binary::result_type(&[&a, &b]))
+}
+
 #[pyfunction]
 #[pyo3(signature = (tensors, dim=0))]
 fn cat(py: Python<'_>, tensors: Vec<PyRef<'_, PyTensor>>, dim: i64) -> PyResult<PyTensor> {
@@ -181,6 +244,21 @@ fn is_grad_enabled() -> bool {
 #[pyfunction]
 fn _set_grad_enabled(mode: bool) {
     crate::autograd::set_grad_enabled(mode);
+}
+
+/// Sets this thread's CPU autocast dtype (None: autocast off).
+#[pyfunction]
+fn _set_autocast(dtype: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    ops::autocast::set(convert::dtype_arg(dtype)?);
+    Ok(())
+}
+
+/// This thread's CPU autocast dtype, None outside autocast regions.
+#[pyfunction]
+fn _get_autocast(py: Python<'_>) -> PyResult<Option<Py<PyDType>>> {
+    ops::autocast::dtype()
+        .map(|d| convert::dtype_object(py, d))
+        .transpose()
 }
 
 /// Raises OutOfMemoryError for `bytes` the machine cannot hold (for Python code about to make
@@ -342,10 +420,16 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     hooks::register(m)?;
     rearrange::register(m)?;
     breadth::register(m)?;
-    m.add("float32", PyDType(DType::F32))?;
-    m.add("float64", PyDType(DType::F64))?;
-    m.add("int64", PyDType(DType::I64))?;
-    m.add("bool", PyDType(DType::Bool))?;
+    for d in DType::ALL {
+        m.add(
+            d.torch_name().trim_start_matches("torch."),
+            convert::dtype_object(m.py(), d)?,
+        )?;
+    }
+    m.add_function(wrap_pyfunction!(promote_types, m)?)?;
+    m.add_function(wrap_pyfunction!(_addmm, m)?)?;
+    m.add_function(wrap_pyfunction!(can_cast, m)?)?;
+    m.add_function(wrap_pyfunction!(result_type, m)?)?;
     m.add_function(wrap_pyfunction!(_from_array, m)?)?;
     m.add_function(wrap_pyfunction!(_from_ptr, m)?)?;
     m.add_function(wrap_pyfunction!(_full, m)?)?;
@@ -358,6 +442,8 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(stack, m)?)?;
     m.add_function(wrap_pyfunction!(where_, m)?)?;
     m.add_function(wrap_pyfunction!(is_grad_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_autocast, m)?)?;
+    m.add_function(wrap_pyfunction!(_get_autocast, m)?)?;
     m.add_function(wrap_pyfunction!(_set_grad_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(_live_nodes, m)?)?;
     m.add_function(wrap_pyfunction!(_check_fits, m)?)?;

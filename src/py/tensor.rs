@@ -231,8 +231,8 @@ impl PyTensor {
         size_object(py, self.t.shape())
     }
     #[getter]
-    fn dtype(&self) -> PyDType {
-        PyDType(self.t.dtype())
+    fn dtype(&self, py: Python<'_>) -> PyResult<Py<PyDType>> {
+        super::convert::dtype_object(py, self.t.dtype())
     }
     #[getter]
     fn ndim(&self) -> usize {
@@ -420,30 +420,27 @@ impl PyTensor {
         }
         let shape = self.t.shape().to_vec();
         let items: Vec<Bound<'py, PyAny>> = match self.t.dtype() {
-            DType::F32 => self
-                .t
-                .try_to_vec::<f32>()?
-                .into_iter()
-                .map(|v| Ok((v as f64).into_pyobject(py)?.into_any()))
-                .collect::<PyResult<_>>()?,
-            DType::F64 => self
-                .t
-                .try_to_vec::<f64>()?
-                .into_iter()
-                .map(|v| Ok(v.into_pyobject(py)?.into_any()))
-                .collect::<PyResult<_>>()?,
-            DType::I64 => self
-                .t
-                .try_to_vec::<i64>()?
-                .into_iter()
-                .map(|v| Ok(v.into_pyobject(py)?.into_any()))
-                .collect::<PyResult<_>>()?,
             DType::Bool => self
                 .t
                 .try_to_vec::<u8>()?
                 .into_iter()
                 .map(|v| Ok(pyo3::types::PyBool::new(py, v != 0).to_owned().into_any()))
                 .collect::<PyResult<_>>()?,
+            d => {
+                let wide = if d.is_float() { DType::F64 } else { DType::I64 };
+                let t = guarded(|| ops::to_dtype(&self.t, wide))?;
+                if d.is_float() {
+                    t.try_to_vec::<f64>()?
+                        .into_iter()
+                        .map(|v| Ok(v.into_pyobject(py)?.into_any()))
+                        .collect::<PyResult<_>>()?
+                } else {
+                    t.try_to_vec::<i64>()?
+                        .into_iter()
+                        .map(|v| Ok(v.into_pyobject(py)?.into_any()))
+                        .collect::<PyResult<_>>()?
+                }
+            }
         };
         build(py, &shape, &mut items.into_iter())
     }

@@ -228,7 +228,3 @@ def test_max_with_dim_prints_as_pytorch_return_type():
     values, indices = r
     assert values.tolist() == [3.0, 4.0] and r.indices.tolist() == [1, 0]
 
-
-def test_unsupported_dtype_conversion_is_named_not_silently_wrong():
-    with pytest.raises(NotImplementedError, match="int32"):
-        torch.ones(2).int()

@@ -10,6 +10,7 @@ import warnings
 from ... import _core
 from ..._core import is_grad_enabled
 from ..._functions import broadcast_shapes
+from ...amp import _to_float32
 from ._utils import _Reduction, _reduction, _type_name
 
 __all__ = [
@@ -199,6 +200,7 @@ def _class_weight_view(weight, input, class_dim):
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     reduction = _reduction(reduction, size_average, reduce)
+    input = _to_float32(input)
     class_dim = 0 if input.dim() == 1 else 1
     if input.shape == target.shape:
         # class probabilities
@@ -308,6 +310,7 @@ def _xlogx(t):
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    input, target = _to_float32(input), _to_float32(target)
     if size_average is not None or reduce is not None:
         reduced_as = _Reduction.legacy_get_string(size_average, reduce)
     else:

@@ -502,10 +502,12 @@ class Module:
         return self._apply(lambda t: t.double() if t.is_floating_point() else t)
 
     def half(self):
-        raise NotImplementedError("Module.half(): float16 tensors are not supported by ferrograd")
+        r"""Cast all floating point parameters and buffers to ``half`` datatype."""
+        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
     def bfloat16(self):
-        raise NotImplementedError("Module.bfloat16(): bfloat16 tensors are not supported by ferrograd")
+        r"""Cast all floating point parameters and buffers to ``bfloat16`` datatype."""
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
     def share_memory(self):
         raise NotImplementedError("Module.share_memory is not supported by ferrograd")
