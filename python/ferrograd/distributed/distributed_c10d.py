@@ -21,6 +21,8 @@ An uncaught exception on one rank must not leave the others waiting forever in a
 import enum
 import importlib.util
 import sys
+import time
+import traceback
 import zlib
 
 import numpy as np
@@ -189,8 +191,13 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
 
 def _abort_on_uncaught_exception(exc_type, exc, tb):
     previous = _state["excepthook"] or sys.__excepthook__
-    previous(exc_type, exc, tb)
+    if previous is sys.__excepthook__:
+        # the whole traceback in one write, so mpiexec forwards it whole or not at all
+        sys.stderr.write("".join(traceback.format_exception(exc_type, exc, tb)))
+    else:
+        previous(exc_type, exc, tb)
     sys.stderr.flush()
+    time.sleep(0.2)  # lets mpiexec forward the output before the abort kills the job
     _mpi().COMM_WORLD.Abort(1)
 
 
