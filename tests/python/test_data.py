@@ -808,3 +808,19 @@ def test_worker_count_warning():
     n = len(os.sched_getaffinity(0)) + 1
     with pytest.warns(UserWarning, match=f"This DataLoader will create {n} worker processes in total"):
         DataLoader(Range(3), num_workers=n)
+
+
+def test_weighted_random_sampler_draws_by_weight():
+    from ferrograd.utils.data import WeightedRandomSampler
+
+    g = ferrograd.Generator().manual_seed(0)
+    sampler = WeightedRandomSampler([0.0, 1.0, 3.0], 4000, generator=g)
+    draws = list(sampler)
+    assert len(sampler) == 4000 and len(draws) == 4000 and all(isinstance(i, int) for i in draws)
+    counts = [draws.count(i) for i in range(3)]
+    assert counts[0] == 0 and abs(counts[2] / 4000 - 0.75) < 0.03
+    no_repeat = list(WeightedRandomSampler([1.0, 1.0, 1.0, 1.0], 4, replacement=False, generator=g))
+    assert sorted(no_repeat) == [0, 1, 2, 3]
+    g1, g2 = ferrograd.Generator().manual_seed(7), ferrograd.Generator().manual_seed(7)
+    assert list(WeightedRandomSampler([1.0, 2.0], 20, generator=g1)) == \
+        list(WeightedRandomSampler([1.0, 2.0], 20, generator=g2))

@@ -6,6 +6,7 @@ from typing import Generic, TypeVar
 from ..._core import Generator
 from ..._dtype import double, int64
 from ..._factories import as_tensor, randint, randperm
+from ..._sampling import multinomial
 
 __all__ = [
     "BatchSampler",
@@ -148,12 +149,9 @@ class WeightedRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self):
-        # PyTorch draws the samples with torch.multinomial, which ferrograd does not have yet.
-        # (A generator function, as PyTorch's: the error comes from the first next(), not iter().)
-        raise NotImplementedError(
-            "WeightedRandomSampler needs ferrograd.multinomial, which ferrograd does not have yet"
-        )
-        yield
+        rand_tensor = multinomial(self.weights, self.num_samples, self.replacement,
+                                  generator=self.generator)
+        yield from iter(rand_tensor.tolist())
 
     def __len__(self):
         return self.num_samples
