@@ -1,5 +1,10 @@
 //! dtypes, Python scalars and PyTorch's type-promotion rules.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Index in `DType::ALL` of the default floating dtype (`torch.set_default_dtype`); float32 at start.
+static DEFAULT_FLOAT: AtomicUsize = AtomicUsize::new(8);
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DType {
     Bool,
@@ -27,6 +32,17 @@ impl DType {
         DType::F32,
         DType::F64,
     ];
+    /// The dtype of Python floats in arithmetic and of int -> float results (`true_divide`,
+    /// `sqrt` of an integer tensor...): float32 unless `set_default_float` changed it.
+    pub fn default_float() -> DType {
+        DType::ALL[DEFAULT_FLOAT.load(Ordering::Relaxed)]
+    }
+    /// `torch.set_default_dtype`; the caller has checked `d` is a floating dtype.
+    pub fn set_default_float(d: DType) {
+        debug_assert!(d.is_float());
+        let i = DType::ALL.iter().position(|&x| x == d).unwrap_or(8);
+        DEFAULT_FLOAT.store(i, Ordering::Relaxed);
+    }
     pub fn is_float(self) -> bool {
         matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
     }
@@ -161,7 +177,7 @@ impl Scalar {
         match self {
             Scalar::Bool(_) => DType::Bool,
             Scalar::Int(_) => DType::I64,
-            Scalar::Float(_) => DType::F32,
+            Scalar::Float(_) => DType::default_float(),
         }
     }
     pub fn to_f64(self) -> f64 {
@@ -219,6 +235,6 @@ impl ResultType {
         self
     }
     pub fn result(self) -> DType {
-        combine(self.dim, combine(self.zero, self.wrapped)).unwrap_or(DType::F32)
+        combine(self.dim, combine(self.zero, self.wrapped)).unwrap_or_else(DType::default_float)
     }
 }

@@ -21,7 +21,7 @@ from ._size import Size
 __all__ = [
     # dtypes, errors, graph nodes, Tensor
     "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
-    "float64", "promote_types", "result_type", "can_cast", "_addmm", "_set_autocast", "_get_autocast",
+    "float64", "promote_types", "result_type", "can_cast", "_addmm", "_set_autocast", "_get_autocast", "_set_default_dtype",
     "OutOfMemoryError", "NodeHandle", "Tensor",
     # the ops of for_each_binary_op! and for_each_unary_op! (src/py/registry.rs)
     "add", "sub", "mul", "div", "pow", "floor_divide", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor",
@@ -108,6 +108,7 @@ def result_type(
 def can_cast(from_: dtype, to: dtype) -> builtins.bool: ...
 def _addmm(bias: Tensor, mat1: Tensor, mat2: Tensor) -> Tensor: ...
 def _set_autocast(dtype: dtype | None) -> None: ...
+def _set_default_dtype(dtype: dtype) -> None: ...
 def _get_autocast() -> dtype | None: ...
 
 # ---- errors ----

@@ -9,6 +9,7 @@ import builtins
 import numpy as np
 
 from ._core import (
+    _set_default_dtype,
     bfloat16,
     bool,  # noqa: A004  (ferrograd.bool is the dtype, as torch.bool)
     can_cast,
@@ -127,4 +128,5 @@ def set_default_dtype(d):
     global _default_dtype
     if not isinstance(d, dtype) or not d.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
+    _set_default_dtype(d)
     _default_dtype = d

@@ -514,7 +514,7 @@ impl Arith for op::Div {
         if promoted.is_float() {
             promoted
         } else {
-            DType::F32
+            DType::default_float()
         }
     }
     fn backward(_: &Operand, b: &Operand, [ea, eb]: [&Tensor; 2], out: &Tensor) {

@@ -144,7 +144,7 @@ pub fn binary_inplace(op: BinOp, x: &Tensor, other: &Operand) -> Result<()> {
     };
     let rt = super::binary::result_type(&[&Operand::T(x.clone()), other]);
     let rt = if op == BinOp::Div && !rt.is_float() {
-        DType::F32
+        DType::default_float()
     } else {
         rt
     };

@@ -716,7 +716,7 @@ pub fn logsumexp(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
     let x = if t.dtype().is_float() {
         t.detach()
     } else {
-        to_dtype(&t.detach(), DType::F32)?
+        to_dtype(&t.detach(), DType::default_float())?
     };
     let rd = dims_of(Some(dims), t.ndim())?;
     let idims: Vec<i64> = rd.iter().map(|&d| d as i64).collect();

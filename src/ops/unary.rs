@@ -16,7 +16,7 @@ where
     let src = if t.dtype().is_float() {
         super::widen(t)?
     } else {
-        super::cast(t, DType::F32)?
+        super::cast(t, DType::default_float().compute())?
     };
     let out = match src.dtype() {
         DType::F32 => {
@@ -34,7 +34,7 @@ where
         if t.dtype().is_float() {
             t.dtype()
         } else {
-            DType::F32
+            DType::default_float()
         },
     )
 }

@@ -246,6 +246,13 @@ fn _set_grad_enabled(mode: bool) {
     crate::autograd::set_grad_enabled(mode);
 }
 
+/// `torch.set_default_dtype` in the core: the dtype of Python floats in arithmetic and of
+/// int -> float results (the Python side checks `dtype` is floating and keeps its own copy).
+#[pyfunction]
+fn _set_default_dtype(dtype: PyRef<'_, PyDType>) {
+    crate::dtype::DType::set_default_float(dtype.0);
+}
+
 /// Sets this thread's CPU autocast dtype (None: autocast off).
 #[pyfunction]
 fn _set_autocast(dtype: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
@@ -445,6 +452,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_set_autocast, m)?)?;
     m.add_function(wrap_pyfunction!(_get_autocast, m)?)?;
     m.add_function(wrap_pyfunction!(_set_grad_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_default_dtype, m)?)?;
     m.add_function(wrap_pyfunction!(_live_nodes, m)?)?;
     m.add_function(wrap_pyfunction!(_check_fits, m)?)?;
     m.add_function(wrap_pyfunction!(_run_backward, m)?)?;

@@ -178,7 +178,7 @@ impl PyTensor {
     fn py_new(args: &Bound<'_, PyTuple>) -> PyResult<Self> {
         let py = args.py();
         if args.is_empty() {
-            return Ok(wrap(Tensor::zeros(&[0], DType::F32)?));
+            return Ok(wrap(Tensor::zeros(&[0], DType::default_float())?));
         }
         if args.len() == 1 {
             let a = args.get_item(0)?;
@@ -186,9 +186,8 @@ impl PyTensor {
                 return Ok(wrap(t.get().t.detach()));
             }
             if a.extract::<i64>().is_err() {
-                let f32 = py.import("ferrograd")?.getattr("float32")?;
                 let kw = pyo3::types::PyDict::new(py);
-                kw.set_item("dtype", f32)?;
+                kw.set_item("dtype", crate::py::convert::dtype_object(py, DType::default_float())?)?;
                 let t = py
                     .import("ferrograd")?
                     .getattr("tensor")?
@@ -205,7 +204,7 @@ impl PyTensor {
                     "Tensor(): expected a shape of non-negative ints, a sequence, or a Tensor",
                 )
             })?;
-        Ok(wrap(Tensor::zeros(&shape, DType::F32)?))
+        Ok(wrap(Tensor::zeros(&shape, DType::default_float())?))
     }
 
     // ---- unary elementwise ----

@@ -434,3 +434,31 @@ def test_second_round_against_torch():
         return out
 
     assert run(T) == run(torch)
+
+
+@pytest.fixture
+def default_dtype():
+    """Restores the default dtype a test changes."""
+    before = T.get_default_dtype()
+    yield
+    T.set_default_dtype(before)
+
+
+@pytest.mark.parametrize("name", ["float64", "float16", "bfloat16", "float32"])
+def test_python_floats_and_int_to_float_results_follow_the_default_dtype(default_dtype, name):
+    # set_default_dtype(float64) then `int_tensor + 2.5` gave float32 (PyTorch: float64): the
+    # core typed Python floats as float32 whatever the default.
+    d = getattr(T, name)
+    T.set_default_dtype(d)
+    a = T.arange(3)
+    assert (a + 2.5).dtype == d
+    assert T.result_type(a, 2.5) == d
+    assert a.sqrt().dtype == d
+    assert (a / 2).dtype == d
+    assert T.logsumexp(a, 0).dtype == d
+    assert T.Tensor(2).dtype == d and T.Tensor().dtype == d and T.Tensor([1, 2]).dtype == d
+    # a float tensor keeps its own dtype: a Python float does not promote it
+    assert (T.ones(2, dtype=T.float32) + 2.5).dtype == T.float32
+    assert (a + 2.5).tolist() == [2.5, 3.5, 4.5]
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long"):
+        T.arange(3).div_(2)
