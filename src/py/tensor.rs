@@ -187,7 +187,10 @@ impl PyTensor {
             }
             if a.extract::<i64>().is_err() {
                 let kw = pyo3::types::PyDict::new(py);
-                kw.set_item("dtype", crate::py::convert::dtype_object(py, DType::default_float())?)?;
+                kw.set_item(
+                    "dtype",
+                    crate::py::convert::dtype_object(py, DType::default_float())?,
+                )?;
                 let t = py
                     .import("ferrograd")?
                     .getattr("tensor")?
