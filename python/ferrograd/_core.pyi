@@ -50,7 +50,7 @@ __all__ = [
     "_add_leaf_hook", "_remove_leaf_hook", "_remove_node_hook", "_push_saved_tensors_hooks",
     "_pop_saved_tensors_hooks", "_set_anomaly_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
     # fused optimizer steps
-    "_sgd_step", "_adam_step", "_rmsprop_step", "_adagrad_step", "_foreach_norm", "_foreach_mul_",
+    "_sgd_step", "_adam_step", "_rmsprop_step", "_adagrad_step", "_adadelta_step", "_foreach_norm", "_foreach_mul_",
     # fused nn ops
     "linear", "_leaky_relu", "_pointwise_loss", "_nll_loss", "conv", "max_pool2d", "avg_pool2d",
     "adaptive_avg_pool2d", "im2col", "col2im", "layer_norm", "group_norm", "batch_norm", "_sdpa", "_lstm_cell",
@@ -698,6 +698,18 @@ def _adagrad_step(
     weight_decay: float,
     lr_decay: float,
     eps: float,
+    maximize: builtins.bool,
+) -> None: ...
+def _adadelta_step(
+    params: Sequence[Tensor],
+    grads: Sequence[Tensor],
+    square_avgs: Sequence[Tensor],
+    acc_deltas: Sequence[Tensor],
+    state_steps: Sequence[Tensor],
+    lr: float,
+    rho: float,
+    eps: float,
+    weight_decay: float,
     maximize: builtins.bool,
 ) -> None: ...
 def _foreach_norm(tensors: Sequence[Tensor], ord: float) -> Tensor: ...

@@ -278,3 +278,34 @@ pub fn adagrad<T: Real>(a: Arrays<'_, T>, h: Adagrad) {
         p[i] = p[i] + clr * g / (s.sqrt() + eps);
     }
 }
+
+#[derive(Clone, Copy)]
+pub struct Adadelta {
+    pub lr: f64,
+    pub rho: f64,
+    pub eps: f64,
+    pub weight_decay: f64,
+    pub maximize: bool,
+}
+
+/// `muts` = [param, square_avg, acc_delta].
+pub fn adadelta<T: Real>(a: Arrays<'_, T>, h: Adadelta) {
+    let (rho, w, eps, lr) = (T::of(h.rho), T::of(1.0 - h.rho), T::of(h.eps), T::of(-h.lr));
+    let wd = nonzero::<T>(h.weight_decay);
+    let mut muts = a.muts.into_iter();
+    let (p, sq, acc) = (
+        muts.next().expect("param"),
+        muts.next().expect("square_avg"),
+        muts.next().expect("acc_delta"),
+    );
+    let n = p.len();
+    let (g, sq, acc) = (&a.grad[..n], &mut sq[..n], &mut acc[..n]);
+    for i in 0..n {
+        let g = effective_grad(g[i], p[i], h.maximize, wd);
+        let s = sq[i] * rho + w * g * g;
+        sq[i] = s;
+        let d = (acc[i] + eps).sqrt() / (s + eps).sqrt() * g;
+        acc[i] = acc[i] * rho + w * d * d;
+        p[i] = p[i] + lr * d;
+    }
+}

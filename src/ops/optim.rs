@@ -336,6 +336,39 @@ pub fn adagrad_step(
     Ok(())
 }
 
+/// PyTorch's single-tensor Adadelta over a group.
+pub fn adadelta_step(
+    params: &[Tensor],
+    grads: &[Tensor],
+    square_avgs: &[Tensor],
+    acc_deltas: &[Tensor],
+    steps: &[Tensor],
+    h: k::Adadelta,
+) -> Result<()> {
+    let name = "Adadelta";
+    let n = params.len();
+    lengths(
+        name,
+        n,
+        &[
+            ("gradients", grads.len()),
+            ("square_avgs", square_avgs.len()),
+            ("acc_deltas", acc_deltas.len()),
+            ("steps", steps.len()),
+        ],
+    )?;
+    for i in 0..n {
+        let u = Update {
+            muts: vec![(&params[i], 1), (&square_avgs[i], 2), (&acc_deltas[i], 2)],
+            grad: &grads[i],
+        };
+        check(name, &u)?;
+        increment_step(&steps[i])?;
+        run_update!(u, k::adadelta, h)?;
+    }
+    Ok(())
+}
+
 /// `clip_grad_norm_`'s total norm, as PyTorch computes it: the norm of each tensor (the
 /// reduction kernel of `norm`), then the same norm of those norms, in the promoted dtype
 /// (float32 for an empty list).

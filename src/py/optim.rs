@@ -2,7 +2,7 @@
 
 use super::errors::{run, Work};
 use super::tensor::PyTensor;
-use crate::kernels::optim::{Adagrad, Adam, RmsProp, Sgd};
+use crate::kernels::optim::{Adadelta, Adagrad, Adam, RmsProp, Sgd};
 use crate::ops::optim::{self, AdamState, RmsPropState};
 use crate::tensor::Tensor;
 use pyo3::prelude::*;
@@ -175,6 +175,40 @@ fn _adagrad_step(
 }
 
 #[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn _adadelta_step(
+    py: Python<'_>,
+    params: Vec<PyRef<'_, PyTensor>>,
+    grads: Vec<PyRef<'_, PyTensor>>,
+    square_avgs: Vec<PyRef<'_, PyTensor>>,
+    acc_deltas: Vec<PyRef<'_, PyTensor>>,
+    state_steps: Vec<PyRef<'_, PyTensor>>,
+    lr: f64,
+    rho: f64,
+    eps: f64,
+    weight_decay: f64,
+    maximize: bool,
+) -> PyResult<()> {
+    let (p, g, sq, acc, steps) = (
+        ts(&params),
+        ts(&grads),
+        ts(&square_avgs),
+        ts(&acc_deltas),
+        ts(&state_steps),
+    );
+    let h = Adadelta {
+        lr,
+        rho,
+        eps,
+        weight_decay,
+        maximize,
+    };
+    run(py, Work::elems(p.iter().chain(&g)), || {
+        optim::adadelta_step(&p, &g, &sq, &acc, &steps, h)
+    })
+}
+
+#[pyfunction]
 fn _foreach_norm(
     py: Python<'_>,
     tensors: Vec<PyRef<'_, PyTensor>>,
@@ -203,6 +237,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_adam_step, m)?)?;
     m.add_function(wrap_pyfunction!(_rmsprop_step, m)?)?;
     m.add_function(wrap_pyfunction!(_adagrad_step, m)?)?;
+    m.add_function(wrap_pyfunction!(_adadelta_step, m)?)?;
     m.add_function(wrap_pyfunction!(_foreach_norm, m)?)?;
     m.add_function(wrap_pyfunction!(_foreach_mul_, m)?)?;
     Ok(())

@@ -14,6 +14,11 @@ import warnings
 
 import pytest
 
+from _hooks_helpers import (
+    attempt as _attempt,
+    scenario_registry,  # noqa: F401  (the test modules import it from here)
+)
+
 
 def val(x):
     """What a scenario logs of a value (tensors with dtype, shape and requires_grad)."""
@@ -32,21 +37,8 @@ def val(x):
 
 
 def attempt(log, fn):
-    """Runs ``fn()`` and logs its value, or the type and message of what it raised."""
-    try:
-        log.append(("ok", val(fn())))
-    except Exception as e:  # noqa: BLE001 - the point is to compare whatever is raised
-        log.append(("raised", type(e).__name__, str(e)))
-
-
-def scenario_registry():
-    scenarios = {}
-
-    def scenario(fn):
-        scenarios[fn.__name__] = fn
-        return fn
-
-    return scenarios, scenario
+    """Runs ``fn()`` and logs its value (as ``val`` here puts it), or what it raised."""
+    _attempt(log, fn, val)
 
 
 def run(fn, mod):

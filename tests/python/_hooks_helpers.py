@@ -31,8 +31,9 @@ def val(x):
     return repr(x)
 
 
-def attempt(log, fn):
-    """Runs ``fn()`` and logs what it raised (type name and message), or its value."""
+def attempt(log, fn, val=val):
+    """Runs ``fn()`` and logs what it raised (type name and message), or its value (as ``val``
+    puts it)."""
     try:
         log.append(("ok", val(fn())))
     except Exception as e:  # noqa: BLE001 - the point is to compare whatever is raised

@@ -687,3 +687,28 @@ def test_custom_optimizer_on_the_base_class():
     fresh = PlainSGD([q], lr=0.1)
     fresh.load_state_dict(sd)
     assert fresh.state[q] == {"n": 1} and fresh.param_groups[0]["lr"] == 0.5
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "Adagrad", "RMSprop", "Adadelta"])
+def test_setstate_fills_what_an_older_state_lacks(name):
+    # an optimizer pickled by an older version: group options missing, step counts as numbers
+    cls = getattr(ferrograd.optim, name)
+    p = ferrograd.ones(2, requires_grad=True)
+    opt = cls([p], lr=0.1, **({"momentum": 0.9} if name == "SGD" else {}))
+    p.grad = ferrograd.ones(2)
+    opt.step()
+    state = copy.deepcopy(opt.__getstate__())
+    for group in state["param_groups"]:
+        del group["maximize"], group["foreach"]
+    for s in state["state"].values():
+        if "step" in s:
+            s["step"] = s["step"].item()
+    old = cls.__new__(cls)
+    old.__setstate__(state)
+    group = old.param_groups[0]
+    assert group["maximize"] is False and group["foreach"] is None
+    for s in old.state.values():
+        assert "step" not in s or (ferrograd.is_tensor(s["step"]) and s["step"].item() == 1.0)
+    old.param_groups[0]["params"][0].grad = ferrograd.ones(2)
+    old.step()
+    assert not ferrograd.equal(old.param_groups[0]["params"][0], p)

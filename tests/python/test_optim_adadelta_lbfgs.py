@@ -46,6 +46,28 @@ def test_adadelta_defaults():
                             "capturable": False, "foreach": None, "differentiable": False}
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16"])
+@pytest.mark.parametrize("kw", [{}, {"weight_decay": 0.1, "maximize": True, "rho": 0.5}])
+def test_adadelta_native_step_equals_the_tensor_op_loop(dtype, kw):
+    # the fused native step (differentiable=False) and the op-by-op loop give the same numbers
+    dt = getattr(ferrograd, dtype)
+    ps = [ferrograd.tensor([[0.5, -1.0, 2.0], [3.0, 0.0, -0.25]], dtype=dt) for _ in range(2)]
+    opts = [ferrograd.optim.Adadelta([ps[0]], lr=0.7, **kw),
+            ferrograd.optim.Adadelta([ps[1]], lr=0.7, differentiable=True, **kw)]
+    for step in range(4):
+        for p, opt in zip(ps, opts):
+            p.grad = ferrograd.tensor([[0.3, -1.0, 0.5], [2.0, -0.1, 0.0]], dtype=dt) * (step + 1)
+            opt.step()
+    # bfloat16: the native step computes in float32 and rounds once, the loop rounds every op
+    tol = {"float64": {"rtol": 1e-14}, "float32": {"rtol": 1e-6}, "bfloat16": {"rtol": 2e-2, "atol": 1e-5}}[dtype]
+    a, b = (p.detach().float().numpy() for p in ps)
+    np.testing.assert_allclose(a, b, **tol)
+    for key in ("square_avg", "acc_delta"):
+        np.testing.assert_allclose(opts[0].state[ps[0]][key].float().numpy(),
+                                   opts[1].state[ps[1]][key].float().numpy(), **tol)
+    assert opts[0].state[ps[0]]["step"].item() == 4.0
+
+
 def _adadelta_differentiable(lib):
     w0 = lib.tensor([1.0, -2.0, 0.5], dtype=lib.float64, requires_grad=True)
     p = w0 * 1.0

@@ -1,20 +1,21 @@
 r"""Implementation for the Adadelta algorithm.
 
-Written with tensor ops (no native step kernel): the per-parameter update is PyTorch's
-single-tensor loop, op for op, so ``differentiable=True`` works as in PyTorch (the step is
-recorded by autograd).
+A step is one native call per parameter group (``_core._adadelta_step``, PyTorch's
+single-tensor formula fused per parameter). With ``differentiable=True`` the update is
+PyTorch's single-tensor loop written with tensor ops instead, so autograd records it.
 """
 
+from .. import _core
 from .._core import Tensor
 from .._factories import zeros, zeros_like
 from .optimizer import (
     Optimizer,
+    _as_float,
+    _builtin_step,
     _check_functional_args,
     _check_non_negative,
     _get_scalar_dtype,
-    _step_to_tensor,
     _to_scalar,
-    _use_grad_for_differentiable,
 )
 
 __all__ = ["Adadelta", "adadelta"]
@@ -64,14 +65,13 @@ class Adadelta(Optimizer):
         }
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-            _step_to_tensor(self, group)
+    _setstate_group_defaults = (
+        ("foreach", None),
+        ("maximize", False),
+        ("differentiable", False),
+        ("capturable", False),
+    )
+    _setstate_step_to_tensor = True
 
     def _init_state(self, group, param, state):
         state["step"] = zeros((), dtype=_get_scalar_dtype())
@@ -101,15 +101,7 @@ class Adadelta(Optimizer):
             capturable=group["capturable"],
         )
 
-    @_use_grad_for_differentiable
-    def step(self, closure=None):
-        """Perform a single optimization step.
-
-        Args:
-            closure (Callable, optional): A closure that reevaluates the model
-                and returns the loss.
-        """
-        return self._step_param_groups(closure)
+    step = _builtin_step
 
 
 def adadelta(
@@ -136,6 +128,21 @@ def adadelta(
             f"If capturable=True, params and state_steps must be on supported devices: {_CAPTURABLE_DEVICES}."
         )
     lr = _to_scalar(lr)
+    if not differentiable:
+        if params:
+            _core._adadelta_step(
+                list(params),
+                list(grads),
+                list(square_avgs),
+                list(acc_deltas),
+                list(state_steps),
+                _as_float("lr", lr),
+                float(rho),
+                float(eps),
+                float(weight_decay),
+                bool(maximize),
+            )
+        return
     for param, grad, square_avg, acc_delta, step in zip(params, grads, square_avgs, acc_deltas, state_steps):
         step += 1
         grad = grad if not maximize else -grad

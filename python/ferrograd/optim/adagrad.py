@@ -7,11 +7,11 @@ from .._functions import is_tensor
 from .optimizer import (
     Optimizer,
     _as_float,
+    _builtin_step,
     _check_functional_args,
     _check_non_negative,
     _get_scalar_dtype,
     _to_scalar,
-    _use_grad_for_differentiable,
 )
 
 __all__ = ["Adagrad", "adagrad"]
@@ -68,13 +68,15 @@ class Adagrad(Optimizer):
                 state["step"] = tensor(0.0, dtype=_get_scalar_dtype())
                 state["sum"] = full_like(p, initial_accumulator_value)
 
+    _setstate_group_defaults = (
+        ("foreach", None),
+        ("maximize", False),
+        ("differentiable", False),
+        ("fused", None),
+    )
+
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
 
         state_values = list(self.state.values())
         step_is_tensor = (len(state_values) != 0) and is_tensor(state_values[0]["step"])
@@ -105,15 +107,7 @@ class Adagrad(Optimizer):
             found_inf=getattr(self, "found_inf", None),
         )
 
-    @_use_grad_for_differentiable
-    def step(self, closure=None):
-        """Perform a single optimization step.
-
-        Args:
-            closure (Callable, optional): A closure that reevaluates the model
-                and returns the loss.
-        """
-        return self._step_param_groups(closure)
+    step = _builtin_step
 
 
 def adagrad(

@@ -6,12 +6,11 @@ from .._factories import tensor, zeros_like
 from .optimizer import (
     Optimizer,
     _as_float,
+    _builtin_step,
     _check_functional_args,
     _check_non_negative,
     _get_scalar_dtype,
-    _step_to_tensor,
     _to_scalar,
-    _use_grad_for_differentiable,
 )
 
 __all__ = ["Adam", "adam"]
@@ -84,17 +83,16 @@ class Adam(Optimizer):
         }
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
-            _step_to_tensor(self, group)
+    _setstate_group_defaults = (
+        ("amsgrad", False),
+        ("maximize", False),
+        ("foreach", None),
+        ("capturable", False),
+        ("differentiable", False),
+        ("decoupled_weight_decay", False),
+        ("fused", None),
+    )
+    _setstate_step_to_tensor = True
 
     def _init_state(self, group, param, state):
         state["step"] = tensor(0.0, dtype=_get_scalar_dtype())
@@ -131,15 +129,7 @@ class Adam(Optimizer):
             decoupled_weight_decay=group["decoupled_weight_decay"],
         )
 
-    @_use_grad_for_differentiable
-    def step(self, closure=None):
-        """Perform a single optimization step.
-
-        Args:
-            closure (Callable, optional): A closure that reevaluates the model
-                and returns the loss.
-        """
-        return self._step_param_groups(closure)
+    step = _builtin_step
 
 
 def adam(

@@ -46,6 +46,17 @@ def _use_grad_for_differentiable(func):
     return _use_grad
 
 
+@_use_grad_for_differentiable
+def _builtin_step(self, closure=None):
+    """Perform a single optimization step.
+
+    Args:
+        closure (Callable, optional): A closure that reevaluates the model
+            and returns the loss.
+    """
+    return self._step_param_groups(closure)
+
+
 def _get_scalar_dtype():
     return float64 if get_default_dtype() == float64 else float32
 
@@ -188,6 +199,11 @@ class Optimizer:
                 setattr(self, name, OrderedDict())
         self._patch_step_function()
         self.defaults.setdefault("differentiable", False)
+        for group in self.param_groups:
+            for name, default in self._setstate_group_defaults:
+                group.setdefault(name, default)
+            if self._setstate_step_to_tensor:
+                _step_to_tensor(self, group)
 
     def __repr__(self):
         format_string = self.__class__.__name__ + " ("
@@ -372,6 +388,12 @@ class Optimizer:
     def zero_grad(self, set_to_none=True):
         r"""Reset the gradients of all optimized tensors (to ``None`` by default, else to zeros)."""
         _zero_grads(chain.from_iterable(group["params"] for group in self.param_groups), set_to_none)
+
+    # What ``__setstate__`` fills in for a state saved by an older version: the group options
+    # it may lack, as (name, default) pairs, and whether each parameter's ``step`` count (saved
+    # as a Python number then) becomes a tensor. Set by the built-in optimizers.
+    _setstate_group_defaults: tuple = ()
+    _setstate_step_to_tensor = False
 
     def step(self, closure=None):
         r"""Perform a single optimization step to update parameter.

@@ -6,12 +6,11 @@ from .._factories import zeros, zeros_like
 from .optimizer import (
     Optimizer,
     _as_float,
+    _builtin_step,
     _check_functional_args,
     _check_non_negative,
     _get_scalar_dtype,
-    _step_to_tensor,
     _to_scalar,
-    _use_grad_for_differentiable,
 )
 
 __all__ = ["RMSprop", "rmsprop"]
@@ -62,16 +61,15 @@ class RMSprop(Optimizer):
         }
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-            _step_to_tensor(self, group)
+    _setstate_group_defaults = (
+        ("momentum", 0),
+        ("centered", False),
+        ("foreach", None),
+        ("maximize", False),
+        ("differentiable", False),
+        ("capturable", False),
+    )
+    _setstate_step_to_tensor = True
 
     def _init_state(self, group, param, state):
         state["step"] = zeros((), dtype=_get_scalar_dtype())
@@ -101,15 +99,7 @@ class RMSprop(Optimizer):
             capturable=group["capturable"],
         )
 
-    @_use_grad_for_differentiable
-    def step(self, closure=None):
-        """Perform a single optimization step.
-
-        Args:
-            closure (Callable, optional): A closure that reevaluates the model
-                and returns the loss.
-        """
-        return self._step_param_groups(closure)
+    step = _builtin_step
 
 
 def rmsprop(

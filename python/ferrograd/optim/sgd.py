@@ -5,9 +5,9 @@ from .._core import Tensor
 from .optimizer import (
     Optimizer,
     _as_float,
+    _builtin_step,
     _check_functional_args,
     _to_scalar,
-    _use_grad_for_differentiable,
 )
 
 __all__ = ["SGD", "sgd"]
@@ -62,14 +62,13 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
+    _setstate_group_defaults = (
+        ("nesterov", False),
+        ("maximize", False),
+        ("foreach", None),
+        ("differentiable", False),
+        ("fused", False),
+    )
 
     def _uses_state(self, group):
         # the momentum buffers are SGD's only state
@@ -96,15 +95,7 @@ class SGD(Optimizer):
         for state, momentum_buffer in zip(states, momentum_buffer_list):
             state["momentum_buffer"] = momentum_buffer
 
-    @_use_grad_for_differentiable
-    def step(self, closure=None):
-        """Perform a single optimization step.
-
-        Args:
-            closure (Callable, optional): A closure that reevaluates the model
-                and returns the loss.
-        """
-        return self._step_param_groups(closure)
+    step = _builtin_step
 
 
 def sgd(
