@@ -11,7 +11,7 @@ The model is nanoGPT's: token and position embeddings, pre-LayerNorm transformer
 causal self-attention (F.scaled_dot_product_attention) and a GELU MLP, dropout, and an lm_head
 tied to the token embedding. Training is AdamW with nanoGPT's weight-decay groups, a cosine
 learning rate with warmup and gradient clipping; train/val losses are estimated every
---eval-interval steps, and the model then writes text with temperature and top-k sampling.
+100 steps (10 with --quick), and the model then writes text with temperature and top-k sampling.
 """
 
 import argparse
