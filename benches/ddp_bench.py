@@ -32,9 +32,11 @@ import ferrograd.nn as nn
 import ferrograd.nn.functional as F
 
 GLOBAL_BATCH = {"mlp": 64, "gpt": 8}
-# DDP's default buckets (the first one 1 MiB: each model fits in it), then 0.25 MB buckets so
-# that reductions can start while backward still runs
-BUCKET_CAPS = {"default": None, "0.25 MB": 0.25}
+# DDP's default buckets (the first one 1 MiB: each model fits in it), the same with
+# gradient_as_bucket_view=True (no copy of the averages back into .grad), then 0.25 MB buckets
+# so that reductions can start while backward still runs: (bucket_cap_mb, gradient_as_bucket_view)
+BUCKET_CAPS = {"default": (None, False), "default, grad as bucket view": (None, True),
+               "0.25 MB": (0.25, False)}
 BANDWIDTH = 10e9 / 8  # bytes per second
 LATENCY = 25e-6  # seconds per message step, TCP over 10 GbE
 
@@ -113,7 +115,8 @@ def worker(steps):
     results = {}
     for (name, batch), (caps, cap) in ((w, c) for w in GLOBAL_BATCH.items() for c in BUCKET_CAPS.items()):
         model, loss_fn = workload(name, batch // world)
-        ddp = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=cap)
+        ddp = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=cap[0],
+                                                  gradient_as_bucket_view=cap[1])
         step = time_steps(ddp, loss_fn, steps)
         ddp.reducer.clock = time.perf_counter
         exposed, skew = [], []

@@ -74,12 +74,13 @@ def assert_params_close(model, reference, what):
         assert_close(b.float(), c.float(), f"{what} buffer {name}")
 
 
-def test_matches_single_process(rank, size, optimizer_class, batch_norm, bucket_cap_mb):
+def test_matches_single_process(rank, size, optimizer_class, batch_norm, bucket_cap_mb,
+                                as_view=False, set_to_none=True):
     """DDP on N ranks x B samples == one process on N*B samples, step after step."""
     model = mlp(seed=rank, batch_norm=batch_norm)  # different on every rank: DDP broadcasts rank 0's
     if batch_norm:
         model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
-    ddp = DDP(model, bucket_cap_mb=bucket_cap_mb)
+    ddp = DDP(model, bucket_cap_mb=bucket_cap_mb, gradient_as_bucket_view=as_view)
     assert len(ddp.reducer.buckets) > (1 if bucket_cap_mb else 0)
     reference = mlp(seed=0, batch_norm=batch_norm)
     reference.load_state_dict(ddp.module.state_dict())
@@ -89,25 +90,29 @@ def test_matches_single_process(rank, size, optimizer_class, batch_norm, bucket_
     ref_opt = optimizer_class(reference.parameters(), **kwargs)
     for step in range(STEPS):
         x, y = full_batch(step, size)
-        opt.zero_grad()
+        opt.zero_grad(set_to_none=set_to_none)
         F.cross_entropy(ddp(my_share(x, rank)), my_share(y, rank)).backward()
+        if as_view:  # every .grad is its bucket slot
+            for bucket in ddp.reducer.buckets:
+                for p, view in zip(bucket.params, bucket.views):
+                    assert p.grad is view and p.grad.data_ptr() == view.data_ptr()
         opt.step()
         ref_opt.zero_grad()
         F.cross_entropy(reference(x), y).backward()
         ref_opt.step()
-        what = f"{optimizer_class.__name__} bn={batch_norm} step {step}"
+        what = f"{optimizer_class.__name__} bn={batch_norm} as_view={as_view} step {step}"
         assert_params_close(ddp.module, reference, what)
         assert_identical_across_ranks(ddp, what)
         passed()
 
 
-def test_no_sync(rank, size):
+def test_no_sync(rank, size, as_view=False):
     """4 micro-batches, 3 under no_sync, give the gradients of one synchronised step."""
     x, y = full_batch(0, size * 4)  # 16 samples per rank
     mine = slice(rank * 4 * B, (rank + 1) * 4 * B)
     xs, ys = x[mine], y[mine]
-    accumulated = DDP(mlp(seed=rank))
-    single = DDP(mlp(seed=0))
+    accumulated = DDP(mlp(seed=rank), gradient_as_bucket_view=as_view)
+    single = DDP(mlp(seed=0), gradient_as_bucket_view=as_view)
     with torch.no_grad():
         for p, q in zip(single.parameters(), accumulated.parameters()):
             p.copy_(q)
@@ -245,7 +250,12 @@ def main():
     test_matches_single_process(rank, size, torch.optim.SGD, batch_norm=False, bucket_cap_mb=0.001)
     test_matches_single_process(rank, size, torch.optim.Adam, batch_norm=False, bucket_cap_mb=None)
     test_matches_single_process(rank, size, torch.optim.SGD, batch_norm=True, bucket_cap_mb=0.001)
+    test_matches_single_process(rank, size, torch.optim.SGD, batch_norm=False, bucket_cap_mb=0.001,
+                                as_view=True)
+    test_matches_single_process(rank, size, torch.optim.Adam, batch_norm=False, bucket_cap_mb=None,
+                                as_view=True, set_to_none=False)
     test_no_sync(rank, size)
+    test_no_sync(rank, size, as_view=True)
     test_sync_batch_norm(rank, size)
     test_unused_parameters(rank, size)
     test_buffers_and_state_dict(rank, size)

@@ -14,7 +14,9 @@ How a step goes (PyTorch's reducer, in Python):
   pending requests so MPI makes progress.
 - At the end of backward (a final callback of the engine, PyTorch's
   ``Variable._execution_engine.queue_callback``, queued by the first hook) the reducer waits for
-  all buckets and copies the averages back into ``.grad``, before ``backward()`` returns. With
+  all buckets and copies the averages back into ``.grad``, before ``backward()`` returns
+  (with ``gradient_as_bucket_view=True`` each ``.grad`` is its slot of the bucket instead, so
+  nothing is copied back and a gradient already in its slot is not copied in). With
   ``find_unused_parameters=True`` the parameters the forward graph cannot reach are marked ready
   at forward time, as PyTorch does. A parameter that never gets its gradient leaves the
   reduction unfinished, and the next ``forward`` raises PyTorch's "Expected to have finished
@@ -134,8 +136,10 @@ def _broadcast_coalesced(pg, tensors, src=0):
 class _Reducer:
     """Bucketed, overlapped gradient averaging (see the module docstring)."""
 
-    def __init__(self, pg, params, bucket_cap_bytes, first_bucket_bytes, find_unused_parameters):
+    def __init__(self, pg, params, bucket_cap_bytes, first_bucket_bytes, find_unused_parameters,
+                 gradient_as_bucket_view):
         self.pg = pg
+        self.as_view = gradient_as_bucket_view
         self.params = params
         self.find_unused_parameters = find_unused_parameters
         self.buckets = _make_buckets(list(reversed(params)), bucket_cap_bytes, first_bucket_bytes)
@@ -183,10 +187,13 @@ class _Reducer:
         b, i = self.slot[id(p)]
         bucket = self.buckets[b]
         view = bucket.views[i]
-        if p.grad is None:
+        grad = p.grad
+        if grad is None:
             view.zero_()
-        else:
-            view.copy_(p.grad)
+        elif grad is not view:
+            view.copy_(grad)
+            if self.as_view:
+                p.grad = view  # later steps accumulate into the bucket directly
         bucket.pending -= 1
         if bucket.pending == 0:
             self._launch_ready_buckets()
@@ -232,10 +239,13 @@ class _Reducer:
         with no_grad():
             for bucket in self.buckets:
                 for p, view in zip(bucket.params, bucket.views):
-                    if p.grad is not None:
-                        p.grad.copy_(view)
+                    grad = p.grad
+                    if grad is view:
+                        continue
+                    if grad is not None:
+                        grad.copy_(view)
                     elif globally_used is None or globally_used[self.index[id(p)]]:
-                        p.grad = view.clone()
+                        p.grad = view if self.as_view else view.clone()
         self.armed = False
 
 
@@ -243,8 +253,9 @@ class DistributedDataParallel(Module):
     """Data-parallel training on MPI ranks: wrap the model, train as usual.
 
     Takes PyTorch's arguments; ``device_ids``, ``output_device``, ``dim``, ``check_reduction``,
-    ``static_graph`` and the mixed-precision/mesh options have no effect on CPU/MPI, and
-    ``gradient_as_bucket_view=True`` behaves as False (gradients are copied out of the buckets).
+    ``static_graph`` and the mixed-precision/mesh options have no effect on CPU/MPI.
+    ``gradient_as_bucket_view=True`` makes each ``.grad`` a view of its bucket, as in PyTorch:
+    no copy back after the all-reduce, and less memory.
     """
 
     def __init__(self, module, device_ids=None, output_device=None, dim=0, broadcast_buffers=None,
@@ -281,7 +292,7 @@ class DistributedDataParallel(Module):
                 states += [b for b in module.buffers()]
             _broadcast_coalesced(self.process_group, _unique(states))
         self.reducer = _Reducer(self.process_group, params, self.bucket_bytes_cap, first,
-                                find_unused_parameters)
+                                find_unused_parameters, gradient_as_bucket_view)
 
     @property
     def broadcast_buffers(self):
