@@ -231,7 +231,7 @@ def _mpiexec(script, n, timeout=60):
 
 @needs_mpi
 @pytest.mark.parametrize("n", [2, 3])
-@pytest.mark.parametrize("script", ["collectives.py", "ddp.py"])
+@pytest.mark.parametrize("script", ["collectives.py", "ddp.py", "groups.py"])
 def test_under_mpiexec(script, n):
     result = _mpiexec(script, n)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -23,6 +23,7 @@ import importlib.util
 import sys
 import time
 import traceback
+import warnings
 import zlib
 
 import numpy as np
@@ -46,6 +47,9 @@ __all__ = [
     "broadcast_object_list",
     "destroy_process_group",
     "get_backend",
+    "get_global_rank",
+    "get_group_rank",
+    "get_process_group_ranks",
     "get_rank",
     "get_world_size",
     "group",
@@ -55,6 +59,7 @@ __all__ = [
     "is_initialized",
     "is_mpi_available",
     "isend",
+    "new_group",
     "recv",
     "reduce",
     "reduce_scatter_tensor",
@@ -117,10 +122,15 @@ class ReduceOp:
 
 
 class ProcessGroup:
-    """The world: a private duplicate of ``MPI.COMM_WORLD``, so user MPI traffic never matches ours."""
+    """A group of ranks on its own MPI communicator: the world (a private duplicate of
+    ``MPI.COMM_WORLD``, so user MPI traffic never matches ours) or one made by ``new_group``.
 
-    def __init__(self, comm):
+    ``ranks`` are the members' global ranks in group-rank order."""
+
+    def __init__(self, comm, ranks):
         self.comm = comm
+        self.ranks = list(ranks)
+        self.group_rank = {g: i for i, g in enumerate(self.ranks)}
 
     def rank(self):
         return self.comm.Get_rank()
@@ -139,7 +149,7 @@ class GroupMember:
 
 group = GroupMember
 
-_state = {"pg": None, "excepthook": None}
+_state = {"pg": None, "excepthook": None, "groups": []}
 
 
 def _mpi():
@@ -150,12 +160,30 @@ def _mpi():
 
 
 def _world(group=None):
+    """The process group ``group`` names (None: the world); raises PyTorch's errors for no
+    default group and for a group not made by ``new_group``."""
     pg = _state["pg"]
     if pg is None:
         raise ValueError(_NOT_INITIALIZED)
-    if group is not None and group is not pg:
-        raise NotImplementedError("ferrograd.distributed supports only the default (world) group")
-    return pg
+    if group is None or group is pg:
+        return pg
+    if not any(group is g for g in _state["groups"]):
+        raise ValueError(
+            f"Group {group} is not registered, please create group with torch.distributed.new_group API"
+        )
+    return group
+
+
+def _not_member(group, opname):
+    """True (after PyTorch's warning) when this rank is not in ``group``: the op does nothing."""
+    if isinstance(group, int) and group == GroupMember.NON_GROUP_MEMBER:
+        global_rank = -1 if _state["pg"] is None else _state["pg"].rank()
+        warnings.warn(
+            f"Running {opname} on global rank {global_rank} which does not belong to the given group.",
+            stacklevel=3,
+        )
+        return True
+    return False
 
 
 # --- process group ---------------------------------------------------------------------------
@@ -182,7 +210,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         if given not in (-1, None) and given != actual:
             comm.Free()
             raise ValueError(f"{what}={given} was given, but MPI started this process with {what}={actual}")
-    pg = ProcessGroup(comm)
+    pg = ProcessGroup(comm, range(comm.Get_size()))
     _state["pg"] = pg
     GroupMember.WORLD = pg
     _state["excepthook"] = sys.excepthook
@@ -201,10 +229,75 @@ def _abort_on_uncaught_exception(exc_type, exc, tb):
     _mpi().COMM_WORLD.Abort(1)
 
 
+def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local_synchronization=False,
+              group_desc=None, device_id=None, sort_ranks=True):
+    """A group of some of the world's ranks (all when ``ranks`` is None), on its own MPI
+    communicator. Every rank of the world must call it, members or not, in the same order as
+    the other ``new_group`` calls; non-members get ``GroupMember.NON_GROUP_MEMBER``."""
+    world = _world()
+    if use_local_synchronization:
+        raise NotImplementedError("new_group(use_local_synchronization=True): every rank must call new_group")
+    ranks = list(range(world.size())) if ranks is None else [int(r) for r in ranks]
+    if sort_ranks:
+        ranks = sorted(ranks)
+    if len(ranks) > world.size():
+        raise ValueError(
+            "the new group's world size should be less or equal to the world size set by init_process_group"
+        )
+    if len(set(ranks)) != len(ranks):
+        raise ValueError(f"ranks list must not contain duplicate entries, got {ranks}")
+    for r in ranks:
+        if not 0 <= r < world.size():
+            raise ValueError("The new group's rank should be within the world_size set by init_process_group")
+    me = world.rank()
+    member = me in ranks
+    # collective over the world: members get a communicator ordered by their place in `ranks`
+    comm = world.comm.Split(0 if member else _mpi().UNDEFINED, ranks.index(me) if member else 0)
+    if not member:
+        return GroupMember.NON_GROUP_MEMBER
+    pg = ProcessGroup(comm, ranks)
+    _state["groups"].append(pg)
+    return pg
+
+
+def get_process_group_ranks(group):
+    """The global ranks of ``group`` (None: the world), in group-rank order."""
+    return list(_world(group).ranks)
+
+
+def get_group_rank(group, global_rank):
+    """``global_rank``'s rank in ``group``."""
+    if group is GroupMember.WORLD:
+        return global_rank
+    pg = _world(group)
+    if global_rank not in pg.group_rank:
+        raise ValueError(f"Global rank {global_rank} is not part of group {group}")
+    return pg.group_rank[global_rank]
+
+
+def get_global_rank(group, group_rank):
+    """The global rank of ``group``'s rank ``group_rank``."""
+    if group is GroupMember.WORLD:
+        return group_rank
+    pg = _world(group)
+    if not 0 <= group_rank < len(pg.ranks):
+        raise ValueError(f"Group rank {group_rank} is not part of group {group}")
+    return pg.ranks[group_rank]
+
+
 def destroy_process_group(group=None):
+    """Frees ``group``'s communicator; without a group (or with the world) every group goes,
+    and ferrograd.distributed is back to uninitialised."""
     if _state["pg"] is None:
         raise AssertionError("Process group cannot be None")
     pg = _world(group)
+    if pg is not _state["pg"]:
+        pg.comm.Free()
+        _state["groups"] = [g for g in _state["groups"] if g is not pg]
+        return
+    for g in _state["groups"]:
+        g.comm.Free()
+    _state["groups"] = []
     pg.comm.Free()
     _state["pg"] = None
     GroupMember.WORLD = None
@@ -217,10 +310,16 @@ def is_initialized():
 
 
 def get_rank(group=None):
+    """This process's rank in ``group`` (-1 if it is not a member)."""
+    if isinstance(group, int) and group == GroupMember.NON_GROUP_MEMBER:
+        return -1
     return _world(group).rank()
 
 
 def get_world_size(group=None):
+    """The number of ranks in ``group`` (-1 if this process is not a member)."""
+    if isinstance(group, int) and group == GroupMember.NON_GROUP_MEMBER:
+        return -1
     return _world(group).size()
 
 
@@ -425,6 +524,8 @@ def _check_root(pg, root, opname, what="root"):
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduces ``tensor`` over all ranks, in place on every rank."""
+    if _not_member(group, "all_reduce"):
+        return None
     pg = _world(group)
     _check_tensor(tensor)
     _agree(pg, "all_reduce", tensor, (op,), lambda: _mpi_op(op, tensor.dtype))
@@ -436,9 +537,11 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     """Copies ``tensor`` of rank ``src`` into ``tensor`` of every other rank."""
+    if _not_member(group, "broadcast"):
+        return None
     pg = _world(group)
     _check_tensor(tensor)
-    src = _pick(src, group_src, "src")
+    src = _pick(pg, src, group_src)
     _agree(pg, "broadcast", tensor, (src,), lambda: _check_root(pg, src, "broadcast"))
     staged = _Staged(tensor)
     request = pg.comm.Ibcast(_buffer(staged.buffer), root=src)
@@ -448,9 +551,11 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
     """Reduces ``tensor`` over all ranks into ``tensor`` of rank ``dst`` (other ranks' tensors
     are left as they were)."""
+    if _not_member(group, "reduce"):
+        return None
     pg = _world(group)
     _check_tensor(tensor)
-    dst = _pick(dst, group_dst, "dst")
+    dst = _pick(pg, dst, group_dst)
 
     def check():
         _check_root(pg, dst, "reduce")
@@ -469,15 +574,24 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     return _run([request], [tensor], finish, async_op)
 
 
-def _pick(rank, group_rank, name):
+def _pick(pg, rank, group_rank):
+    """A rank given as a global rank or a group rank (PyTorch's ``src``/``group_src``), as
+    ``pg``'s group rank."""
     if rank is not None and group_rank is not None:
-        raise ValueError(f"Can not specify both {name} and group_{name}")
-    rank = group_rank if rank is None else rank
-    return 0 if rank is None else int(rank)
+        raise ValueError("Can't specify both group_rank and global_rank")
+    if group_rank is not None:
+        return int(group_rank)
+    if rank is None:
+        raise ValueError("Must specify global_rank or group_rank")
+    if pg is _state["pg"]:
+        return int(rank)  # the world's ranks are global ranks (a bad one is caught later)
+    return get_group_rank(pg, int(rank))
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
     """Fills ``tensor_list[i]`` with ``tensor`` of rank ``i``."""
+    if _not_member(group, "all_gather"):
+        return None
     pg = _world(group)
     _check_tensor(tensor)
 
@@ -515,6 +629,8 @@ def _shape_str(t):
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
     """Gathers every rank's ``input_tensor`` into ``output_tensor``, concatenated along the first
     dimension (or stacked: only the element count and dtype matter, as in PyTorch)."""
+    if _not_member(group, "all_gather_into_tensor"):
+        return None
     pg = _world(group)
     _check_tensor(output_tensor, "output_tensor")
     _check_tensor(input_tensor, "input_tensor")
@@ -540,6 +656,8 @@ def _same_dtype(a, b, opname):
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduces ``input`` over all ranks and gives rank ``i`` the ``i``-th of ``world_size``
     equal chunks (along the flattened memory, i.e. the first dimension)."""
+    if _not_member(group, "reduce_scatter_tensor"):
+        return None
     pg = _world(group)
     _check_tensor(output, "output")
     _check_tensor(input, "input")
@@ -560,6 +678,8 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
 
 
 def barrier(group=None, async_op=False, device_ids=None, timeout=None):
+    if _not_member(group, "barrier"):
+        return None
     pg = _world(group)
     return _run([pg.comm.Ibarrier()], [], None, async_op)
 
@@ -568,7 +688,7 @@ def barrier(group=None, async_op=False, device_ids=None, timeout=None):
 
 
 def _peer(pg, rank, group_rank, name, opname):
-    peer = _pick(rank, group_rank, name)
+    peer = _pick(pg, rank, group_rank)
     if peer == pg.rank():
         what = "destination" if name == "dst" else "source"
         raise ValueError(
@@ -580,6 +700,8 @@ def _peer(pg, rank, group_rank, name, opname):
 
 def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
     """Sends ``tensor`` to ``dst`` without waiting; returns a ``Work``."""
+    if _not_member(group, "isend"):
+        return None
     pg = _world(group)
     _check_tensor(tensor)
     dst = _peer(pg, dst, group_dst, "dst", "send")
@@ -589,12 +711,16 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
 
 
 def send(tensor, dst=None, group=None, tag=0, group_dst=None):
+    if _not_member(group, "send"):
+        return
     isend(tensor, dst, group, tag, group_dst).wait()
 
 
 def irecv(tensor, src=None, group=None, tag=0, group_src=None):
     """Receives into ``tensor`` from ``src`` (any rank if None) without waiting. A message of
     another size raises ``RuntimeError`` on the receiving rank at ``wait()``."""
+    if _not_member(group, "irecv"):
+        return None
     pg = _world(group)
     _check_tensor(tensor)
     MPI = _mpi()
@@ -621,13 +747,15 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
 
 
 def recv(tensor, src=None, group=None, tag=0, group_src=None):
-    """Receives into ``tensor``; returns the sender's rank."""
+    """Receives into ``tensor``; returns the sender's global rank (-1 if not in ``group``)."""
+    if _not_member(group, "recv"):
+        return -1
     work = irecv(tensor, src, group, tag, group_src)
     try:
         work.wait()
     except _mpi().Exception as exc:
         raise RuntimeError(f"recv: {exc}") from None
-    return work._source
+    return _world(group).ranks[work._source]
 
 
 # --- Python objects (pickled by mpi4py) -------------------------------------------------------
@@ -635,6 +763,8 @@ def recv(tensor, src=None, group=None, tag=0, group_src=None):
 
 def all_gather_object(object_list, obj, group=None):
     """Fills ``object_list[i]`` (a list of ``world_size`` items) with ``obj`` of rank ``i``."""
+    if _not_member(group, "all_gather_object"):
+        return None
     pg = _world(group)
     for i, item in enumerate(pg.comm.allgather(obj)):
         object_list[i] = item
@@ -642,8 +772,10 @@ def all_gather_object(object_list, obj, group=None):
 
 def broadcast_object_list(object_list, src=None, group=None, device=None, group_src=None):
     """Replaces the items of ``object_list`` with those of rank ``src`` (same length everywhere)."""
+    if _not_member(group, "broadcast_object_list"):
+        return None
     pg = _world(group)
-    src = _pick(src, group_src, "src")
+    src = _pick(pg, src, group_src)
     items = pg.comm.bcast(list(object_list) if pg.rank() == src else None, root=src)
     for i, item in enumerate(items):
         object_list[i] = item
