@@ -149,7 +149,7 @@ class GroupMember:
 
 group = GroupMember
 
-_state = {"pg": None, "excepthook": None, "groups": []}
+_state: dict = {"pg": None, "excepthook": None, "groups": []}
 
 
 def _mpi():
