@@ -12,6 +12,7 @@ from . import (
     _core,
     _functions,
     _index_functions,
+    _math_functions,
     _reduction_functions,
     _sampling,
     _set_functions,
@@ -725,6 +726,28 @@ class _TensorMethods:
 
     def equal(self, other):
         return _functions.equal(self, other)
+
+    # --- math with arguments, composites and aliases (_math_functions.py)
+    arccos, arccos_ = Tensor.acos, Tensor.acos_
+    arccosh, arccosh_ = Tensor.acosh, Tensor.acosh_
+    arcsin, arcsin_ = Tensor.asin, Tensor.asin_
+    arcsinh, arcsinh_ = Tensor.asinh, Tensor.asinh_
+    arctan, arctan_ = Tensor.atan, Tensor.atan_
+    arctanh, arctanh_ = Tensor.atanh, Tensor.atanh_
+    arctan2, arctan2_ = Tensor.atan2, Tensor.atan2_
+    logit, logit_ = _math_functions.logit, _math_functions.logit_
+    sinc, sinc_ = _math_functions.sinc, _math_functions.sinc_
+    xlogy, xlogy_ = _math_functions.xlogy, _math_functions.xlogy_
+    mvlgamma = _math_functions.mvlgamma
+
+    def mvlgamma_(self, p):
+        return self.copy_(_math_functions.mvlgamma(self, p))
+
+    def polygamma(self, n):
+        return _math_functions.polygamma(n, self)
+
+    def polygamma_(self, n):
+        return self.copy_(_math_functions.polygamma(n, self))
 
 
 # what every class body has, not methods to copy

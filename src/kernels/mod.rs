@@ -24,6 +24,7 @@ pub mod conv;
 pub mod elementwise;
 pub mod index;
 pub mod loss;
+pub mod math;
 pub mod matmul;
 pub mod norm;
 pub mod optim;

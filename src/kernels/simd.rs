@@ -276,7 +276,7 @@ pub fn erf_f32(x: f32) -> f32 {
 /// [-pi/4, pi/4]. inf and NaN give NaN.
 #[inline(always)]
 #[allow(clippy::excessive_precision)] // Cephes' coefficients, as published
-fn sincos_f32(x: f32) -> (f32, f32) {
+pub fn sincos_f32(x: f32) -> (f32, f32) {
     const FRAC_2_PI: f64 = std::f64::consts::FRAC_2_PI;
     const PIO2_HI: f64 = 1.570_796_326_734_125_6; // pi/2 to 33 bits
     const PIO2_LO: f64 = 6.077_100_506_506_192e-11; // pi/2 - PIO2_HI

@@ -5,6 +5,7 @@ use crate::autograd::graph::{needs_grad, record, Saved};
 use crate::dtype::{DType, ResultType, Scalar};
 use crate::error::{Error, Result};
 use crate::kernels::elementwise;
+use crate::kernels::math::Math;
 use crate::kernels::simd::Real;
 use crate::layout::broadcast_shapes;
 use crate::storage::Elem;
@@ -95,6 +96,8 @@ macro_rules! for_each_binary_op {
                 bitwise_xor => BitXor,
                 bitwise_left_shift => Shl,
                 bitwise_right_shift => Shr,
+                atan2 => Atan2,
+                hypot => Hypot,
             }
             compare {
                 eq => Eq,
@@ -176,7 +179,7 @@ pub trait Arith {
     const NUMBER_OTHER: bool = true;
     /// One element costs a library call (threads split it sooner).
     const COSTLY: bool = false;
-    fn float<F: Real>(a: F, b: F) -> F;
+    fn float<F: Math>(a: F, b: F) -> F;
     fn int(a: i64, b: i64) -> i64;
     fn boolean(a: bool, b: bool) -> bool;
     /// The output dtype from the operands' promoted one.
@@ -380,7 +383,7 @@ fn number_input() -> Tensor {
 impl Arith for op::Add {
     const NUMBER_FIRST: bool = true;
     #[inline(always)]
-    fn float<F: Real>(a: F, b: F) -> F {
+    fn float<F: Math>(a: F, b: F) -> F {
         a + b
     }
     #[inline(always)]
@@ -402,7 +405,7 @@ impl Arith for op::Add {
 impl Arith for op::Sub {
     const NUMBER_FIRST: bool = true;
     #[inline(always)]
-    fn float<F: Real>(a: F, b: F) -> F {
+    fn float<F: Math>(a: F, b: F) -> F {
         a - b
     }
     #[inline(always)]
@@ -446,7 +449,7 @@ impl Arith for op::Sub {
 impl Arith for op::Mul {
     const NUMBER_FIRST: bool = true;
     #[inline(always)]
-    fn float<F: Real>(a: F, b: F) -> F {
+    fn float<F: Math>(a: F, b: F) -> F {
         a * b
     }
     #[inline(always)]
@@ -499,7 +502,7 @@ impl Arith for op::Mul {
 impl Arith for op::Div {
     const NUMBER_FIRST: bool = true;
     #[inline(always)]
-    fn float<F: Real>(a: F, b: F) -> F {
+    fn float<F: Math>(a: F, b: F) -> F {
         a / b
     }
     #[inline(always)]
@@ -544,11 +547,103 @@ impl Arith for op::Div {
     }
 }
 
+/// atan2(a, b) = atan(a / b) in the quadrant of (b, a); integers compute in the default float.
+impl Arith for op::Atan2 {
+    const NUMBER_OTHER: bool = false;
+    const COSTLY: bool = true;
+    #[inline(always)]
+    fn float<F: Math>(a: F, b: F) -> F {
+        a.atan2_(b)
+    }
+    #[inline(always)]
+    fn int(a: i64, _: i64) -> i64 {
+        a // never reached: computed in float
+    }
+    #[inline(always)]
+    fn boolean(a: bool, _: bool) -> bool {
+        a // never reached, as `int`
+    }
+    fn dtype(promoted: DType) -> DType {
+        if promoted.is_float() {
+            promoted
+        } else {
+            DType::default_float()
+        }
+    }
+    fn backward(_: &Operand, _: &Operand, [ea, eb]: [&Tensor; 2], out: &Tensor) {
+        let saved = vec![Saved::Input(ea.clone()), Saved::Input(eb.clone())];
+        record("Atan2Backward0", &[ea, eb], &[out], saved, |ctx| {
+            // d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2)
+            let g = ctx.grad(0)?;
+            let (a, b) = (&ctx.saved[0], &ctx.saved[1]);
+            let r = div(&g, &add(&mul(a, a)?, &mul(b, b)?)?)?;
+            let ga = if ctx.needs(0) {
+                Some(mul(&r, b)?)
+            } else {
+                None
+            };
+            let gb = if ctx.needs(1) {
+                Some(unary::neg(&mul(&r, a)?)?)
+            } else {
+                None
+            };
+            Ok(vec![ga, gb])
+        })
+    }
+}
+
+/// sqrt(a^2 + b^2) without overflow; float dtypes only, as PyTorch's hypot_cpu.
+impl Arith for op::Hypot {
+    const NUMBER_OTHER: bool = false;
+    const COSTLY: bool = true;
+    #[inline(always)]
+    fn float<F: Math>(a: F, b: F) -> F {
+        a.hypot_(b)
+    }
+    #[inline(always)]
+    fn int(a: i64, _: i64) -> i64 {
+        a // never reached: `check` rejects integers
+    }
+    #[inline(always)]
+    fn boolean(a: bool, _: bool) -> bool {
+        a // never reached: `check` rejects bools
+    }
+    fn check(_: &Operand, _: &Operand, dtype: DType, _: &Tensor) -> Result<()> {
+        if dtype.is_float() {
+            Ok(())
+        } else {
+            Err(Error::dtype_not_implemented("hypot_cpu", dtype))
+        }
+    }
+    fn backward(_: &Operand, _: &Operand, [ea, eb]: [&Tensor; 2], out: &Tensor) {
+        let saved = vec![
+            Saved::Input(ea.clone()),
+            Saved::Input(eb.clone()),
+            Saved::Output(out.clone(), 0),
+        ];
+        record("HypotBackward0", &[ea, eb], &[out], saved, |ctx| {
+            // d/da = a / out, d/db = b / out
+            let r = div(&ctx.grad(0)?, &ctx.saved[2])?;
+            let ga = if ctx.needs(0) {
+                Some(mul(&r, &ctx.saved[0])?)
+            } else {
+                None
+            };
+            let gb = if ctx.needs(1) {
+                Some(mul(&r, &ctx.saved[1])?)
+            } else {
+                None
+            };
+            Ok(vec![ga, gb])
+        })
+    }
+}
+
 impl Arith for op::Pow {
     const NUMBER_FIRST: bool = true;
     const COSTLY: bool = true;
     #[inline(always)]
-    fn float<F: Real>(a: F, b: F) -> F {
+    fn float<F: Math>(a: F, b: F) -> F {
         if b == F::c(2.0) {
             a * a
         } else {
@@ -679,7 +774,7 @@ fn pow_grad_factor<F: Real>(x: F, e: F) -> F {
 impl Arith for op::Maximum {
     const NUMBER_OTHER: bool = false;
     #[inline(always)]
-    fn float<F: Real>(a: F, b: F) -> F {
+    fn float<F: Math>(a: F, b: F) -> F {
         if a.is_nan() || b.is_nan() {
             F::NAN
         } else if a > b {
@@ -704,7 +799,7 @@ impl Arith for op::Maximum {
 impl Arith for op::Minimum {
     const NUMBER_OTHER: bool = false;
     #[inline(always)]
-    fn float<F: Real>(a: F, b: F) -> F {
+    fn float<F: Math>(a: F, b: F) -> F {
         if a.is_nan() || b.is_nan() {
             F::NAN
         } else if a < b {
@@ -760,7 +855,7 @@ impl Arith for op::FloorDiv {
     /// `floor(a / b)` rounds, as Python's `//`: `1.0 // 0.1 == 9.0`), zero keeping the sign of
     /// `a / b`, and IEEE's `a / b` for a zero divisor.
     #[inline(always)]
-    fn float<F: Real>(a: F, b: F) -> F {
+    fn float<F: Math>(a: F, b: F) -> F {
         let (zero, one) = (F::c(0.0), F::c(1.0));
         if b == zero {
             return a / b;
@@ -827,7 +922,7 @@ pub struct DivTrunc;
 impl Arith for DivTrunc {
     /// `trunc(a / b)`, as PyTorch.
     #[inline(always)]
-    fn float<F: Real>(a: F, b: F) -> F {
+    fn float<F: Math>(a: F, b: F) -> F {
         let q = a / b;
         if q < F::c(0.0) {
             -(-q).floor()
@@ -887,7 +982,7 @@ pub fn div_rounding(a: &Operand, b: &Operand, trunc: bool) -> Result<Tensor> {
 impl Arith for op::Rem {
     const NUMBER_FIRST: bool = true;
     #[inline(always)]
-    fn float<F: Real>(a: F, b: F) -> F {
+    fn float<F: Math>(a: F, b: F) -> F {
         let r = a % b;
         if r != F::c(0.0) && ((r < F::c(0.0)) != (b < F::c(0.0))) {
             r + b
@@ -951,7 +1046,7 @@ macro_rules! bitwise {
     ($ty:ident, $kernel:literal, $op:tt) => {
         impl Arith for op::$ty {
             #[inline(always)]
-            fn float<F: Real>(a: F, _: F) -> F {
+            fn float<F: Math>(a: F, _: F) -> F {
                 a // never reached: `check` rejects floats
             }
             #[inline(always)]
@@ -984,7 +1079,7 @@ fn reject_non_integer(kernel: &str, dtype: DType) -> Result<()> {
 impl Arith for op::Shl {
     const NUMBER_FIRST: bool = true;
     #[inline(always)]
-    fn float<F: Real>(a: F, _: F) -> F {
+    fn float<F: Math>(a: F, _: F) -> F {
         a // never reached: `check` rejects floats
     }
     /// As PyTorch: a shift by a negative amount or by 64 or more gives 0.
@@ -1008,7 +1103,7 @@ impl Arith for op::Shl {
 impl Arith for op::Shr {
     const NUMBER_FIRST: bool = true;
     #[inline(always)]
-    fn float<F: Real>(a: F, _: F) -> F {
+    fn float<F: Math>(a: F, _: F) -> F {
         a // never reached: `check` rejects floats
     }
     /// Arithmetic shift; as PyTorch, a negative amount or one of 63 or more shifts by 63 (the

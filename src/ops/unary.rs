@@ -8,7 +8,7 @@ use crate::kernels::{activation, elementwise, simd};
 use crate::tensor::Tensor;
 
 /// Applies a float function elementwise; ints and bools are computed in float32.
-fn float_map<F32, F64>(t: &Tensor, f32f: F32, f64f: F64) -> Result<Tensor>
+pub(crate) fn float_map<F32, F64>(t: &Tensor, f32f: F32, f64f: F64) -> Result<Tensor>
 where
     F32: Fn(f32) -> f32 + Send + Sync,
     F64: Fn(f64) -> f64 + Send + Sync,
@@ -70,8 +70,12 @@ pub fn fused_grad(
 
 /// Defines a float unary op: kernel for f32 and f64, saved tensor, and its backward: the fused
 /// kernel `activation::$k` and the same formula in differentiable ops.
+/// `grad: name` is a kernel of kernels::activation, `grad: module::name` one of another module.
 macro_rules! float_unary {
     ($name:ident, $node:literal, $f:expr, $f32:expr, save: $save:ident, grad: $k:ident, |$ctx:ident, $s:ident, $g:ident| $bw:expr) => {
+        float_unary!($name, $node, $f, $f32, save: $save, grad: activation::$k, |$ctx, $s, $g| $bw);
+    };
+    ($name:ident, $node:literal, $f:expr, $f32:expr, save: $save:ident, grad: $km:ident :: $k:ident, |$ctx:ident, $s:ident, $g:ident| $bw:expr) => {
         pub fn $name(t: &Tensor) -> Result<Tensor> {
             let out = float_map(t, $f32, |x: f64| ($f)(x))?;
             if needs_grad(&[t]) {
@@ -79,7 +83,7 @@ macro_rules! float_unary {
                 record($node, &[t], &[&out], saved, |$ctx| {
                     let $g = $ctx.grad(0)?;
                     let $s = $ctx.saved[0].clone();
-                    let grad = fused_grad(&$g, &$s, activation::$k::<f32>, activation::$k::<f64>, || Ok($bw))?;
+                    let grad = fused_grad(&$g, &$s, $km::$k::<f32>, $km::$k::<f64>, || Ok($bw))?;
                     Ok(vec![Some(grad)])
                 });
             }
@@ -89,6 +93,7 @@ macro_rules! float_unary {
     (@save input, $t:ident, $out:ident) => { vec![Saved::Input($t.clone())] };
     (@save output, $t:ident, $out:ident) => { vec![Saved::Output($out.clone(), 0)] };
 }
+pub(crate) use float_unary;
 
 fn t(x: &Tensor) -> Operand {
     Operand::T(x.clone())
@@ -695,6 +700,23 @@ macro_rules! for_each_unary_op {
             frac => frac_ fn,
             logical_not => logical_not_,
             bitwise_not => bitwise_not_,
+            tan => tan_ fn,
+            atan => atan_ fn,
+            asin => asin_ fn,
+            acos => acos_ fn,
+            sinh => sinh_ fn,
+            cosh => cosh_ fn,
+            asinh => asinh_ fn,
+            acosh => acosh_ fn,
+            atanh => atanh_ fn,
+            log2 => log2_ fn,
+            log10 => log10_ fn,
+            exp2 => exp2_ fn,
+            expm1 => expm1_ fn,
+            erfc => erfc_ fn,
+            erfinv => erfinv_,
+            lgamma => lgamma_,
+            digamma => digamma_,
         }
     };
 }

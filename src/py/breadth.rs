@@ -1,6 +1,6 @@
 //! Bindings of `diagonal` / `diag_embed` (src/ops/diagonal.rs), the `scatter_reduce` forward
 //! (src/ops/scatter_reduce.rs) and `index_put` (src/ops/index.rs); argument handling in
-//! ferrograd's Python layer.
+//! ferrograd's Python layer; `polygamma` (src/ops/math.rs).
 
 use super::errors::{run, Work};
 use super::tensor::PyTensor;
@@ -75,7 +75,18 @@ fn _index_put(
     .map(PyTensor::new)
 }
 
+/// `torch.polygamma(n, input)` (n = 0: digamma).
+#[pyfunction]
+fn _polygamma(py: Python<'_>, n: i64, input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+    let x = input.t.clone();
+    run(py, Work::elems([&input.t]), move || {
+        crate::ops::polygamma(n, &x)
+    })
+    .map(PyTensor::new)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_polygamma, m)?)?;
     m.add_function(wrap_pyfunction!(_index_put, m)?)?;
     m.add_function(wrap_pyfunction!(_diagonal, m)?)?;
     m.add_function(wrap_pyfunction!(_diag_embed, m)?)?;

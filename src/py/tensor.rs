@@ -707,6 +707,20 @@ impl PyTensor {
     fn __imod__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
         inplace(slf, BinOp::Rem, o).map(|_| ())
     }
+    fn atan2_<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        tensor_arg(other, "other")?;
+        inplace(slf, BinOp::Atan2, other)
+    }
+    fn hypot_<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        tensor_arg(other, "other")?;
+        inplace(slf, BinOp::Hypot, other)
+    }
     fn zero_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
         guarded(|| ops::zero_(&slf.get().t))?;
         Ok(slf.clone())

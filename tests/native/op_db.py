@@ -3415,3 +3415,116 @@ ERROR_CASES += [
     ("floor_divide_backward", lambda lib: (lib.ones(2, requires_grad=True) // 2).sum().backward(),
      RuntimeError, "derivative for aten::floor_divide is not implemented"),
 ]
+
+
+# ---- math: trig, hyperbolic, logs/exponentials, special functions (src/ops/math.rs) ----------
+
+
+def _digamma_ref(x):
+    """psi(x) in float64 (no scipy): the recurrence up to 20, then the asymptotic series."""
+    def one(v):
+        if v <= 0 and v == math.floor(v):
+            return math.nan
+        if v < 0:  # reflection
+            return one(1 - v) - math.pi / math.tan(math.pi * v)
+        acc = 0.0
+        while v < 20:
+            acc -= 1 / v
+            v += 1
+        z = 1 / (v * v)
+        return acc + math.log(v) - 0.5 / v - z * (1 / 12 - z * (1 / 120 - z * (1 / 252 - z / 240)))
+    return np.vectorize(one, otypes=[np.float64])(x)
+
+
+def _polygamma_ref(n, x):
+    """psi^(n)(x), n >= 1: the recurrence up to 30, then the asymptotic series."""
+    def one(v):
+        acc = 0.0
+        while v < 30:
+            acc += (-1) ** (n + 1) * math.factorial(n) / v ** (n + 1)
+            v += 1
+        bern = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66]
+        s = math.factorial(n - 1) / v ** n + math.factorial(n) / (2 * v ** (n + 1))
+        for k, b in enumerate(bern, start=1):
+            s += b * math.factorial(2 * k + n - 1) / (math.factorial(2 * k) * v ** (2 * k + n))
+        return acc + (-1) ** (n + 1) * s
+    return np.vectorize(one, otypes=[np.float64])(x)
+
+
+def _erfinv_ref(y):
+    """erfinv by Newton's method on math.erf from a bisection start."""
+    def one(v):
+        if abs(v) >= 1:
+            return math.copysign(math.inf, v) if abs(v) == 1 else math.nan
+        lo, hi = -6.0, 6.0
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if math.erf(mid) < v else (lo, mid)
+        r = (lo + hi) / 2
+        for _ in range(3):
+            r -= (math.erf(r) - v) / (2 / math.sqrt(math.pi) * math.exp(-r * r))
+        return r
+    return np.vectorize(one, otypes=[np.float64])(y)
+
+
+_unit = lambda g, *s: g.f(*s, lo=-0.9, hi=0.9)  # noqa: E731  (asin, acos, atanh, erfinv)
+_above_one = lambda g, *s: g.f(*s, lo=1.2, hi=3.0)  # noqa: E731  (acosh)
+_gamma_domain = lambda g, *s: g.f(*s, lo=0.3, hi=4.0)  # noqa: E731  (lgamma, digamma, polygamma)
+
+OP_DB += [
+    _unary("tan", np.tan, lambda g, *s: g.f(*s, lo=-1.2, hi=1.2)),
+    _unary("atan", np.arctan, lambda g, *s: g.f(*s, lo=-4, hi=4)),
+    _unary("asin", np.arcsin, _unit),
+    _unary("acos", np.arccos, _unit),
+    _unary("sinh", np.sinh),
+    _unary("cosh", np.cosh),
+    _unary("asinh", np.arcsinh, lambda g, *s: g.f(*s, lo=-4, hi=4)),
+    _unary("acosh", np.arccosh, _above_one),
+    _unary("atanh", np.arctanh, _unit),
+    _unary("log2", np.log2, _pos),
+    _unary("log10", np.log10, _pos),
+    _unary("exp2", np.exp2),
+    _unary("expm1", np.expm1),
+    _unary("erfc", np.vectorize(math.erfc, otypes=[np.float64])),
+    _unary("erfinv", _erfinv_ref, _unit),
+    _unary("lgamma", np.vectorize(math.lgamma, otypes=[np.float64]), _gamma_domain),
+    _unary("digamma", _digamma_ref, _gamma_domain),
+    OpInfo("polygamma", {"fn.polygamma": lambda lib, x, n=1: lib.polygamma(n, x),
+                         "method.polygamma": lambda lib, x, n=1: x.polygamma(n)},
+           lambda x, n=1: _polygamma_ref(n, x),
+           lambda g: [Sample(g.f(3, 4, lo=0.3, hi=4.0), n=n) for n in (1, 2, 3)]
+           + [Sample(g.f(5, lo=0.3, hi=4.0), views={0: "slice"}, n=1)]),
+    OpInfo("mvlgamma", V(fn="mvlgamma", method="mvlgamma"),
+           lambda x, p: sum(np.vectorize(math.lgamma)(x - i / 2) for i in range(p))
+           + p * (p - 1) / 4 * math.log(math.pi),
+           lambda g: [Sample(g.f(3, 4, lo=2.0, hi=4.0), p=p) for p in (1, 3)]),
+    _unary("arctan", np.arctan, lambda g, *s: g.f(*s, lo=-4, hi=4)),
+    _unary("sinc", np.sinc, extra=_zeros_sample),
+    OpInfo("logit", V(fn="logit", method="logit"),
+           lambda x, eps=None: np.log(np.clip(x, eps, 1 - eps) / (1 - np.clip(x, eps, 1 - eps))) if eps is not None
+           else np.log(x / (1 - x)),
+           lambda g: [Sample(g.f(3, 4, lo=0.05, hi=0.95)), Sample(g.f(5, lo=0.05, hi=0.95), views={0: "slice"}),
+                      Sample(g.f(3, 4, lo=0.05, hi=0.95, avoid=(0.2, 0.8)), eps=0.2)]),
+    OpInfo("atan2", V(fn="atan2", method="atan2"), np.arctan2,
+           binary_samples(make_b=lambda g, *s: g.nz(*s), scalars=())),
+    OpInfo("arctan2", V(fn="arctan2", method="arctan2"), np.arctan2,
+           binary_samples(make_b=lambda g, *s: g.nz(*s), scalars=())),
+    OpInfo("hypot", V(fn="hypot", method="hypot"), np.hypot,
+           binary_samples(make_a=lambda g, *s: g.nz(*s), scalars=())),
+    OpInfo("xlogy", V(fn="xlogy", method="xlogy"),
+           lambda x, y: np.where(x == 0, 0.0, x * np.log(y)),
+           lambda g: binary_samples(make_b=lambda g, *s: g.pos(*s), scalars=(2.5,))(g)
+           + [Sample(np.array([0.0, 1.5, 0.0]), np.array([0.5, 2.0, 3.0]))]),
+]
+_UNARY_INPLACE.update({
+    "tan": True, "atan": True, "asin": True, "acos": True, "sinh": True, "cosh": True, "asinh": True,
+    "acosh": True, "atanh": True, "log2": True, "log10": True, "exp2": True, "expm1": True, "erfc": True,
+    "erfinv": False, "lgamma": False, "digamma": False,
+})
+OP_DB += [_inplace_row(name, function) for name, function in _UNARY_INPLACE.items()
+          if name not in {r.name[:-1] for r in OP_DB if r.name.endswith("_")}]
+for _row in OP_DB:
+    if _row.name in ("asinh_", "acosh_", "atanh_"):
+        # PyTorch 2.13 raises "the derivative for 'inplace version of asinh' is not implemented"
+        # (ferrograd's in-place forms are differentiable: the out-of-place rows check the formula)
+        _row.differentiable = False

@@ -113,6 +113,25 @@ def ulps32(got, want):
         ("cos", np.cos, -1.4, 1.4, 2),
         ("tanh", np.tanh, -9.0, 9.0, 3),
         ("sigmoid", lambda v: 1.0 / (1.0 + np.exp(-v)), -30.0, 30.0, 4),
+        # src/kernels/math.rs (Cephes' single-precision polynomials, vectorised)
+        ("tan", np.tan, -1.5, 1.5, 4),
+        ("atan", np.arctan, -1e4, 1e4, 2),
+        ("atan", np.arctan, -3.0, 3.0, 2),
+        ("asin", np.arcsin, -1.0, 1.0, 3),
+        ("acos", np.arccos, -1.0, 1.0, 2),
+        ("sinh", np.sinh, -89.0, 89.0, 4),
+        ("sinh", np.sinh, -1.5, 1.5, 3),
+        ("cosh", np.cosh, -89.0, 89.0, 4),
+        ("asinh", np.arcsinh, -1e5, 1e5, 3),
+        ("asinh", np.arcsinh, -2.0, 2.0, 3),
+        ("acosh", np.arccosh, 1.0, 1e5, 3),
+        ("acosh", np.arccosh, 1.0, 3.0, 3),
+        ("atanh", np.arctanh, -0.999, 0.999, 3),
+        ("log2", np.log2, 1e-30, 1e30, 2),
+        ("log10", np.log10, 1e-30, 1e30, 2),
+        ("exp2", np.exp2, -126.0, 127.0, 2),
+        ("expm1", np.expm1, -20.0, 20.0, 4),
+        ("erfc", np.vectorize(math.erfc), -4.0, 9.0, 4),
     ],
 )
 def test_float32_vector_math_is_within_its_bound(name, ref, lo, hi, bound):
@@ -120,6 +139,30 @@ def test_float32_vector_math_is_within_its_bound(name, ref, lo, hi, bound):
     got = getattr(T.tensor(x), name)().numpy()
     want = ref(x.astype(np.float64))
     assert ulps32(got, want).max() <= bound
+
+
+def test_special_values_of_the_math_kernels():
+    inf, nan = math.inf, math.nan
+    # atan2 at signed zeros and infinities, float32 (vectorised) and float64, as numpy
+    ys = np.array([0.0, -0.0, 0.0, -0.0, inf, -inf, inf, -inf, 1.0, -1.0, nan, 1.0])
+    xs = np.array([0.0, 0.0, -0.0, -0.0, inf, inf, -inf, -inf, 0.0, -0.0, 1.0, nan])
+    for dt in (np.float32, np.float64):
+        got = T.atan2(T.tensor(ys.astype(dt)), T.tensor(xs.astype(dt))).numpy()
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(np.arctan2(ys, xs)))
+        np.testing.assert_allclose(got, np.arctan2(ys, xs).astype(dt), rtol=1e-6)
+        hyp = T.hypot(T.tensor(np.array([inf, 3.0], dtype=dt)), T.tensor(np.array([nan, 4.0], dtype=dt)))
+        assert hyp.tolist() == [inf, 5.0]
+    f = lambda name, vals: getattr(T.tensor(np.array(vals, dtype=np.float32)), name)().tolist()  # noqa: E731
+    assert f("exp2", [-200.0, 200.0, 0.0, 3.0, -inf, inf]) == [0.0, inf, 1.0, 8.0, 0.0, inf]
+    assert all(math.isnan(v) for v in f("asin", [1.5, -2.0, nan])) and f("asin", [1.0]) == [np.float32(math.pi / 2)]
+    assert math.isnan(f("acosh", [0.5])[0]) and f("acosh", [1.0]) == [0.0]
+    assert f("atanh", [1.0, -1.0]) == [inf, -inf]
+    assert f("sinh", [inf, -inf, 0.0]) == [inf, -inf, 0.0] and f("cosh", [-inf]) == [inf]
+    assert f("atan", [inf, -inf]) == [np.float32(math.pi / 2), -np.float32(math.pi / 2)]
+    assert f("log2", [0.0, 8.0]) == [-inf, 3.0] and f("log10", [1000.0])[0] == np.float32(3.0)
+    assert f("erfinv", [1.0, -1.0, 0.0]) == [inf, -inf, 0.0] and math.isnan(f("erfinv", [1.5])[0])
+    assert f("lgamma", [1.0, 2.0])[0] == 0.0 and f("digamma", [0.0]) == [-inf]
+    assert math.isnan(f("digamma", [-2.0])[0])
 
 
 def test_sin_and_cos_of_large_arguments_stay_accurate():

@@ -1,0 +1,106 @@
+"""Math functions with arguments the core's op tables do not carry (``polygamma(n, x)``,
+``mvlgamma(x, p)``, ``logit(x, eps)``), the composites PyTorch users call (``sinc``,
+``xlogy``), and the ``arc*`` aliases. The elementwise kernels themselves (tan, atan, asinh,
+log2, erfc, lgamma, digamma, atan2, hypot, ...) are the core's (src/ops/math.rs).
+
+The composites are written with differentiable ops, so their gradients (and gradients of
+gradients) come from autograd; the graph shows those ops rather than PyTorch's single node.
+"""
+
+import math
+
+from . import _core
+from ._core import Tensor
+from ._dtype import get_default_dtype
+from ._factories import arange, full
+from ._functions import _not_a_tensor
+
+__all__ = [
+    "arccos", "arccos_", "arccosh", "arccosh_", "arcsin", "arcsin_", "arcsinh", "arcsinh_",
+    "arctan", "arctan2", "arctan_", "arctanh", "arctanh_", "logit", "logit_", "mvlgamma",
+    "polygamma", "sinc", "sinc_", "xlogy", "xlogy_",
+]
+
+
+def _float(input):
+    """``input`` as a floating tensor (integers and bools in the default dtype)."""
+    return input if input.is_floating_point() else input.to(get_default_dtype())
+
+
+def _wrapped_dtype(tensor):
+    """The dtype a Python number computes in beside ``tensor`` (PyTorch's wrapped number)."""
+    return tensor.dtype if tensor.is_floating_point() else get_default_dtype()
+
+
+def polygamma(n, input):
+    """The ``n``-th derivative of the digamma function (``n = 0``: digamma)."""
+    if not isinstance(input, Tensor):
+        raise _not_a_tensor("polygamma", input)
+    return _core._polygamma(n, input)
+
+
+def mvlgamma(input, p):
+    """The multivariate log-gamma of dimension ``p``:
+    ``p(p-1)/4 log(pi) + sum_i lgamma(input - i/2)``, i = 0 .. p-1."""
+    if not isinstance(input, Tensor):
+        raise _not_a_tensor("mvlgamma", input)
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    x = _float(input)
+    halves = arange(p, dtype=x.dtype) * 0.5
+    return (x.unsqueeze(-1) - halves).lgamma().sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
+
+
+def sinc(input):
+    """``sin(pi x) / (pi x)``, 1 at 0 (with gradient 0 there)."""
+    if not isinstance(input, Tensor):
+        raise _not_a_tensor("sinc", input)
+    x = _float(input)
+    zero = x == 0
+    safe = _core.where(zero, 1.0, x) * math.pi  # no 0/0 in the branch where() drops
+    return _core.where(zero, 1.0, safe.sin() / safe)
+
+
+def logit(input, eps=None):
+    """``log(x / (1 - x))``, with ``x`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given."""
+    if not isinstance(input, Tensor):
+        raise _not_a_tensor("logit", input)
+    x = _float(input)
+    if eps is not None:
+        x = x.clamp(eps, 1 - eps)
+    return x.log() - (-x).log1p()
+
+
+def xlogy(input, other):
+    """``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN); either may be
+    a number."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise _not_a_tensor("xlogy", input)
+    x = input if isinstance(input, Tensor) else full((), input, dtype=_wrapped_dtype(other))
+    y = other if isinstance(other, Tensor) else full((), other, dtype=_wrapped_dtype(input))
+    x, y = _float(x), _float(y)
+    # x * log(y) with log(y) read as 0 where x = 0 and y <= 0 (or y = inf): the value is then
+    # 0 there, and the gradients are PyTorch's (d/dx = log(y), masked where x = 0 and y <= 0;
+    # d/dy = x / y). Only d/dx at x = 0, y = inf differs (0, PyTorch's inf).
+    return x * _core.where((x == 0) & ((y <= 0) | y.isinf()), 0.0, y.log()) + 0.0  # no -0.0
+
+
+def _inplace(name, fn):
+    def method(self, *args, **kwargs):
+        return self.copy_(fn(self, *args, **kwargs))
+
+    method.__name__ = name
+    return method
+
+
+logit_ = _inplace("logit_", logit)
+sinc_ = _inplace("sinc_", sinc)
+xlogy_ = _inplace("xlogy_", xlogy)
+
+arccos, arccos_ = _core.acos, _core.acos_
+arccosh, arccosh_ = _core.acosh, _core.acosh_
+arcsin, arcsin_ = _core.asin, _core.asin_
+arcsinh, arcsinh_ = _core.asinh, _core.asinh_
+arctan, arctan_ = _core.atan, _core.atan_
+arctanh, arctanh_ = _core.atanh, _core.atanh_
+arctan2 = _core.atan2

@@ -1,0 +1,700 @@
+//! Elementwise math beyond exp/log/sin/cos/tanh/erf: trig and hyperbolic functions and their
+//! inverses, log2/log10/exp2, atan2 and hypot, erfc/erfinv, the gamma family (lgamma, digamma,
+//! polygamma) — each for f32 and f64, plus the fused backward kernels of the unary ones.
+//!
+//! f32 versions of the functions PyTorch vectorises (SLEEF) are branch-free polynomial
+//! approximations (Cephes' single-precision ones) so that the elementwise loops vectorise; their
+//! measured error bounds are in `tests/native/test_kernel_engine.py`. f64 versions use the
+//! standard library or the `libm` crate. The special functions PyTorch itself computes one
+//! element at a time (erfc, lgamma, digamma, polygamma, erfinv) are scalar here too.
+
+use super::simd::{exp_f32, log_f32, sincos_f32, Real};
+use std::f32::consts as c32;
+
+/// The functions of this module for one float type.
+pub trait Math: Real {
+    fn tan_(self) -> Self;
+    fn atan_(self) -> Self;
+    fn asin_(self) -> Self;
+    fn acos_(self) -> Self;
+    fn sinh_(self) -> Self;
+    fn cosh_(self) -> Self;
+    fn asinh_(self) -> Self;
+    fn acosh_(self) -> Self;
+    fn atanh_(self) -> Self;
+    fn log2_(self) -> Self;
+    fn log10_(self) -> Self;
+    fn exp2_(self) -> Self;
+    fn expm1_(self) -> Self;
+    fn erfc_(self) -> Self;
+    fn erfinv_(self) -> Self;
+    fn lgamma_(self) -> Self;
+    fn digamma_(self) -> Self;
+    fn atan2_(self, x: Self) -> Self;
+    fn hypot_(self, b: Self) -> Self;
+}
+
+impl Math for f32 {
+    #[inline(always)]
+    fn tan_(self) -> f32 {
+        let (s, c) = sincos_f32(self);
+        s / c
+    }
+    #[inline(always)]
+    fn atan_(self) -> f32 {
+        atan_f32(self)
+    }
+    #[inline(always)]
+    fn asin_(self) -> f32 {
+        asin_f32(self)
+    }
+    #[inline(always)]
+    fn acos_(self) -> f32 {
+        acos_f32(self)
+    }
+    #[inline(always)]
+    fn sinh_(self) -> f32 {
+        sinh_f32(self)
+    }
+    #[inline(always)]
+    fn cosh_(self) -> f32 {
+        cosh_f32(self)
+    }
+    #[inline(always)]
+    fn asinh_(self) -> f32 {
+        asinh_f32(self)
+    }
+    #[inline(always)]
+    fn acosh_(self) -> f32 {
+        acosh_f32(self)
+    }
+    #[inline(always)]
+    fn atanh_(self) -> f32 {
+        atanh_f32(self)
+    }
+    #[inline(always)]
+    fn log2_(self) -> f32 {
+        log_f32(self) * c32::LOG2_E
+    }
+    #[inline(always)]
+    fn log10_(self) -> f32 {
+        log_f32(self) * c32::LOG10_E
+    }
+    #[inline(always)]
+    fn exp2_(self) -> f32 {
+        exp2_f32(self)
+    }
+    #[inline(always)]
+    fn expm1_(self) -> f32 {
+        super::simd::expm1_f32(self)
+    }
+    #[inline(always)]
+    fn erfc_(self) -> f32 {
+        libm::erfcf(self)
+    }
+    #[inline(always)]
+    fn erfinv_(self) -> f32 {
+        erfinv_f64(self as f64) as f32
+    }
+    #[inline(always)]
+    fn lgamma_(self) -> f32 {
+        libm::lgammaf(self)
+    }
+    #[inline(always)]
+    fn digamma_(self) -> f32 {
+        digamma_f64(self as f64) as f32
+    }
+    #[inline(always)]
+    fn atan2_(self, x: f32) -> f32 {
+        atan2_f32(self, x)
+    }
+    #[inline(always)]
+    fn hypot_(self, b: f32) -> f32 {
+        // in f64: no overflow or underflow of the squares, one rounding at the end
+        let (a, b) = (self as f64, b as f64);
+        let h = (a * a + b * b).sqrt() as f32;
+        if self.is_infinite() || b.is_infinite() {
+            f32::INFINITY
+        } else {
+            h
+        }
+    }
+}
+
+impl Math for f64 {
+    #[inline(always)]
+    fn tan_(self) -> f64 {
+        self.tan()
+    }
+    #[inline(always)]
+    fn atan_(self) -> f64 {
+        self.atan()
+    }
+    #[inline(always)]
+    fn asin_(self) -> f64 {
+        self.asin()
+    }
+    #[inline(always)]
+    fn acos_(self) -> f64 {
+        self.acos()
+    }
+    #[inline(always)]
+    fn sinh_(self) -> f64 {
+        self.sinh()
+    }
+    #[inline(always)]
+    fn cosh_(self) -> f64 {
+        self.cosh()
+    }
+    #[inline(always)]
+    fn asinh_(self) -> f64 {
+        self.asinh()
+    }
+    #[inline(always)]
+    fn acosh_(self) -> f64 {
+        self.acosh()
+    }
+    #[inline(always)]
+    fn atanh_(self) -> f64 {
+        self.atanh()
+    }
+    #[inline(always)]
+    fn log2_(self) -> f64 {
+        self.log2()
+    }
+    #[inline(always)]
+    fn log10_(self) -> f64 {
+        self.log10()
+    }
+    #[inline(always)]
+    fn exp2_(self) -> f64 {
+        self.exp2()
+    }
+    #[inline(always)]
+    fn expm1_(self) -> f64 {
+        self.exp_m1()
+    }
+    #[inline(always)]
+    fn erfc_(self) -> f64 {
+        libm::erfc(self)
+    }
+    #[inline(always)]
+    fn erfinv_(self) -> f64 {
+        erfinv_f64(self)
+    }
+    #[inline(always)]
+    fn lgamma_(self) -> f64 {
+        libm::lgamma(self)
+    }
+    #[inline(always)]
+    fn digamma_(self) -> f64 {
+        digamma_f64(self)
+    }
+    #[inline(always)]
+    fn atan2_(self, x: f64) -> f64 {
+        self.atan2(x)
+    }
+    #[inline(always)]
+    fn hypot_(self, b: f64) -> f64 {
+        self.hypot(b)
+    }
+}
+
+// ---- f32 approximations (Cephes' single-precision routines, branches turned into selects) ----
+
+/// atan on [0, tan(pi/8)] after Cephes' reduction.
+#[inline(always)]
+#[allow(clippy::excessive_precision)] // Cephes' coefficients, as published
+fn atan_poly(x: f32) -> f32 {
+    let z = x * x;
+    (((8.053_744_495_38e-2 * z - 1.387_768_560_32e-1) * z + 1.997_771_064_78e-1) * z
+        - 3.333_294_915_39e-1)
+        * z
+        * x
+        + x
+}
+
+#[inline(always)]
+pub fn atan_f32(x: f32) -> f32 {
+    let a = x.abs();
+    let big = a > 2.414_213_5; // tan(3 pi / 8)
+    let mid = a > 0.414_213_57; // tan(pi / 8)
+    let r = if big {
+        -1.0 / a
+    } else if mid {
+        (a - 1.0) / (a + 1.0)
+    } else {
+        a
+    };
+    let base = if big {
+        c32::FRAC_PI_2
+    } else if mid {
+        c32::FRAC_PI_4
+    } else {
+        0.0
+    };
+    (base + atan_poly(r)).copysign(x)
+}
+
+/// atan2 from atan of a ratio in [0, 1], then the octant: exact special cases for zeros and
+/// infinities (atan2(+-0, -0) = +-pi, atan2(inf, inf) = pi/4, ...), NaN in, NaN out.
+#[inline(always)]
+pub fn atan2_f32(y: f32, x: f32) -> f32 {
+    let (a, b) = (y.abs(), x.abs());
+    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+    let t = if hi == 0.0 {
+        0.0
+    } else if a == b {
+        1.0
+    } else {
+        lo / hi
+    };
+    let r = atan_f32(t);
+    let r = if a > b { c32::FRAC_PI_2 - r } else { r };
+    let r = if x.is_sign_negative() { c32::PI - r } else { r };
+    r.copysign(y)
+}
+
+/// asin on [0, 0.5].
+#[inline(always)]
+#[allow(clippy::excessive_precision)] // Cephes' coefficients, as published
+fn asin_poly(a: f32) -> f32 {
+    let z = a * a;
+    ((((4.216_319_904_8e-2 * z + 2.418_131_104_9e-2) * z + 4.547_002_599_8e-2) * z
+        + 7.495_300_268_6e-2)
+        * z
+        + 1.666_675_242_2e-1)
+        * z
+        * a
+        + a
+}
+
+#[inline(always)]
+pub fn asin_f32(x: f32) -> f32 {
+    let a = x.abs();
+    let big = a > 0.5;
+    let p = asin_poly(if big { (0.5 * (1.0 - a)).sqrt() } else { a });
+    let r = if big { c32::FRAC_PI_2 - 2.0 * p } else { p };
+    r.copysign(x) // |x| > 1: the sqrt gave NaN
+}
+
+#[inline(always)]
+pub fn acos_f32(x: f32) -> f32 {
+    let a = x.abs();
+    let big = a > 0.5;
+    let p = asin_poly(if big { (0.5 * (1.0 - a)).sqrt() } else { a });
+    if big {
+        if x > 0.0 {
+            2.0 * p
+        } else {
+            c32::PI - 2.0 * p
+        }
+    } else {
+        c32::FRAC_PI_2 - p.copysign(x)
+    }
+}
+
+/// e^|x| / 2 without overflowing before the result does (up to |x| ~ 89.4).
+#[inline(always)]
+fn half_exp(a: f32) -> f32 {
+    let h = exp_f32(0.5 * a);
+    (0.5 * h) * h
+}
+
+#[inline(always)]
+#[allow(clippy::excessive_precision)] // Cephes' coefficients, as published
+pub fn sinh_f32(x: f32) -> f32 {
+    let a = x.abs();
+    let z = x * x;
+    let small =
+        ((2.037_219_129_45e-4 * z + 8.330_283_762_39e-3) * z + 1.666_671_602_11e-1) * z * x + x;
+    let e = exp_f32(a);
+    let big = if a > 88.0 {
+        half_exp(a)
+    } else {
+        0.5 * e - 0.5 / e
+    };
+    if a > 1.0 {
+        big.copysign(x)
+    } else {
+        small
+    }
+}
+
+#[inline(always)]
+pub fn cosh_f32(x: f32) -> f32 {
+    let a = x.abs();
+    let e = exp_f32(a);
+    if a > 88.0 {
+        half_exp(a)
+    } else {
+        0.5 * e + 0.5 / e
+    }
+}
+
+#[inline(always)]
+#[allow(clippy::excessive_precision)] // Cephes' coefficients, as published
+pub fn asinh_f32(x: f32) -> f32 {
+    let a = x.abs();
+    let z = a * a;
+    let small = (((2.012_200_330_9e-2 * z - 4.269_934_097_2e-2) * z + 7.484_758_608_8e-2) * z
+        - 1.666_628_813_4e-1)
+        * z
+        * a
+        + a;
+    let large = log_f32(a) + c32::LN_2;
+    let mid = log_f32(a + (z + 1.0).sqrt());
+    let r = if a > 1500.0 {
+        large
+    } else if a < 0.5 {
+        small
+    } else {
+        mid
+    };
+    r.copysign(x)
+}
+
+#[inline(always)]
+#[allow(clippy::excessive_precision)] // Cephes' coefficients, as published
+pub fn acosh_f32(x: f32) -> f32 {
+    let z = x - 1.0;
+    let small = ((((1.759_688_107_1e-3 * z - 7.527_288_671_3e-3) * z + 2.645_490_501_9e-2) * z
+        - 1.178_474_170_3e-1)
+        * z
+        + 1.414_213_526_3)
+        * z.sqrt();
+    let large = log_f32(x) + c32::LN_2;
+    let mid = log_f32(x + (z * (x + 1.0)).sqrt());
+    if x < 1.0 {
+        f32::NAN
+    } else if x > 1500.0 {
+        large
+    } else if z < 0.5 {
+        small
+    } else {
+        mid
+    }
+}
+
+#[inline(always)]
+#[allow(clippy::excessive_precision)] // Cephes' coefficients, as published
+pub fn atanh_f32(x: f32) -> f32 {
+    let a = x.abs();
+    let z = x * x;
+    let small = ((((1.817_400_783_49e-1 * z + 8.243_703_010_58e-2) * z + 1.466_914_317_30e-1) * z
+        + 1.997_821_645_00e-1)
+        * z
+        + 3.333_373_003_03e-1)
+        * z
+        * x
+        + x;
+    let large = 0.5 * log_f32((1.0 + x) / (1.0 - x));
+    if a < 0.5 {
+        small
+    } else {
+        large
+    }
+}
+
+/// 2^x: 2^n for the nearest integer n times 2^r = e^(r ln 2) with |r| <= 1/2 (exact reduction).
+#[inline(always)]
+pub fn exp2_f32(x: f32) -> f32 {
+    const MAGIC: f32 = 12_582_912.0; // 1.5 * 2^23
+    let xc = x.clamp(-151.0, 129.0);
+    let shifted = xc + MAGIC;
+    let n = shifted - MAGIC;
+    let ni = (shifted.to_bits() as i32).wrapping_sub(0x4B40_0000);
+    let y = exp_f32((xc - n) * c32::LN_2);
+    let n1 = ni >> 1;
+    let n2 = ni - n1;
+    let s1 = f32::from_bits(((n1 + 127).clamp(1, 254) as u32) << 23);
+    let s2 = f32::from_bits(((n2 + 127).clamp(1, 254) as u32) << 23);
+    let r = y * s1 * s2;
+    if x < -150.0 {
+        0.0
+    } else if x > 128.0 {
+        f32::INFINITY
+    } else {
+        r
+    }
+}
+
+// ---- f64 special functions (PyTorch's algorithms in ATen's Math.h) ----
+
+/// digamma (psi): reflection below 0, the recurrence up to 10, then the asymptotic series.
+/// psi(0) = -inf with the sign flipped for -0 (PyTorch's), negative integers give NaN.
+pub fn digamma_f64(x: f64) -> f64 {
+    const PSI_10: f64 = 2.251_752_589_066_721;
+    if x == 0.0 {
+        return f64::INFINITY.copysign(-x);
+    }
+    if x < 0.0 {
+        if x == x.trunc() {
+            return f64::NAN;
+        }
+        // psi(1 - x) - pi / tan(pi x), with x's fractional part for accuracy
+        let r = x.fract();
+        return digamma_f64(1.0 - x) - std::f64::consts::PI / (std::f64::consts::PI * r).tan();
+    }
+    let mut x = x;
+    let mut result = 0.0;
+    while x < 10.0 {
+        result -= 1.0 / x;
+        x += 1.0;
+    }
+    if x == 10.0 {
+        return result + PSI_10;
+    }
+    const A: [f64; 7] = [
+        8.333_333_333_333_333e-2,
+        -2.109_279_609_279_609_3e-2,
+        7.575_757_575_757_576e-3,
+        -4.166_666_666_666_667e-3,
+        3.968_253_968_253_968e-3,
+        -8.333_333_333_333_333e-3,
+        8.333_333_333_333_333e-2,
+    ];
+    let y = if x < 1e17 {
+        let z = 1.0 / (x * x);
+        z * A.iter().fold(0.0, |acc, &a| acc * z + a)
+    } else {
+        0.0
+    };
+    result + x.ln() - 0.5 / x - y
+}
+
+/// The Hurwitz zeta function zeta(s, q) = sum_k (k + q)^-s (Cephes' `zeta`, as PyTorch's):
+/// the first terms directly, the rest by Euler-Maclaurin.
+#[allow(clippy::excessive_precision)] // Cephes' coefficients, as published
+pub fn zeta_f64(s: f64, q: f64) -> f64 {
+    const MACHEP: f64 = 1.110_223_024_625_156_54e-16;
+    const A: [f64; 12] = [
+        12.0,
+        -720.0,
+        30240.0,
+        -1_209_600.0,
+        47_900_160.0,
+        -1.892_437_580_318_379_160_6e9,
+        7.472_424_96e10,
+        -2.950_130_727_918_164_224e12,
+        1.164_678_281_435_006_724_9e14,
+        -4.597_978_722_407_472_610_5e15,
+        1.815_210_540_194_354_677_3e17,
+        -7.166_165_256_175_667_011_3e18,
+    ];
+    if s == 1.0 {
+        return f64::INFINITY;
+    }
+    if s < 1.0 {
+        return f64::NAN;
+    }
+    if q <= 0.0 {
+        if q == q.floor() {
+            return f64::INFINITY;
+        }
+        if s != s.floor() {
+            return f64::NAN; // q^-s is not defined
+        }
+    }
+    let mut sum = q.powf(-s);
+    let mut a = q;
+    let mut b = 0.0;
+    let mut i = 0;
+    while i < 9 || a <= 9.0 {
+        i += 1;
+        a += 1.0;
+        b = a.powf(-s);
+        sum += b;
+        if (b / sum).abs() < MACHEP {
+            return sum;
+        }
+    }
+    let w = a;
+    sum += b * w / (s - 1.0);
+    sum -= 0.5 * b;
+    let mut a = 1.0;
+    let mut k = 0.0;
+    for coef in A {
+        a *= s + k;
+        b /= w;
+        let t = a * b / coef;
+        sum += t;
+        if (t / sum).abs() < MACHEP {
+            break;
+        }
+        k += 1.0;
+        a *= s + k;
+        b /= w;
+        k += 1.0;
+    }
+    sum
+}
+
+/// trigamma, psi'(x) (PyTorch's `calc_trigamma`: reflection below 1/2, six recurrence steps,
+/// then the asymptotic series).
+pub fn trigamma_f64(x: f64) -> f64 {
+    use std::f64::consts::PI;
+    let (mut x, mut sign, mut result) = (x, 1.0, 0.0);
+    if x < 0.5 {
+        sign = -1.0;
+        let s = (PI * x).sin();
+        result -= PI * PI / (s * s);
+        x = 1.0 - x;
+    }
+    for _ in 0..6 {
+        result += 1.0 / (x * x);
+        x += 1.0;
+    }
+    let ixx = 1.0 / (x * x);
+    result +=
+        (1.0 + 1.0 / (2.0 * x) + ixx * (1.0 / 6.0 - ixx * (1.0 / 30.0 - ixx * (1.0 / 42.0)))) / x;
+    sign * result
+}
+
+/// polygamma(n, x), the n-th derivative of digamma: digamma, trigamma, then
+/// (-1)^(n+1) n! zeta(n + 1, x), as PyTorch computes it.
+pub fn polygamma_f64(n: u32, x: f64) -> f64 {
+    match n {
+        0 => digamma_f64(x),
+        1 => trigamma_f64(x),
+        _ => {
+            let sign = if n % 2 == 1 { 1.0 } else { -1.0 };
+            sign * libm::lgamma(n as f64 + 1.0).exp() * zeta_f64(n as f64 + 1.0, x)
+        }
+    }
+}
+
+/// erfinv: Giles' single-precision approximation as a start, then two Newton steps on erf
+/// (PyTorch's float64 algorithm refines the same way). erfinv(+-1) = +-inf, |x| > 1: NaN.
+pub fn erfinv_f64(x: f64) -> f64 {
+    if x.is_nan() || !(-1.0..=1.0).contains(&x) {
+        return f64::NAN;
+    }
+    if x == 1.0 || x == -1.0 {
+        return f64::INFINITY.copysign(x);
+    }
+    let w = -((1.0 - x) * (1.0 + x)).ln();
+    let mut r = if w < 5.0 {
+        let w = w - 2.5;
+        let mut p = 2.810_226_36e-08;
+        for c in [
+            3.432_739_39e-07,
+            -3.523_387_7e-06,
+            -4.391_506_54e-06,
+            0.000_218_580_87,
+            -0.001_253_725_03,
+            -0.004_177_681_64,
+            0.246_640_727,
+            1.501_409_41,
+        ] {
+            p = c + p * w;
+        }
+        p * x
+    } else {
+        let w = w.sqrt() - 3.0;
+        let mut p = -0.000_200_214_257;
+        for c in [
+            0.000_100_950_558,
+            0.001_349_343_22,
+            -0.003_673_428_44,
+            0.005_739_507_73,
+            -0.007_622_461_3,
+            0.009_438_870_47,
+            1.001_674_06,
+            2.832_976_82,
+        ] {
+            p = c + p * w;
+        }
+        p * x
+    };
+    // Newton on erf(r) = x: r -= (erf(r) - x) / (2/sqrt(pi) exp(-r^2))
+    for _ in 0..2 {
+        let err = libm::erf(r) - x;
+        r -= err / (std::f64::consts::FRAC_2_SQRT_PI * (-r * r).exp());
+    }
+    r
+}
+
+// ---- fused backward kernels: d input from the incoming gradient `g` and the saved input `x`
+// (or output `y`), one pass each ----
+
+#[inline(always)]
+pub fn tan_grad<R: Math>(g: R, y: R) -> R {
+    g * (R::c(1.0) + y * y)
+}
+
+#[inline(always)]
+pub fn atan_grad<R: Math>(g: R, x: R) -> R {
+    g / (R::c(1.0) + x * x)
+}
+
+#[inline(always)]
+pub fn asin_grad<R: Math>(g: R, x: R) -> R {
+    g / (R::c(1.0) - x * x).sqrt()
+}
+
+#[inline(always)]
+pub fn acos_grad<R: Math>(g: R, x: R) -> R {
+    -(g / (R::c(1.0) - x * x).sqrt())
+}
+
+#[inline(always)]
+pub fn sinh_grad<R: Math>(g: R, x: R) -> R {
+    g * x.cosh_()
+}
+
+#[inline(always)]
+pub fn cosh_grad<R: Math>(g: R, x: R) -> R {
+    g * x.sinh_()
+}
+
+#[inline(always)]
+pub fn asinh_grad<R: Math>(g: R, x: R) -> R {
+    g / (x * x + R::c(1.0)).sqrt()
+}
+
+#[inline(always)]
+pub fn acosh_grad<R: Math>(g: R, x: R) -> R {
+    g / (x * x - R::c(1.0)).sqrt()
+}
+
+#[inline(always)]
+pub fn atanh_grad<R: Math>(g: R, x: R) -> R {
+    g / (R::c(1.0) - x * x)
+}
+
+#[inline(always)]
+pub fn log2_grad<R: Math>(g: R, x: R) -> R {
+    g / (x * R::c(std::f64::consts::LN_2))
+}
+
+#[inline(always)]
+pub fn log10_grad<R: Math>(g: R, x: R) -> R {
+    g / (x * R::c(std::f64::consts::LN_10))
+}
+
+#[inline(always)]
+pub fn exp2_grad<R: Math>(g: R, y: R) -> R {
+    g * y * R::c(std::f64::consts::LN_2)
+}
+
+#[inline(always)]
+pub fn expm1_grad<R: Math>(g: R, y: R) -> R {
+    g * (y + R::c(1.0))
+}
+
+#[inline(always)]
+pub fn erfc_grad<R: Math>(g: R, x: R) -> R {
+    -(g * R::c(std::f64::consts::FRAC_2_SQRT_PI) * (-(x * x)).exp())
+}
+
+/// d erfinv(x) = sqrt(pi) / 2 exp(erfinv(x)^2), from the saved output.
+#[inline(always)]
+pub fn erfinv_grad<R: Math>(g: R, y: R) -> R {
+    g * R::c(0.886_226_925_452_758) * (y * y).exp()
+}
+
+#[inline(always)]
+pub fn lgamma_grad<R: Math>(g: R, x: R) -> R {
+    g * x.digamma_()
+}
