@@ -95,6 +95,15 @@ impl Tensor {
     }
 
     pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Result<Tensor> {
+        let zero_bits = match value {
+            Scalar::Bool(b) => !b,
+            Scalar::Int(i) => i == 0,
+            Scalar::Float(f) => f.to_bits() == 0, // +0.0 only: -0.0 has its sign bit set
+        };
+        if zero_bits {
+            // zeroed pages from the allocator: a large zero tensor costs nothing until written
+            return Tensor::zeros(shape, dtype);
+        }
         let n = checked_numel(shape)?;
         dispatch_all!(dtype, T => {
             let v = crate::storage::try_filled(n, scalar_as::<T>(value))?;
