@@ -347,6 +347,31 @@ def _sdpa(op, s, n, layout, vals):
                    strided=[(i, "heads") for i in range(3)])
 
 
+def _bilinear(op, s, n, layout, vals):
+    """(rows, k) inputs and a (16, k, k) weight, k at most 64."""
+    k = min(64, two_d(n)[1])
+    r = max(1, n // k)
+    shapes = {0: (r, k), 1: (r, k), 2: (16, k, k)}
+    if len(s.inputs) > 3 and isinstance(s.inputs[3], np.ndarray):
+        shapes[3] = (16,)
+    return resized(s, vals, layout, shapes, strided=0)
+
+
+def _max_unpool(op, s, n, layout, vals):
+    """Kernel 2 (stride 2): each value goes back to a position of its own window."""
+    nd = s.inputs[0].ndim - 2
+    shape = channels_first(n, nd)
+    grid = np.meshgrid(*[2 * np.arange(d) + vals.idx((d,), 2) for d in shape[2:]], indexing="ij")
+    flat = np.ravel_multi_index(grid, [2 * d for d in shape[2:]])
+    indices = np.broadcast_to(flat, shape).astype(np.int64).copy()
+    return resized(s, vals, layout, {0: shape, 1: indices}, args={2: 2}, strided=0)
+
+
+def _channel_shuffle(op, s, n, layout, vals):
+    shape = channels_first(n, 1)
+    return resized(s, vals, layout, {0: shape}, args={1: 2 if shape[1] % 2 == 0 else 1}, strided=0)
+
+
 # rows whose inputs do not all share one shape, or whose arguments depend on the size;
 # every other row goes through `generic`
 BUILDERS = {
@@ -367,6 +392,13 @@ BUILDERS = {
     "nn.functional.conv2d": _conv,
     "nn.functional.conv_transpose1d": _conv,
     "nn.functional.conv_transpose2d": _conv,
+    "nn.functional.conv3d": _conv,
+    "nn.functional.conv_transpose3d": _conv,
+    "nn.functional.bilinear": _bilinear,
+    "nn.functional.max_unpool1d": _max_unpool,
+    "nn.functional.max_unpool2d": _max_unpool,
+    "nn.functional.max_unpool3d": _max_unpool,
+    "nn.functional.channel_shuffle": _channel_shuffle,
     "nn.functional.layer_norm": _norm,
     "nn.functional.group_norm": _norm,
     "nn.functional.batch_norm": _norm,

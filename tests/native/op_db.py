@@ -962,6 +962,42 @@ def _ref_adaptive_avg_pool2d(x, output_size):
     return out
 
 
+def _ref_avg_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False,
+                    count_include_pad=True, divisor_override=None):
+    k = _ntuple(kernel_size, 3)
+    s = _ntuple(kernel_size if stride is None else stride, 3)
+    p = _ntuple(padding, 3)
+    sp = x.shape[-3:]
+    outs = [_pool_out(sp[i], k[i], s[i], p[i], 1, ceil_mode) for i in range(3)]
+    out = np.empty(x.shape[:-3] + tuple(outs))
+    for o in np.ndindex(*outs):
+        lo = [o[i] * s[i] - p[i] for i in range(3)]
+        hi = [min(lo[i] + k[i], sp[i] + p[i]) for i in range(3)]  # window may cover padding
+        pool_size = int(np.prod([hi[i] - lo[i] for i in range(3)]))
+        lo = [max(v, 0) for v in lo]
+        hi = [min(hi[i], sp[i]) for i in range(3)]
+        total = x[..., lo[0]:hi[0], lo[1]:hi[1], lo[2]:hi[2]].sum(axis=(-3, -2, -1))
+        if divisor_override:
+            div = divisor_override
+        elif count_include_pad:
+            div = pool_size
+        else:
+            div = int(np.prod([hi[i] - lo[i] for i in range(3)]))
+        out[(Ellipsis,) + o] = total / div
+    return out
+
+
+def _ref_adaptive_avg_pool3d(x, output_size):
+    sp = x.shape[-3:]
+    outs = [sp[i] if o is None else o for i, o in enumerate(_ntuple(output_size, 3))]
+    out = np.empty(x.shape[:-3] + tuple(outs))
+    for o in np.ndindex(*outs):
+        lo = [o[i] * sp[i] // outs[i] for i in range(3)]
+        hi = [-(-(o[i] + 1) * sp[i] // outs[i]) for i in range(3)]
+        out[(Ellipsis,) + o] = x[..., lo[0]:hi[0], lo[1]:hi[1], lo[2]:hi[2]].mean(axis=(-3, -2, -1))
+    return out
+
+
 def _normalize(x, axes, eps):
     mu = x.mean(axis=axes, keepdims=True)
     var = x.var(axis=axes, keepdims=True)  # biased
@@ -1187,6 +1223,76 @@ def _adaptive_avg_pool2d_samples(g):
         Sample(f(1, 2, 3, 4), (5, 6)),  # larger than the input
         Sample(f(2, 5, 7), (2, 3)),  # unbatched (C, H, W)
         Sample(f(2, 2, 4, 6), (3, 4), views={0: "T"}),
+    ]
+
+
+def _conv3d_samples(g):
+    f = g.f
+    return [
+        Sample(f(2, 2, 3, 4, 4), f(3, 2, 2, 3, 3), f(3)),
+        Sample(f(1, 2, 4, 4, 5), f(2, 2, 3, 2, 3), stride=2, padding=1),  # no bias
+        Sample(f(1, 2, 5, 4, 4), f(2, 2, 2, 2, 2), f(2), stride=(2, 1, 1), padding=(1, 0, 1),
+               dilation=(2, 1, 2)),
+        Sample(f(1, 4, 3, 4, 4), f(4, 2, 2, 3, 3), f(4), groups=2),
+        Sample(f(1, 2, 3, 4, 4), f(2, 2, 2, 3, 2), f(2), padding="same"),  # odd total pad
+        Sample(f(1, 2, 3, 4, 4), f(2, 2, 2, 2, 3), padding="valid"),
+        Sample(f(2, 3, 4, 4), f(3, 2, 3, 3, 3), f(3), padding=1),  # unbatched (C, D, H, W)
+        Sample(f(2, 2, 3, 4, 4), f(3, 2, 2, 3, 3), f(3), views={0: "T", 1: "slice"}),
+    ]
+
+
+def _conv_transpose3d_samples(g):
+    f = g.f
+    return [
+        Sample(f(2, 2, 2, 3, 3), f(2, 3, 2, 3, 3), f(3)),
+        Sample(f(1, 2, 2, 3, 2), f(2, 2, 3, 2, 3), stride=2, padding=1, output_padding=1),
+        Sample(f(1, 4, 2, 2, 3), f(4, 1, 2, 2, 2), f(2), groups=2, stride=(2, 1, 2),
+               output_padding=(1, 0, 0)),
+        Sample(f(1, 2, 3, 2, 2), f(2, 2, 2, 2, 3), f(2), stride=(1, 2, 1), padding=(1, 0, 1),
+               output_padding=(1, 1, 0), dilation=2),
+        Sample(f(2, 2, 3, 3), f(2, 2, 2, 3, 2), f(2), stride=2),  # unbatched (C, D, H, W)
+        Sample(f(2, 2, 2, 3, 3), f(2, 3, 2, 3, 3), f(3), views={0: "T", 1: "slice"}),
+    ]
+
+
+def _max_pool3d_samples(g):
+    d = g.distinct  # no ties: the max is differentiable
+    return [
+        Sample(d(1, 2, 4, 4, 4), 2),
+        Sample(d(2, 1, 5, 4, 5), 3, stride=2, padding=1),
+        Sample(d(1, 2, 4, 5, 4), (2, 3, 2), stride=(1, 2, 1), dilation=(2, 1, 1)),
+        Sample(d(1, 1, 5, 5, 4), 2, ceil_mode=True),  # last window hangs over the edge
+        Sample(d(1, 1, 5, 4, 5), (3, 2, 2), stride=2, padding=1, ceil_mode=True, return_indices=True),
+        Sample(d(1, 2, 4, 4, 4), 2, return_indices=True),
+        Sample(d(2, 4, 4, 4), 2, stride=1),  # unbatched (C, D, H, W)
+        Sample(d(2, 2, 4, 4, 4), 2, views={0: "T"}),
+        # ties: the first maximum of the window (in D, H, W order) wins
+        Sample(np.ones((1, 1, 2, 3, 3)), 2, stride=1, return_indices=True, gradcheck=False),
+    ]
+
+
+def _avg_pool3d_samples(g):
+    f = g.f
+    return [
+        Sample(f(2, 2, 4, 4, 4), 2),
+        Sample(f(1, 2, 5, 4, 5), 3, stride=2, padding=1),
+        Sample(f(1, 2, 5, 4, 5), 3, stride=2, padding=1, count_include_pad=False),
+        Sample(f(1, 1, 5, 5, 4), 2, stride=2, padding=1, ceil_mode=True),
+        Sample(f(1, 1, 5, 5, 4), 2, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+        Sample(f(1, 2, 4, 5, 5), (2, 3, 2), stride=(1, 2, 2), padding=(1, 1, 0), divisor_override=5),
+        Sample(f(2, 4, 4, 4), 2, stride=1),  # unbatched (C, D, H, W)
+        Sample(f(2, 2, 4, 4, 4), 2, views={0: "T"}),
+    ]
+
+
+def _adaptive_avg_pool3d_samples(g):
+    f = g.f
+    return [
+        Sample(f(2, 2, 3, 5, 4), (1, 1, 1)),
+        Sample(f(1, 2, 5, 4, 7), (2, 3, 3)),  # non-divisible: overlapping windows
+        Sample(f(1, 2, 4, 4, 4), 2),
+        Sample(f(1, 2, 3, 5, 4), (None, 2, 6)),
+        Sample(f(2, 5, 3, 4), (2, 3, 2)),  # unbatched (C, D, H, W)
     ]
 
 
@@ -1693,6 +1799,15 @@ OP_DB: List[OpInfo] = [
            _avg_pool2d_samples),
     OpInfo("nn.functional.adaptive_avg_pool2d", V(fn="nn.functional.adaptive_avg_pool2d"),
            _ref_adaptive_avg_pool2d, _adaptive_avg_pool2d_samples),
+    OpInfo("nn.functional.conv3d", V(fn="nn.functional.conv3d"), _ref_conv(3), _conv3d_samples),
+    OpInfo("nn.functional.conv_transpose3d", V(fn="nn.functional.conv_transpose3d"),
+           _ref_conv_transpose(3), _conv_transpose3d_samples),
+    OpInfo("nn.functional.max_pool3d", V(fn="nn.functional.max_pool3d"), _ref_max_pool(3),
+           _max_pool3d_samples),
+    OpInfo("nn.functional.avg_pool3d", V(fn="nn.functional.avg_pool3d"), _ref_avg_pool3d,
+           _avg_pool3d_samples),
+    OpInfo("nn.functional.adaptive_avg_pool3d", V(fn="nn.functional.adaptive_avg_pool3d"),
+           _ref_adaptive_avg_pool3d, _adaptive_avg_pool3d_samples),
     OpInfo("nn.functional.layer_norm", V(fn="nn.functional.layer_norm"), _ref_layer_norm,
            _layer_norm_samples, torch_tol32=_NORM_TORCH_TOL32),
     OpInfo("nn.functional.group_norm", V(fn="nn.functional.group_norm"), _ref_group_norm,
@@ -2764,6 +2879,147 @@ OP_DB += [
 ]
 
 
+# ---- nn.functional: LP pooling, max unpooling, adaptive max 3-d, LRN, pdist, bilinear,
+# channel shuffle (compositions of differentiable ops)
+
+
+def _ref_lp_pool(nd):
+    def ref(x, norm_type, kernel_size, stride=None, ceil_mode=False):
+        # PyTorch's definition: the window average of x ** p times the window size, ** (1 / p)
+        k = _ntuple(kernel_size, nd)
+        if nd == 1:
+            step = k[0] if stride is None else _ntuple(stride, 1)[0]
+            avg = _ref_avg_pool2d(x[..., None, :] ** norm_type, (1, k[0]), (1, step), 0, ceil_mode)[..., 0, :]
+        elif nd == 2:
+            avg = _ref_avg_pool2d(x ** norm_type, k, stride, 0, ceil_mode)
+        else:
+            avg = _ref_avg_pool3d(x ** norm_type, k, stride, 0, ceil_mode)
+        return (avg * int(np.prod(k))) ** (1.0 / norm_type)
+
+    return ref
+
+
+def _ref_adaptive_max_pool3d(x, output_size, return_indices=False):
+    sp = x.shape[-3:]
+    outs = [sp[i] if o is None else o for i, o in enumerate(_ntuple(output_size, 3))]
+    vals = np.empty(x.shape[:-3] + tuple(outs))
+    idx = np.empty(x.shape[:-3] + tuple(outs), dtype=np.int64)
+    flat = x.reshape(x.shape[:-3] + (-1,))
+    for o in np.ndindex(*outs):
+        axes = [np.arange(o[i] * sp[i] // outs[i], -(-(o[i] + 1) * sp[i] // outs[i])) for i in range(3)]
+        cand = np.ravel_multi_index(np.meshgrid(*axes, indexing="ij"), sp).ravel()
+        best = np.argmax(flat[..., cand], axis=-1)
+        idx[(Ellipsis,) + o] = cand[best]
+        vals[(Ellipsis,) + o] = np.take_along_axis(flat[..., cand], best[..., None], -1)[..., 0]
+    return (vals, idx) if return_indices else vals
+
+
+def _ref_max_unpool(nd):
+    def ref(x, indices, kernel_size, stride=None, padding=0, output_size=None):
+        k = _ntuple(kernel_size, nd)
+        s = _ntuple(stride if stride is not None else kernel_size, nd)
+        p = _ntuple(padding, nd)
+        if output_size is None:
+            output_size = [(x.shape[-nd + i] - 1) * s[i] + k[i] - 2 * p[i] for i in range(nd)]
+        output_size = list(output_size)[-nd:]
+        lead = x.shape[:-nd]
+        out = np.zeros(lead + (int(np.prod(output_size)),))
+        np.put_along_axis(out, indices.reshape(lead + (-1,)), x.reshape(lead + (-1,)), -1)
+        return out.reshape(lead + tuple(output_size))
+
+    return ref
+
+
+def _ref_local_response_norm(x, size, alpha=1e-4, beta=0.75, k=1.0):
+    sq = np.pad(x * x, [(0, 0), (size // 2, (size - 1) // 2)] + [(0, 0)] * (x.ndim - 2))
+    window = sum(sq[:, i:i + x.shape[1]] for i in range(size))
+    return x / (k + alpha / size * window) ** beta
+
+
+def _ref_pdist(x, p=2):
+    i, j = np.triu_indices(x.shape[0], 1)
+    return _ref_vector_norm(np.asarray(x[i] - x[j]), p, -1, False)
+
+
+def _ref_bilinear(x1, x2, w, b=None):
+    out = np.einsum("...i,oij,...j->...o", x1, w, x2)
+    return out if b is None else out + b
+
+
+def _ref_channel_shuffle(x, groups):
+    n, c = x.shape[:2]
+    return x.reshape((n, groups, c // groups) + x.shape[2:]).swapaxes(1, 2).reshape(x.shape)
+
+
+def _unpool_indices(g, shape, nd, plane):
+    """Distinct flat indices into planes of ``plane`` elements for each leading position."""
+    lead, count = shape[:-nd], int(np.prod(shape[-nd:]))
+    rows = [g.rng.choice(plane, size=count, replace=False) for _ in range(int(np.prod(lead)))]
+    return np.asarray(rows, dtype=np.int64).reshape(shape)
+
+
+OP_DB += [
+    OpInfo("nn.functional.lp_pool1d", V(fn="nn.functional.lp_pool1d"), _ref_lp_pool(1), lambda g: [
+        Sample(g.pos(2, 3, 7), 2, 3),
+        Sample(g.pos(2, 3, 7), 1.5, 3, 2, ceil_mode=True),
+        Sample(g.pos(3, 8), 3, 2),  # unbatched (C, L)
+    ]),
+    OpInfo("nn.functional.lp_pool2d", V(fn="nn.functional.lp_pool2d"), _ref_lp_pool(2), lambda g: [
+        Sample(g.pos(2, 3, 5, 6), 2, (2, 3)),
+        Sample(g.pos(1, 2, 5, 5), 3, 2, stride=(1, 2), ceil_mode=True),
+        Sample(g.pos(2, 4, 4), 1.5, 2, views={0: "T"}),
+    ]),
+    OpInfo("nn.functional.lp_pool3d", V(fn="nn.functional.lp_pool3d"), _ref_lp_pool(3), lambda g: [
+        Sample(g.pos(1, 2, 4, 4, 4), 2, 2),
+        Sample(g.pos(1, 2, 5, 4, 5), 1.5, (2, 3, 2), stride=(1, 2, 2), ceil_mode=True),
+    ]),
+    OpInfo("nn.functional.adaptive_max_pool3d", V(fn="nn.functional.adaptive_max_pool3d"),
+           _ref_adaptive_max_pool3d, lambda g: [
+               Sample(g.distinct(1, 2, 4, 5, 6), (2, 3, 4)),
+               Sample(g.distinct(2, 5, 3, 4), (3, None, 3), return_indices=True),
+               Sample(g.distinct(1, 2, 3, 3, 3), 1),
+           ]),
+    OpInfo("nn.functional.max_unpool1d", V(fn="nn.functional.max_unpool1d"), _ref_max_unpool(1),
+           lambda g: [
+               Sample(g.f(2, 3, 4), _unpool_indices(g, (2, 3, 4), 1, 8), 2),
+               Sample(g.f(3, 4), _unpool_indices(g, (3, 4), 1, 9), 2, output_size=[9]),
+           ]),
+    OpInfo("nn.functional.max_unpool2d", V(fn="nn.functional.max_unpool2d"), _ref_max_unpool(2),
+           lambda g: [
+               Sample(g.f(2, 3, 2, 3), _unpool_indices(g, (2, 3, 2, 3), 2, 24), 2),
+               Sample(g.f(1, 2, 3, 3), _unpool_indices(g, (1, 2, 3, 3), 2, 25), 3, stride=2, padding=1),
+               Sample(g.f(2, 2, 2), _unpool_indices(g, (2, 2, 2), 2, 25), 2, output_size=(5, 5)),
+           ]),
+    OpInfo("nn.functional.max_unpool3d", V(fn="nn.functional.max_unpool3d"), _ref_max_unpool(3),
+           lambda g: [
+               Sample(g.f(1, 2, 2, 2, 2), _unpool_indices(g, (1, 2, 2, 2, 2), 3, 64), 2),
+           ]),
+    OpInfo("nn.functional.local_response_norm", V(fn="nn.functional.local_response_norm"),
+           _ref_local_response_norm, lambda g: [
+               Sample(g.f(2, 5, 4), 3),
+               Sample(g.f(2, 6, 3, 4), 2, alpha=0.1, beta=0.5, k=2.0),
+               Sample(g.f(1, 6, 2, 3, 2), 4, alpha=0.2),
+           ]),
+    OpInfo("nn.functional.pdist", V(fn="nn.functional.pdist"), _ref_pdist, lambda g: [
+        Sample(g.f(5, 3)),
+        Sample(g.f(4, 3), p=1),
+        Sample(g.f(5, 2), p=3.5),
+        Sample(g.f(4, 3), views={0: "T"}),
+    ]),
+    OpInfo("nn.functional.bilinear", V(fn="nn.functional.bilinear"), _ref_bilinear, lambda g: [
+        Sample(g.f(4, 3), g.f(4, 5), g.f(2, 3, 5), g.f(2)),
+        Sample(g.f(2, 3, 3), g.f(2, 3, 4), g.f(3, 3, 4)),
+        Sample(g.f(3), g.f(4), g.f(2, 3, 4), g.f(2)),  # unbatched
+    ]),
+    OpInfo("nn.functional.channel_shuffle", V(fn="nn.functional.channel_shuffle"), _ref_channel_shuffle,
+           lambda g: [
+               Sample(g.f(2, 6, 3), 3),
+               Sample(g.f(1, 4, 2, 3), 2),
+               Sample(g.f(6, 4, 2), 2, views={0: "T"}),
+           ]),
+]
+
+
 def _check_unique_names():
     names = [op.name for op in OP_DB]
     dup = {n for n in names if names.count(n) > 1}
@@ -3064,6 +3320,22 @@ ERROR_CASES = [
     ("adaptive_avg_pool2d_output_size",
      lambda lib: _F(lib).adaptive_avg_pool2d(_ones(lib, 1, 2, 3, 3), (1, 2, 3)), RuntimeError,
      "adaptive_avg_pool2d: output_size must be 2"),
+    ("conv3d_channels", lambda lib: _F(lib).conv3d(_ones(lib, 1, 3, 4, 4, 4), _ones(lib, 2, 4, 3, 3, 3)),
+     RuntimeError, "Given groups=1, weight of size [2, 4, 3, 3, 3], expected input[1, 3, 4, 4, 4] to "
+     "have 4 channels, but got 3 channels instead"),
+    ("conv3d_kernel_too_big",
+     lambda lib: _F(lib).conv3d(_ones(lib, 1, 3, 2, 4, 4), _ones(lib, 2, 3, 3, 3, 3)), RuntimeError,
+     "Calculated padded input size per channel: (2 x 4 x 4). Kernel size: (3 x 3 x 3). Kernel size "
+     "can't be greater than actual input size"),
+    ("conv_transpose3d_output_padding", lambda lib: _F(lib).conv_transpose3d(
+        _ones(lib, 1, 2, 3, 3, 3), _ones(lib, 2, 2, 3, 3, 3), stride=2, output_padding=2),
+     RuntimeError, "output padding must be smaller than either stride or dilation, but got "
+     "output_padding_depth: 2 output_padding_height: 2 output_padding_width: 2 stride_depth: 2"),
+    ("max_pool3d_padding", lambda lib: _F(lib).max_pool3d(_ones(lib, 1, 1, 5, 5, 5), 2, padding=2),
+     RuntimeError, "pad should be at most half of effective kernel size, but got pad=2, "
+     "kernel_size=2 and dilation=1"),
+    ("avg_pool3d_kernel_too_big", lambda lib: _F(lib).avg_pool3d(_ones(lib, 1, 1, 2, 5, 5), 3),
+     RuntimeError, "input image (T: 2 H: 5 W: 5) smaller than kernel size (kT: 3 kH: 3 kW: 3)"),
     ("layer_norm_shape", lambda lib: _F(lib).layer_norm(_ones(lib, 2, 3), (4,)), RuntimeError,
      "Given normalized_shape=[4], expected input with shape [*, 4], but got input of size[2, 3]"),
     ("group_norm_groups", lambda lib: _F(lib).group_norm(_ones(lib, 2, 6, 3), 4), RuntimeError,
@@ -3414,6 +3686,338 @@ ERROR_CASES += [
      "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found 'round'"),
     ("floor_divide_backward", lambda lib: (lib.ones(2, requires_grad=True) // 2).sum().backward(),
      RuntimeError, "derivative for aten::floor_divide is not implemented"),
+]
+
+
+# ---------------------------------------------------------------------------
+# margin, likelihood, multi-label and CTC losses; embedding_bag
+# ---------------------------------------------------------------------------
+
+
+def _reduce_ref(loss, reduction):
+    return {"none": loss, "sum": np.sum(loss), "mean": np.mean(loss)}[reduction]
+
+
+def _ref_margin_ranking_loss(x1, x2, y, margin=0.0, reduction="mean"):
+    return _reduce_ref(np.maximum(0.0, -y * (x1 - x2) + margin), reduction)
+
+
+def _ref_hinge_embedding_loss(x, y, margin=1.0, reduction="mean"):
+    loss = np.where(y != 1, np.maximum(0.0, margin - x), 0.0) + np.where(y != -1, x, 0.0)
+    return _reduce_ref(loss, reduction)
+
+
+def _ref_cosine_embedding_loss(x1, x2, y, margin=0.0, reduction="mean"):
+    d = y.ndim
+    cos = (x1 * x2).sum(d) / np.sqrt(((x1 * x1).sum(d) + 1e-12) * ((x2 * x2).sum(d) + 1e-12))
+    loss = np.where(y == 1, 1 - cos, 0.0) + np.where(y == -1, np.maximum(0.0, cos - margin), 0.0)
+    return _reduce_ref(loss, reduction)
+
+
+def _ref_soft_margin_loss(x, y, reduction="mean"):
+    return _reduce_ref(np.log1p(np.exp(-x * y)), reduction)
+
+
+def _ref_multilabel_soft_margin_loss(x, y, weight=None, reduction="mean"):
+    loss = y * np.logaddexp(0.0, -x) + (1 - y) * np.logaddexp(0.0, x)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce_ref(loss.mean(-1), reduction)
+
+
+def _ref_poisson_nll_loss(x, t, log_input=True, full=False, eps=1e-8, reduction="mean"):
+    loss = np.exp(x) - t * x if log_input else x - t * np.log(x + eps)
+    if full:
+        with np.errstate(all="ignore"):
+            stirling = t * np.log(t) - t + 0.5 * np.log(2 * np.pi * t)
+        loss = loss + np.where(t > 1, stirling, 0.0)
+    return _reduce_ref(loss, reduction)
+
+
+def _ref_gaussian_nll_loss(x, t, var, full=False, eps=1e-6, reduction="mean"):
+    var = np.asarray(var, dtype=np.float64)
+    if var.shape != x.shape and var.shape == x.shape[:-1]:
+        var = var[..., None]
+    var = np.maximum(var, eps)
+    loss = 0.5 * (np.log(var) + (x - t) ** 2 / var) + (0.5 * np.log(2 * np.pi) if full else 0.0)
+    return _reduce_ref(loss, reduction)
+
+
+def _ref_multi_margin_loss(x, y, p=1, margin=1.0, weight=None, reduction="mean"):
+    x2 = np.atleast_2d(x)
+    y1 = np.reshape(y, -1)
+    n, c = x2.shape
+    z = np.maximum(0.0, margin - x2[np.arange(n), y1][:, None] + x2) ** p
+    if weight is not None:
+        z = z * weight[y1][:, None]
+    z[np.arange(n), y1] = 0.0
+    loss = z.sum(1) / c
+    return loss.reshape(np.shape(y)) if reduction == "none" else _reduce_ref(loss, reduction)
+
+
+def _ref_multilabel_margin_loss(x, y, reduction="mean"):
+    x2, y2 = np.atleast_2d(x), np.atleast_2d(y)
+    out = []
+    for xi, yi in zip(x2, y2):
+        targets = list(yi[: list(yi).index(-1)] if -1 in list(yi) else yi)
+        others = [k for k in range(len(xi)) if k not in targets]
+        out.append(sum(max(0.0, 1 - xi[j] + xi[k]) for j in targets for k in others) / len(xi))
+    loss = np.array(out)
+    if reduction == "none":
+        return loss if np.ndim(x) == 2 else loss[0]
+    return _reduce_ref(loss, reduction)
+
+
+def _ref_triplet_margin_with_distance_loss(a, pos, neg, margin=1.0, swap=False, reduction="mean"):
+    return _ref_triplet_margin_loss(a, pos, neg, margin=margin, swap=swap, reduction=reduction)
+
+
+def _ref_log_softmax(x):
+    m = x.max(-1, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(-1, keepdims=True))
+
+
+def _ref_ctc_nll(lp, target, blank):
+    """-log p(target) of one sequence by the alpha recursion (``lp``: (T, C))."""
+    ext = [blank]
+    for k in target:
+        ext += [int(k), blank]
+    alpha = np.full(len(ext), -np.inf)
+    alpha[0] = lp[0, blank]
+    if len(target):
+        alpha[1] = lp[0, ext[1]]
+    for t in range(1, lp.shape[0]):
+        prev = alpha.copy()
+        for s in range(len(ext)):
+            terms = [prev[s]] + ([prev[s - 1]] if s > 0 else [])
+            if s > 1 and ext[s] != ext[s - 2]:
+                terms.append(prev[s - 2])
+            alpha[s] = np.logaddexp.reduce(terms) + lp[t, ext[s]]
+    return -np.logaddexp.reduce(alpha[-2:] if len(target) else alpha[-1:])
+
+
+def _ref_ctc_loss(x, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    lp = _ref_log_softmax(x)
+    batched = lp.ndim == 3
+    lp = lp if batched else lp[:, None]
+    il, tl = np.reshape(input_lengths, -1), np.reshape(target_lengths, -1)
+    starts = np.concatenate([[0], np.cumsum(tl)])
+    out = []
+    for n in range(lp.shape[1]):
+        tg = targets[n][: tl[n]] if np.ndim(targets) == 2 else targets[starts[n]: starts[n + 1]]
+        nll = _ref_ctc_nll(lp[: il[n], n], tg, blank) if il[n] > 0 else (0.0 if tl[n] == 0 else np.inf)
+        out.append(0.0 if zero_infinity and nll == np.inf else nll)
+    loss = np.array(out)
+    if reduction == "mean":
+        return (loss / np.maximum(tl, 1)).mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss if batched else loss[0]
+
+
+def _ref_embedding_bag(indices, weight, offsets=None, psw=None, mode="mean", padding_idx=None,
+                       include_last_offset=False):
+    if indices.ndim == 2:
+        bags = list(indices)
+        psws = list(psw) if psw is not None else [None] * len(bags)
+    else:
+        starts = list(offsets[:-1] if include_last_offset else offsets)
+        ends = starts[1:] + [len(indices)]
+        bags = [indices[a:b] for a, b in zip(starts, ends)]
+        psws = [psw[a:b] for a, b in zip(starts, ends)] if psw is not None else [None] * len(bags)
+    if padding_idx is not None:
+        padding_idx %= weight.shape[0]
+    out = []
+    for bag, w in zip(bags, psws):
+        keep = [i for i, k in enumerate(bag) if k != padding_idx]
+        rows = weight[np.asarray(bag)[keep]] if keep else np.zeros((0, weight.shape[1]))
+        if w is not None:
+            rows = rows * np.asarray(w)[keep][:, None]
+        if not keep:
+            out.append(np.zeros(weight.shape[1]))
+        else:
+            out.append({"sum": rows.sum(0), "mean": rows.mean(0), "max": rows.max(0)}[mode])
+    return np.array(out).reshape(len(bags), weight.shape[1])
+
+
+def _pm1(g, *shape):
+    return np.where(g.rng.uniform(size=shape) < 0.5, -1.0, 1.0)
+
+
+def _margin_ranking_samples(g):
+    # y * (x2 - x1) + margin away from 0 for the margins used
+    y = _pm1(g, 6)
+    x1 = g.f(6)
+    x2 = x1 + g.f(6, avoid=(-0.1, 0.0, 0.1), margin=0.05)
+    y2 = _pm1(g, 3, 4)
+    a = g.f(3, 4)
+    b = a + g.f(3, 4, avoid=(-0.5, 0.5), margin=0.1)
+    return [
+        Sample(x1, x2, y),
+        Sample(x1, x2, y, margin=0.1, reduction="sum"),
+        Sample(a, b, y2, margin=0.5, reduction="none", const=(2,)),
+        Sample(a, b, y2, margin=0.5, views={0: "T"}),
+    ]
+
+
+def _hinge_embedding_samples(g):
+    x = g.f(3, 4, avoid=(1.0, 0.5), margin=0.1)
+    y = _pm1(g, 3, 4)
+    return [
+        Sample(x, y, const=(1,)),
+        Sample(x, y, margin=0.5, reduction="sum", const=(1,)),
+        Sample(x, y[0], reduction="none", const=(1,)),  # broadcast target
+        Sample(x[0], y[0], const=(1,)),
+    ]
+
+
+def _cosine_embedding_samples(g):
+    x1, x2 = g.f(5, 4), g.f(5, 4)
+    cos = (x1 * x2).sum(1) / np.linalg.norm(x1, axis=1) / np.linalg.norm(x2, axis=1)
+    x2[np.abs(cos - 0.2) < 0.05] *= -1  # away from the hinge at margin 0.2
+    y = np.array([1, -1, -1, 1, -1])
+    return [
+        Sample(x1, x2, y),
+        Sample(x1, x2, y.astype(np.float64), margin=0.2, reduction="none", const=(2,)),
+        Sample(x1[1], x2[1], np.array(1), reduction="sum"),
+    ]
+
+
+def _soft_margin_samples(g):
+    x, y = g.f(3, 4), _pm1(g, 3, 4)
+    return [
+        Sample(x, y, const=(1,)),
+        Sample(x, y, reduction="none", const=(1,)),
+        Sample(x, y[1], reduction="sum", const=(1,)),
+    ]
+
+
+def _multilabel_soft_margin_samples(g):
+    x, y, w = g.f(3, 4), g.f(3, 4, lo=0.0, hi=1.0), g.pos(4)
+    return [
+        Sample(x, y),
+        Sample(x, y, w, reduction="none", const=(2,)),
+        Sample(x[0], (y[0] > 0.5).astype(np.float64), reduction="sum", const=(1,)),
+    ]
+
+
+def _poisson_nll_samples(g):
+    x, pos = g.f(3, 4), g.pos(3, 4)
+    t = g.f(3, 4, lo=0.2, hi=4.0, avoid=(1.0,), margin=0.1)
+    return [
+        Sample(x, t),
+        Sample(x, t, full=True, reduction="sum"),
+        Sample(pos, t, log_input=False, reduction="none"),
+        Sample(pos, t, log_input=False, full=True, eps=0.1),
+    ]
+
+
+def _gaussian_nll_samples(g):
+    x, t = g.f(3, 4), g.f(3, 4)
+    return [
+        Sample(x, t, g.pos(3, 4)),
+        Sample(x, t, g.pos(3, 4), full=True, reduction="sum"),
+        Sample(x, t, g.pos(3), reduction="none"),  # one dimension short
+        Sample(x, t, g.pos(3, 1)),  # broadcast in one dimension
+        Sample(x, t, 0.7, full=True),  # a float variance
+    ]
+
+
+def _multi_margin_samples(g):
+    y = np.array([0, 3, 1, 3, 2])
+    x = g.f(5, 4)
+    for _ in range(100):  # margin - x[y] + x[j] away from 0
+        xy = x[np.arange(5), y][:, None]
+        if min(np.abs(m - xy + x).min() for m in (1.0, 0.5)) > 0.05:
+            break
+        x = g.f(5, 4)
+    return [
+        Sample(x, y),
+        Sample(x, y, 2, 0.5, reduction="sum"),
+        Sample(x, y, 1, 1.0, g.pos(4), reduction="none", const=(4,)),
+        Sample(x[1], y[1:2], reduction="none"),
+    ]
+
+
+def _multilabel_margin_samples(g):
+    y = np.array([[3, 0, -1, 1, 2], [0, 1, 2, 3, 4], [1, 1, 4, -1, 0], [-1, 2, 0, 0, 0]])
+    x = g.distinct(4, 5) * 0.3 + 0.02  # pairwise differences away from 1
+    return [
+        Sample(x, y),
+        Sample(x, y, reduction="none"),
+        Sample(x[2], y[2], reduction="sum"),
+    ]
+
+
+def _triplet_margin_with_distance_samples(g):
+    return [Sample(*s.inputs, **{k: v for k, v in s.kwargs.items() if k in ("margin", "swap", "reduction")})
+            for s in _triplet_margin_loss_samples(g) if "p" not in s.kwargs and "eps" not in s.kwargs]
+
+
+def _ctc_samples(g):
+    tg = np.array([[1, 2, 2], [3, 0, 0], [4, 1, 3]])
+    flat = np.array([1, 2, 2, 3, 4, 1])
+    il, tl = np.array([6, 5, 6]), np.array([3, 1, 2])
+    return [
+        Sample(g.f(6, 3, 5), tg, il, tl),
+        Sample(g.f(6, 3, 5), flat, il, tl, reduction="sum"),
+        Sample(g.f(6, 3, 5), tg, (6, 4, 5), (3, 0, 2), reduction="none"),
+        Sample(g.f(6, 3, 5), tg, np.array([3, 5, 6]), tl, zero_infinity=True),  # one infeasible
+        Sample(g.f(6, 5), tg[0], np.array(6), np.array(3), blank=0),  # unbatched
+        Sample(g.f(6, 3, 5), tg, il, np.array([3, 0, 2]), blank=4),
+    ]
+
+
+def _embedding_bag_samples(g):
+    idx = np.array([1, 2, 4, 5, 4, 3, 2, 0, 6, 6])
+    offsets = np.array([0, 2, 2, 5, 9])
+    out = []
+    for mode in ("sum", "mean", "max"):
+        out += [
+            Sample(idx, g.f(7, 3), offsets, mode=mode),
+            Sample(idx, g.f(7, 3), offsets, mode=mode, padding_idx=4),
+            Sample(idx.reshape(2, 5), g.f(7, 3), None, mode=mode, padding_idx=-1),
+            Sample(idx, g.f(7, 3), np.array([0, 2, 2, 5, 9, 10]), mode=mode, include_last_offset=True),
+        ]
+    out += [
+        Sample(idx, g.f(7, 3), offsets, g.pos(10), mode="sum"),
+        Sample(idx.reshape(5, 2), g.f(7, 3), None, g.pos(5, 2), mode="sum", padding_idx=2),
+        Sample(idx, g.f(7, 3), offsets, views={1: "T"}, mode="max"),
+    ]
+    return out
+
+
+OP_DB += [
+    OpInfo("nn.functional.margin_ranking_loss", V(fn="nn.functional.margin_ranking_loss"),
+           _ref_margin_ranking_loss, _margin_ranking_samples),
+    OpInfo("nn.functional.hinge_embedding_loss", V(fn="nn.functional.hinge_embedding_loss"),
+           _ref_hinge_embedding_loss, _hinge_embedding_samples),
+    OpInfo("nn.functional.cosine_embedding_loss", V(fn="nn.functional.cosine_embedding_loss"),
+           _ref_cosine_embedding_loss, _cosine_embedding_samples),
+    OpInfo("nn.functional.soft_margin_loss", V(fn="nn.functional.soft_margin_loss"), _ref_soft_margin_loss,
+           _soft_margin_samples),
+    OpInfo("nn.functional.multilabel_soft_margin_loss", V(fn="nn.functional.multilabel_soft_margin_loss"),
+           _ref_multilabel_soft_margin_loss, _multilabel_soft_margin_samples),
+    OpInfo("nn.functional.poisson_nll_loss", V(fn="nn.functional.poisson_nll_loss"), _ref_poisson_nll_loss,
+           _poisson_nll_samples),
+    OpInfo("nn.functional.gaussian_nll_loss", V(fn="nn.functional.gaussian_nll_loss"), _ref_gaussian_nll_loss,
+           _gaussian_nll_samples),
+    OpInfo("nn.functional.multi_margin_loss", V(fn="nn.functional.multi_margin_loss"), _ref_multi_margin_loss,
+           _multi_margin_samples),
+    OpInfo("nn.functional.multilabel_margin_loss", V(fn="nn.functional.multilabel_margin_loss"),
+           _ref_multilabel_margin_loss, _multilabel_margin_samples),
+    OpInfo("nn.functional.triplet_margin_with_distance_loss",
+           V(fn="nn.functional.triplet_margin_with_distance_loss"), _ref_triplet_margin_with_distance_loss,
+           _triplet_margin_with_distance_samples),
+    # through log_softmax: PyTorch's ctc backward is the gradient of the logits (it adds
+    # exp(log_probs) to the gradient of log_probs, which log_softmax's backward cancels)
+    OpInfo("nn.functional.ctc_loss",
+           V(log_softmax=lambda lib, x, *args, **kw: lib.nn.functional.ctc_loss(x.log_softmax(-1), *args, **kw)),
+           _ref_ctc_loss, _ctc_samples),
+    OpInfo("nn.functional.embedding_bag",
+           {"fn.nn.functional.embedding_bag": lambda lib, i, w, o=None, psw=None, **kw:
+            lib.nn.functional.embedding_bag(i, w, o, per_sample_weights=psw, **kw)},
+           _ref_embedding_bag, _embedding_bag_samples),
 ]
 
 

@@ -13,7 +13,7 @@ private helpers that ``nn.MultiheadAttention`` and the transformer layers call a
 
 from ..._core import Tensor
 from ._dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
-from ._linear import linear
+from ._linear import bilinear, linear
 from .activation import (
     _get_softmax_dim,
     gelu,
@@ -37,40 +37,65 @@ from .attention import (
     multi_head_attention_forward,
     scaled_dot_product_attention,
 )
-from .conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold
-from .distance import cosine_similarity, pairwise_distance, triplet_margin_loss
+from .conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, fold, unfold
+from .distance import cosine_similarity, pairwise_distance, pdist, triplet_margin_loss
 from .loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
+    cosine_embedding_loss,
     cross_entropy,
+    ctc_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
     huber_loss,
     kl_div,
     l1_loss,
+    margin_ranking_loss,
     mse_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
+    multilabel_soft_margin_loss,
     nll_loss,
+    poisson_nll_loss,
     smooth_l1_loss,
+    soft_margin_loss,
+    triplet_margin_with_distance_loss,
 )
-from .normalization import batch_norm, group_norm, instance_norm, layer_norm, normalize
+from .normalization import batch_norm, group_norm, instance_norm, layer_norm, local_response_norm, normalize
 from .padding import pad
 from .pooling import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
     adaptive_max_pool1d,
     adaptive_max_pool1d_with_indices,
     adaptive_max_pool2d,
     adaptive_max_pool2d_with_indices,
+    adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
     avg_pool1d,
     avg_pool2d,
+    avg_pool3d,
+    lp_pool1d,
+    lp_pool2d,
+    lp_pool3d,
     max_pool1d,
     max_pool1d_with_indices,
     max_pool2d,
     max_pool2d_with_indices,
+    max_pool3d,
+    max_pool3d_with_indices,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
 )
-from .sparse import embedding, one_hot
+from .sparse import embedding, embedding_bag, one_hot
 from .vision import (
     affine_grid,
+    channel_shuffle,
     grid_sample,
     interpolate,
+    native_channel_shuffle,
     pixel_shuffle,
     pixel_unshuffle,
     upsample,
@@ -93,6 +118,7 @@ __all__ = [
     "softmin",
     # linear, dropout
     "linear",
+    "bilinear",
     "dropout",
     "dropout1d",
     "dropout2d",
@@ -104,6 +130,8 @@ __all__ = [
     "conv2d",
     "conv_transpose1d",
     "conv_transpose2d",
+    "conv3d",
+    "conv_transpose3d",
     "unfold",
     "fold",
     # pooling
@@ -119,16 +147,30 @@ __all__ = [
     "adaptive_max_pool2d_with_indices",
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
+    "max_pool3d",
+    "max_pool3d_with_indices",
+    "avg_pool3d",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices",
+    "adaptive_avg_pool3d",
+    "lp_pool1d",
+    "lp_pool2d",
+    "lp_pool3d",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
     # normalization
     "batch_norm",
     "instance_norm",
     "group_norm",
     "layer_norm",
     "normalize",
+    "local_response_norm",
     # padding
     "pad",
     # sparse
     "embedding",
+    "embedding_bag",
     "one_hot",
     # attention
     "scaled_dot_product_attention",
@@ -144,9 +186,21 @@ __all__ = [
     "binary_cross_entropy_with_logits",
     "kl_div",
     "triplet_margin_loss",
+    "margin_ranking_loss",
+    "hinge_embedding_loss",
+    "cosine_embedding_loss",
+    "soft_margin_loss",
+    "poisson_nll_loss",
+    "gaussian_nll_loss",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
+    "multilabel_soft_margin_loss",
+    "triplet_margin_with_distance_loss",
+    "ctc_loss",
     # distance
     "cosine_similarity",
     "pairwise_distance",
+    "pdist",
     # vision
     "pixel_shuffle",
     "pixel_unshuffle",
@@ -156,4 +210,6 @@ __all__ = [
     "upsample_bilinear",
     "affine_grid",
     "grid_sample",
+    "channel_shuffle",
+    "native_channel_shuffle",
 ]

@@ -2,10 +2,11 @@
 ``triplet_margin_loss``, composed of differentiable ops as
 PyTorch's ATen implementations are (same formulas, so the same values and gradients)."""
 
+from ..._shape_functions import triu_indices
 from ...autograd.grad_mode import no_grad
 from ._utils import _Reduction, _reduction
 
-__all__ = ["cosine_similarity", "pairwise_distance", "triplet_margin_loss"]
+__all__ = ["cosine_similarity", "pairwise_distance", "triplet_margin_loss", "pdist"]
 
 
 def _broadcast_shape(a, b):
@@ -75,3 +76,18 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     if reduction == "none":
         return loss
     return loss.sum() if reduction == "sum" else loss.mean()
+
+
+def pdist(input, p=2):
+    r"""The ``p``-norm distances between the rows of an ``(N, M)`` input: the upper triangle of
+    ``cdist(input, input)`` row by row, ``N * (N - 1) / 2`` values."""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if not input.is_floating_point():
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    n = input.shape[0]
+    rows = triu_indices(n, n, 1)
+    diff = input.index_select(0, rows[0]) - input.index_select(0, rows[1])
+    return diff.norm(p, dim=1)

@@ -8,8 +8,10 @@ import numbers
 
 from ... import _core
 from ._utils import _fmt, _int_arg, _scalar_name
+from .padding import pad as _pad
+from .pooling import avg_pool2d, avg_pool3d
 
-__all__ = ["batch_norm", "instance_norm", "group_norm", "layer_norm", "normalize"]
+__all__ = ["batch_norm", "instance_norm", "group_norm", "layer_norm", "normalize", "local_response_norm"]
 
 
 def _verify_batch_size(size):
@@ -134,3 +136,29 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     if out is None:
         return input / denom
     return out.copy_(input / denom)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    r"""Local response normalization across channels: ``x / (k + alpha / size * sum of x ** 2 over
+    the ``size`` neighbouring channels) ** beta`` (PyTorch's composition of ``avg_pool``)."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(
+            "Expected 3D or higher dimensionality                          "
+            f"input (got {dim} dimensions)"
+        )
+    if input.numel() == 0:
+        return input
+    div = input.mul(input)
+    if dim == 3:
+        div = div.unsqueeze(1)
+        div = _pad(div, (0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = input.size()
+        div = div.view(sizes[0], 1, sizes[1], sizes[2], -1)
+        div = _pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1)
+        div = div.view(sizes)
+    div = div.mul(alpha).add(k).pow(beta)
+    return input / div

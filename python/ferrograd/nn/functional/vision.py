@@ -31,6 +31,8 @@ __all__ = [
     "upsample_bilinear",
     "affine_grid",
     "grid_sample",
+    "channel_shuffle",
+    "native_channel_shuffle",
 ]
 
 
@@ -482,3 +484,26 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
             term = vals * (wx[dx] * wy[dy]).unsqueeze(1)
             out = term if out is None else out + term
     return out.reshape(n, c, ho, wo)
+
+
+def channel_shuffle(input, groups):
+    r"""Rearranges the ``C`` channels of an ``(N, C, *)`` input as ``(N, C / g, g, *)``: channel
+    ``i * (C / g) + j`` goes to position ``j * g + i``."""
+    if input.dim() <= 2:
+        raise RuntimeError(
+            "channel_shuffle expects input with > 2 dims, but got input with sizes "
+            f"[{', '.join(str(int(s)) for s in input.shape)}]"
+        )
+    groups = _int_arg(groups, "channel_shuffle", "groups", 2)
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    c = input.shape[1]
+    if c % groups != 0:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    shape = tuple(input.shape)
+    return input.reshape(shape[:1] + (groups, c // groups) + shape[2:]).transpose(1, 2).reshape(shape)
+
+
+def native_channel_shuffle(input, groups):
+    r"""``channel_shuffle`` (PyTorch's native kernel of the same rearrangement)."""
+    return channel_shuffle(input, groups)

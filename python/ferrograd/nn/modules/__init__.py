@@ -3,30 +3,56 @@
 from . import loss as _loss, padding as _padding
 from .activation import GELU, LeakyReLU, LogSoftmax, MultiheadAttention, ReLU, Sigmoid, SiLU, Softmax, Softmin, Tanh
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm
+from .channelshuffle import ChannelShuffle
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+)
 from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .flatten import Flatten, Unflatten
+from .fold import Fold, Unfold
 from .instancenorm import InstanceNorm1d, InstanceNorm2d
-from .linear import Identity, Linear
+from .lazy import LazyModuleMixin
+from .linear import Bilinear, Identity, LazyLinear, Linear
 from .loss import *  # noqa: F401,F403
 from .module import Module
-from .normalization import GroupNorm, LayerNorm
+from .normalization import GroupNorm, LayerNorm, LocalResponseNorm
 from .padding import *  # noqa: F401,F403
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
     AdaptiveMaxPool1d,
     AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
     AvgPool1d,
     AvgPool2d,
+    AvgPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
     MaxPool1d,
     MaxPool2d,
+    MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 from .transformer import (
     Transformer,
     TransformerDecoder,
@@ -45,6 +71,9 @@ __all__ = [
     "ParameterDict",
     "Identity",
     "Linear",
+    "Bilinear",
+    "LazyLinear",
+    "LazyModuleMixin",
     "ReLU",
     "LeakyReLU",
     "Tanh",
@@ -65,10 +94,22 @@ __all__ = [
     "MultiheadAttention",
     "LayerNorm",
     "GroupNorm",
+    "LocalResponseNorm",
     "Conv1d",
     "Conv2d",
+    "Conv3d",
     "ConvTranspose1d",
     "ConvTranspose2d",
+    "ConvTranspose3d",
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyConv3d",
+    "LazyConvTranspose1d",
+    "LazyConvTranspose2d",
+    "LazyConvTranspose3d",
+    "Fold",
+    "Unfold",
+    "ChannelShuffle",
     "MaxPool1d",
     "MaxPool2d",
     "AvgPool1d",
@@ -77,6 +118,16 @@ __all__ = [
     "AdaptiveMaxPool2d",
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
+    "MaxPool3d",
+    "AvgPool3d",
+    "AdaptiveMaxPool3d",
+    "AdaptiveAvgPool3d",
+    "LPPool1d",
+    "LPPool2d",
+    "LPPool3d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
     "BatchNorm1d",
     "BatchNorm2d",
     "BatchNorm3d",
@@ -84,6 +135,7 @@ __all__ = [
     "InstanceNorm1d",
     "InstanceNorm2d",
     "Embedding",
+    "EmbeddingBag",
     "Transformer",
     "TransformerEncoder",
     "TransformerDecoder",

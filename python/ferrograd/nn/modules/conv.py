@@ -1,14 +1,28 @@
-"""``Conv1d``, ``Conv2d``, ``ConvTranspose1d`` and ``ConvTranspose2d`` (ported from PyTorch)."""
+"""``Conv1d``/``2d``/``3d``, ``ConvTranspose1d``/``2d``/``3d`` and their lazy variants (ported from PyTorch)."""
 
 import math
 
 from ..._factories import empty
 from .. import functional as F, init
-from ..functional._utils import _pair, _reverse_repeat_tuple, _single
-from ..parameter import Parameter
+from ..functional._utils import _pair, _reverse_repeat_tuple, _single, _triple
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = [
+    "Conv1d",
+    "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "ConvTranspose3d",
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyConv3d",
+    "LazyConvTranspose1d",
+    "LazyConvTranspose2d",
+    "LazyConvTranspose3d",
+]
 
 
 class _ConvNd(Module):
@@ -165,6 +179,33 @@ class Conv2d(_ConvNd):
         return self._conv_forward(input, self.weight, self.bias)
 
 
+class Conv3d(_ConvNd):
+    r"""3-d convolution over ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)`` inputs.
+
+    ``weight``: ``(out_channels, in_channels / groups, kD, kH, kW)``; ``padding`` may be an int, a
+    triple, ``'valid'`` or ``'same'``; ``padding_mode`` is zeros, reflect, replicate or circular.
+    """
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        factory_kwargs = {"device": device, "dtype": dtype}
+        kernel_size_ = _triple(kernel_size)
+        stride_ = _triple(stride)
+        padding_ = padding if isinstance(padding, str) else _triple(padding)
+        dilation_ = _triple(dilation)
+        super().__init__(in_channels, out_channels, kernel_size_, stride_, padding_, dilation_, False, _triple(0),
+                         groups, bias, padding_mode, **factory_kwargs)
+
+    def _conv_forward(self, input, weight, bias):
+        if self.padding_mode != "zeros":
+            return F.conv3d(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), weight,
+                            bias, self.stride, _triple(0), self.dilation, self.groups)
+        return F.conv3d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def forward(self, input):
+        return self._conv_forward(input, self.weight, self.bias)
+
+
 class _ConvTransposeNd(_ConvNd):
     def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, transposed,
                  output_padding, groups, bias, padding_mode, device=None, dtype=None):
@@ -261,3 +302,166 @@ class ConvTranspose2d(_ConvTransposeNd):
                                               self.dilation)
         return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, output_padding,
                                   self.groups, self.dilation)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    r"""3-d transposed convolution; ``weight``: ``(in_channels, out_channels / groups, kD, kH, kW)``.
+
+    ``forward(input, output_size=None)`` picks the ``output_padding`` giving ``output_size``.
+    """
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        factory_kwargs = {"device": device, "dtype": dtype}
+        kernel_size = _triple(kernel_size)
+        stride = _triple(stride)
+        padding = _triple(padding)
+        dilation = _triple(dilation)
+        output_padding = _triple(output_padding)
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, True, output_padding,
+                         groups, bias, padding_mode, **factory_kwargs)
+
+    def forward(self, input, output_size=None):
+        if self.padding_mode != "zeros":
+            raise ValueError("Only `zeros` padding mode is supported for ConvTranspose3d")
+        if not isinstance(self.padding, tuple):
+            raise AssertionError("self.padding must be a tuple")
+        output_padding = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size, 3,
+                                              self.dilation)
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding, output_padding,
+                                  self.groups, self.dilation)
+
+
+# ---------------------------------------------------------------------------------------------
+# lazy variants: in_channels is inferred from the first input
+# ---------------------------------------------------------------------------------------------
+
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if self.has_uninitialized_params():
+            self.in_channels = self._get_in_channels(input)
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            if isinstance(self.weight, UninitializedParameter):
+                if self.transposed:
+                    shape = (self.in_channels, self.out_channels // self.groups, *self.kernel_size)
+                else:
+                    shape = (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
+                self.weight.materialize(shape)
+            if self.bias is not None and isinstance(self.bias, UninitializedParameter):
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+    def _get_in_channels(self, input):
+        num_spatial_dims = self._get_num_spatial_dims()
+        num_dims_no_batch = num_spatial_dims + 1
+        num_dims_batch = num_dims_no_batch + 1
+        if input.dim() not in (num_dims_no_batch, num_dims_batch):
+            raise RuntimeError(
+                f"Expected {num_dims_no_batch}D (unbatched) or {num_dims_batch}D (batched) input to "
+                f"{self.__class__.__name__}, but got input of size: {input.shape}"
+            )
+        return input.shape[1] if input.dim() == num_dims_batch else input.shape[0]
+
+    def _get_num_spatial_dims(self):
+        raise NotImplementedError
+
+
+def _lazy_init(self, out_channels, bias, device, dtype):
+    # the parameters the base constructor made (for in_channels=0) replaced by uninitialized ones
+    self.weight = UninitializedParameter(device=device, dtype=dtype)
+    self.out_channels = out_channels
+    if bias:
+        self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+
+class LazyConv1d(_LazyConvXdMixin, Conv1d):
+    r"""``Conv1d`` whose ``in_channels`` is inferred from the first input (then it becomes a ``Conv1d``)."""
+
+    cls_to_become = Conv1d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
+        _lazy_init(self, out_channels, bias, device, dtype)
+
+    def _get_num_spatial_dims(self):
+        return 1
+
+
+class LazyConv2d(_LazyConvXdMixin, Conv2d):
+    r"""``Conv2d`` whose ``in_channels`` is inferred from the first input (then it becomes a ``Conv2d``)."""
+
+    cls_to_become = Conv2d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
+        _lazy_init(self, out_channels, bias, device, dtype)
+
+    def _get_num_spatial_dims(self):
+        return 2
+
+
+class LazyConv3d(_LazyConvXdMixin, Conv3d):
+    r"""``Conv3d`` whose ``in_channels`` is inferred from the first input (then it becomes a ``Conv3d``)."""
+
+    cls_to_become = Conv3d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
+        _lazy_init(self, out_channels, bias, device, dtype)
+
+    def _get_num_spatial_dims(self):
+        return 3
+
+
+class LazyConvTranspose1d(_LazyConvXdMixin, ConvTranspose1d):
+    r"""``ConvTranspose1d`` whose ``in_channels`` is inferred from the first input."""
+
+    cls_to_become = ConvTranspose1d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                 dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
+                         device, dtype)
+        _lazy_init(self, out_channels, bias, device, dtype)
+
+    def _get_num_spatial_dims(self):
+        return 1
+
+
+class LazyConvTranspose2d(_LazyConvXdMixin, ConvTranspose2d):
+    r"""``ConvTranspose2d`` whose ``in_channels`` is inferred from the first input."""
+
+    cls_to_become = ConvTranspose2d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                 dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
+                         device, dtype)
+        _lazy_init(self, out_channels, bias, device, dtype)
+
+    def _get_num_spatial_dims(self):
+        return 2
+
+
+class LazyConvTranspose3d(_LazyConvXdMixin, ConvTranspose3d):
+    r"""``ConvTranspose3d`` whose ``in_channels`` is inferred from the first input."""
+
+    cls_to_become = ConvTranspose3d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                 dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
+                         device, dtype)
+        _lazy_init(self, out_channels, bias, device, dtype)
+
+    def _get_num_spatial_dims(self):
+        return 3
