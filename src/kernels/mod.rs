@@ -25,6 +25,7 @@ pub mod elementwise;
 pub mod index;
 pub mod loss;
 pub mod matmul;
+pub mod linalg;
 pub mod norm;
 pub mod optim;
 pub mod pad;

@@ -10,6 +10,7 @@ pub mod index;
 pub mod inplace;
 pub mod loss;
 pub mod matmul;
+pub mod linalg;
 pub mod norm;
 pub mod optim;
 pub mod rearrange;
