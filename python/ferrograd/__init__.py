@@ -288,6 +288,13 @@ from ._shape_functions import (
 )
 from ._size import Size
 from ._tensor import install as _install
+from .linalg import (
+    _torch_det as det,
+    _torch_inverse as inverse,
+    _torch_logdet as logdet,
+    _torch_pinverse as pinverse,
+    _torch_slogdet as slogdet,
+)
 from ._tensor_str import set_printoptions
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .autograd.anomaly_mode import set_anomaly_enabled
@@ -303,6 +310,7 @@ from . import (  # noqa: E402
     cuda,
     distributed,
     func,
+    linalg,
     nn,
     onnx,
     optim,
@@ -368,6 +376,8 @@ __all__ = [
     # dims moved, diagonals, contractions
     "cdist", "diag", "diag_embed", "diagonal", "einsum", "kron", "moveaxis", "movedim", "swapdims",
     "tensordot", "trace", "tril_indices", "triu_indices",
+    # linear algebra (torch.linalg's forms under their torch.* names)
+    "det", "inverse", "logdet", "pinverse", "slogdet",
     # reductions and scans
     "aminmax", "cummax", "cummin", "cumprod", "kthvalue", "logcumsumexp", "median", "mode", "nanmean",
     "nanmedian", "nanquantile", "nansum", "quantile", "std_mean", "var_mean",
@@ -384,6 +394,6 @@ __all__ = [
     # printing, saving
     "set_printoptions", "save", "load",
     # submodules
-    "accelerator", "amp", "autograd", "backends", "cpu", "cuda", "distributed", "func", "nn", "onnx",
+    "accelerator", "amp", "autograd", "backends", "cpu", "cuda", "distributed", "func", "linalg", "nn", "onnx",
     "optim", "serialization", "testing", "utils",
 ]

@@ -155,7 +155,12 @@ pub fn det<T: Real>(a: &[T], batch: usize, n: usize) -> Vec<T> {
         let u = lu.U();
         let mut d = 1.0f64;
         for j in 0..n {
-            d *= u[(j, j)].to_f64();
+            let p = u[(j, j)].to_f64();
+            // past a zero pivot faer's factor holds 0/0s: the determinant is 0
+            if p == 0.0 {
+                return T::from_f64(0.0);
+            }
+            d *= p;
         }
         let fwd = lu.P().arrays().0;
         let mut seen = vec![false; n];
