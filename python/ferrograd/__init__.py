@@ -288,6 +288,9 @@ from ._shape_functions import (
 )
 from ._size import Size
 from ._tensor import install as _install
+from ._tensor_str import set_printoptions
+from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
+from .autograd.anomaly_mode import set_anomaly_enabled
 from .linalg import (
     _torch_det as det,
     _torch_inverse as inverse,
@@ -295,9 +298,6 @@ from .linalg import (
     _torch_pinverse as pinverse,
     _torch_slogdet as slogdet,
 )
-from ._tensor_str import set_printoptions
-from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
-from .autograd.anomaly_mode import set_anomaly_enabled
 
 _install()  # Tensor's Python methods onto the native class
 

@@ -9,8 +9,7 @@ import math
 import re
 
 from . import _core
-from ._core import Tensor, int32
-from ._core import _LinAlgError as LinAlgError
+from ._core import Tensor, _LinAlgError as LinAlgError, int32
 from ._factories import full, tensor, zeros
 from ._functions import matmul
 from ._return_types import (
@@ -167,7 +166,16 @@ def lstsq(A, B, rcond=None, *, driver=None):
             "torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
             "(input.dim() - other.dim()) <= 1"
         )
-    x, rank = _core._linalg_lstsq(A, B, None if rcond is None else float(rcond))
+    rcond = None if rcond is None else float(rcond)
+    if B.dim() == A.dim() - 1 and tuple(B.shape) != tuple(A.shape[:-1]) and B.dim() > 1:
+        # PyTorch reads B as a batch of vectors whenever it has one dim less than A
+        x, rank = _core._linalg_lstsq(A, B.unsqueeze(-1), rcond)
+        x = x.squeeze(-1)
+    else:
+        x, rank = _core._linalg_lstsq(A, B, rcond)
+    if A.dim() >= 2 and tuple(rank.shape) != _batch_shape(A):
+        # the rank has A's batch shape, also where B's batch dims broadcast it
+        rank = _core._linalg_lstsq(A, zeros(A.shape[:-1] + (1,), dtype=A.dtype), rcond)[1]
     empty = zeros((0,), dtype=A.dtype)
     return linalg_lstsq_result(x, empty, rank, zeros((0,), dtype=A.dtype))
 
@@ -200,7 +208,9 @@ def qr(A, mode="reduced"):
 
 def _check_driver(name, driver):
     if driver is not None:
-        raise RuntimeError(f"torch.linalg.{name}: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend.")
+        raise RuntimeError(
+            f"torch.linalg.{name}: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend."
+        )
 
 
 def svd(A, full_matrices=True, *, driver=None):

@@ -3461,8 +3461,8 @@ def _ref_solve(a, b, left=True):
 
 
 def _ref_slogdet(a):
-    s, l = np.linalg.slogdet(a)
-    return s, l
+    sign, logabsdet = np.linalg.slogdet(a)
+    return sign, logabsdet
 
 
 def _svd_usv(lib, a):
@@ -3504,15 +3504,15 @@ def _ref_lstsq(a, b):
     a_b = np.broadcast_to(a_b, batch + a_b.shape[-2:])
     b_b = np.broadcast_to(b_b, batch + b_b.shape[-2:])
     x = np.linalg.pinv(a_b) @ b_b
-    rank = np.linalg.matrix_rank(a_b).astype(np.int64)
+    rank = np.linalg.matrix_rank(a).astype(np.int64)  # A's batch shape, as PyTorch's
     return (x[..., 0] if vec else x), np.asarray(rank)
 
 
-def _ref_matrix_norm(a, ord="fro", dim=(-2, -1), keepdim=False):
+def _ref_matrix_norm(a, ord="fro", dim=(-2, -1), keepdim=False):  # noqa: A002  (torch's name)
     return np.linalg.norm(a, ord=ord, axis=dim, keepdims=keepdim)
 
 
-def _ref_vector_norm(x, ord=2, dim=None, keepdim=False):
+def _ref_vector_norm(x, ord=2, dim=None, keepdim=False):  # noqa: A002  (torch's name)
     if dim is None:
         r = np.linalg.norm(x.reshape(-1), ord=ord)
         return np.full((1,) * x.ndim, r) if keepdim else r
@@ -3565,7 +3565,7 @@ OP_DB += [
     OpInfo("linalg_cholesky", {
         "fn.linalg.cholesky": lambda lib, a, **kw: lib.linalg.cholesky(_spd(lib, a), **kw),
         "fn.linalg.cholesky_ex": lambda lib, a, **kw: lib.linalg.cholesky_ex(_spd(lib, a), **kw).L,
-    }, lambda a, upper=False: (lambda l: np.swapaxes(l, -1, -2) if upper else l)(np.linalg.cholesky(_np_spd(a))),
+    }, lambda a, upper=False: (lambda low: np.swapaxes(low, -1, -2) if upper else low)(np.linalg.cholesky(_np_spd(a))),
         lambda g: [
             Sample(g.f(3, 3)),
             Sample(g.f(2, 4, 4)),
@@ -3620,7 +3620,7 @@ OP_DB += [
         Sample(g.f(5, 3), g.f(5, 2)),
         Sample(g.f(5, 3), g.f(5)),
         Sample(g.f(2, 5, 3), g.f(2, 5, 2)),
-        Sample(_wellcond(g, 2, 3, 3), g.f(3, 2)),
+        Sample(_wellcond(g, 1, 3, 3), g.f(2, 3, 2)),
         Sample(g.f(3, 5), g.f(3, 2)),
     ], torch_tol32=_LINALG_TOL32),
     OpInfo("linalg_vector_norm", V(fn="linalg.vector_norm"), _ref_vector_norm, lambda g: [
@@ -3644,7 +3644,8 @@ OP_DB += [
         Sample(g.f(2, 3, 4), "nuc", (0, 2), True),
     ], torch_tol32=_LINALG_TOL32),
     OpInfo("linalg_norm", V(fn="linalg.norm"),
-           lambda a, ord=None, dim=None, keepdim=False: np.linalg.norm(a, ord=ord, axis=dim, keepdims=keepdim),
+           lambda a, ord=None, dim=None, keepdim=False: np.linalg.norm(  # noqa: A006
+               a, ord=ord, axis=dim, keepdims=keepdim),
            lambda g: [
                Sample(g.f(3, 4)),
                Sample(g.f(3, 4), "fro"),

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (PyTorch's messages, verbatim)
 """torch.linalg beyond the op table (tests/native/op_db.py, which checks values, gradients to
 second order and agreement with PyTorch): errors and their types, named tuples, batching,
 dtypes, grad_fn names, the ``*_ex`` forms, and the torch.* / Tensor-method forms."""
@@ -153,7 +154,8 @@ def test_svd_shapes(full):
     assert tuple(u.shape) == ((2, 5, 5) if full else (2, 5, 3))
     assert tuple(s.shape) == (2, 3)
     assert tuple(vh.shape) == (2, 3, 3)
-    np.testing.assert_allclose((u.mT @ u).numpy(), np.broadcast_to(np.eye(u.shape[-1]), u.shape[:-2] + (u.shape[-1],) * 2), atol=1e-12)
+    eye = np.broadcast_to(np.eye(u.shape[-1]), u.shape[:-2] + (u.shape[-1],) * 2)
+    np.testing.assert_allclose((u.mT @ u).numpy(), eye, atol=1e-12)
 
 
 def test_qr_complete_shapes():
@@ -195,8 +197,8 @@ def test_ex_forms_report_info():
 def test_singular_det_and_slogdet():
     z = fg.zeros(3, 3, dtype=fg.float64)
     assert LA.det(z).item() == 0.0
-    s, l = LA.slogdet(z)
-    assert s.item() == 0.0 and l.item() == -math.inf
+    sign, logabsdet = LA.slogdet(z)
+    assert sign.item() == 0.0 and logabsdet.item() == -math.inf
     assert math.isnan(fg.logdet(-fg.eye(3, dtype=fg.float64)).item())
 
 
