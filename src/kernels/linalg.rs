@@ -250,6 +250,9 @@ pub fn qr<T: Real>(
     (qs, rs)
 }
 
+/// Three factors of a batch (U, S, Vh), each contiguous.
+pub type Factors3<T> = (Vec<T>, Vec<T>, Vec<T>);
+
 /// SVD of each m x n matrix: `(U, S, Vh)`, singular values in nonincreasing order; U m x m and
 /// Vh n x n with `full`, else m x k and k x n (k = min(m, n)); `with_uv` false gives S only.
 /// Err: the batch index of a matrix the iteration did not converge on.
@@ -260,7 +263,7 @@ pub fn svd<T: Real>(
     n: usize,
     full: bool,
     with_uv: bool,
-) -> Result<(Vec<T>, Vec<T>, Vec<T>), usize> {
+) -> Result<Factors3<T>, usize> {
     let k = m.min(n);
     let parts = over_batch(batch, m * n * k.max(1) * 4, &|i| {
         let x = mat(&a[i * m * n..(i + 1) * m * n], m, n);
@@ -277,11 +280,7 @@ pub fn svd<T: Real>(
         }
         let f = if full { x.svd() } else { x.thin_svd() }?;
         let s = f.S().column_vector();
-        Ok((
-            rows(f.U()),
-            (0..k).map(|j| s[j]).collect(),
-            rows_t(f.V()),
-        ))
+        Ok((rows(f.U()), (0..k).map(|j| s[j]).collect(), rows_t(f.V())))
     });
     let (mut us, mut ss, mut vs) = (Vec::new(), Vec::new(), Vec::new());
     for (i, p) in parts.into_iter().enumerate() {
@@ -326,12 +325,7 @@ pub fn eigh<T: Real>(
 }
 
 /// `V diag(1/s_j for s_j > tol) U^T` (n x m) from a thin SVD or EVD, with the rank kept.
-fn pinv_from<T: Real>(
-    u: MatRef<'_, T>,
-    s: &[f64],
-    v: MatRef<'_, T>,
-    tol: f64,
-) -> (Vec<T>, usize) {
+fn pinv_from<T: Real>(u: MatRef<'_, T>, s: &[f64], v: MatRef<'_, T>, tol: f64) -> (Vec<T>, usize) {
     let (m, n, k) = (u.nrows(), v.nrows(), s.len());
     let mut out = vec![0.0f64; n * m];
     let mut rank = 0;

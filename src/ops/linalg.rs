@@ -132,8 +132,7 @@ pub fn solve(a: &Tensor, b: &Tensor) -> Result<Tensor> {
                 "linalg.solve: Incompatible shapes of A and B for the equation AX = B ({n}x{n} and {bn}x{kk})"
             )));
         }
-        let batch =
-            broadcast_shapes(&a.shape()[..a.ndim() - 2], &bm.shape()[..bm.ndim() - 2])?;
+        let batch = broadcast_shapes(&a.shape()[..a.ndim() - 2], &bm.shape()[..bm.ndim() - 2])?;
         let ae = super::contiguous(&broadcast_to(a, &with_shape(&batch, &[n, n]))?)?;
         let be = super::contiguous(&broadcast_to(&bm, &with_shape(&batch, &[n, kk]))?)?;
         let nb: usize = batch.iter().product();
@@ -172,7 +171,11 @@ pub fn solve(a: &Tensor, b: &Tensor) -> Result<Tensor> {
                     None
                 };
                 let gb = if ctx.needs(1) {
-                    let gb = if vector { squeeze(&gb, Some(&[-1]))? } else { gb };
+                    let gb = if vector {
+                        squeeze(&gb, Some(&[-1]))?
+                    } else {
+                        gb
+                    };
                     Some(sum_to(&gb, &bshape)?)
                 } else {
                     None
@@ -344,7 +347,12 @@ pub fn qr(a: &Tensor, mode: &str) -> Result<(Tensor, Tensor)> {
                     return Ok(vec![None]);
                 }
                 if m >= n {
-                    return Ok(vec![Some(qr_backward_tall(gq.as_ref(), gr.as_ref(), q, r)?)]);
+                    return Ok(vec![Some(qr_backward_tall(
+                        gq.as_ref(),
+                        gr.as_ref(),
+                        q,
+                        r,
+                    )?)]);
                 }
                 // A = Q [R1 R2] with Y = Q R2: R2 = Q^T Y feeds gQ += Y gR2^T, gY = Q gR2
                 let r1 = narrow(r, -1, 0, m as i64)?;
@@ -395,11 +403,7 @@ fn svd_backward(
     let s2 = mul(s, s)?;
     // E_ij = s_j^2 - s_i^2, with ones on the diagonal
     let e = sub(&unsqueeze(&s2, -2)?, &unsqueeze(&s2, -1)?)?;
-    let ones = Tensor::full(
-        &s.shape().to_vec(),
-        crate::dtype::Scalar::Float(1.0),
-        s.dtype(),
-    )?;
+    let ones = Tensor::full(s.shape(), crate::dtype::Scalar::Float(1.0), s.dtype())?;
     let e = add(&e, &diag_embed(&ones, 0, -2, -1)?)?;
     let mut inner: Option<Tensor> = None;
     if let Some(gu) = gu {
@@ -421,10 +425,7 @@ fn svd_backward(
     let ga = if let (true, Some(gu)) = (m > kk, gu) {
         let ga = matmul(u, &ga)?;
         let gusinv = div(gu, &s_row)?;
-        let ga = add(
-            &ga,
-            &sub(&gusinv, &matmul(u, &matmul(&mt(u)?, &gusinv)?)?)?,
-        )?;
+        let ga = add(&ga, &sub(&gusinv, &matmul(u, &matmul(&mt(u)?, &gusinv)?)?)?)?;
         matmul(&ga, vh)?
     } else if let (true, Some(gvh)) = (n > kk, gvh) {
         let ga = matmul(&ga, vh)?;
@@ -553,11 +554,8 @@ pub fn eigh(a: &Tensor, uplo: &str, compute_v: bool) -> Result<(Tensor, Tensor)>
                     Some(gv) => {
                         let vhgv = matmul(&mt(v)?, gv)?;
                         let vhgv = mul_scalar(&sub(&vhgv, &mt(&vhgv)?)?, 0.5)?;
-                        let ones = Tensor::full(
-                            &l.shape().to_vec(),
-                            crate::dtype::Scalar::Float(1.0),
-                            l.dtype(),
-                        )?;
+                        let ones =
+                            Tensor::full(l.shape(), crate::dtype::Scalar::Float(1.0), l.dtype())?;
                         let e = add(
                             &sub(&unsqueeze(l, -2)?, &unsqueeze(l, -1)?)?,
                             &diag_embed(&ones, 0, -2, -1)?,
@@ -665,8 +663,7 @@ pub fn lstsq(a: &Tensor, b: &Tensor, rcond: Option<f64>) -> Result<(Tensor, Tens
             ));
         }
         let kk = bm.shape()[bm.ndim() - 1];
-        let batch =
-            broadcast_shapes(&a.shape()[..a.ndim() - 2], &bm.shape()[..bm.ndim() - 2])?;
+        let batch = broadcast_shapes(&a.shape()[..a.ndim() - 2], &bm.shape()[..bm.ndim() - 2])?;
         let ae = super::contiguous(&broadcast_to(a, &with_shape(&batch, &[m, n]))?)?;
         let be = super::contiguous(&broadcast_to(&bm, &with_shape(&batch, &[m, kk]))?)?;
         let nb: usize = batch.iter().product();
@@ -706,7 +703,11 @@ pub fn lstsq(a: &Tensor, b: &Tensor, rcond: Option<f64>) -> Result<(Tensor, Tens
                 };
                 let gb = if ctx.needs(1) {
                     let gb = matmul(&mt(&p)?, &g)?;
-                    let gb = if vector { squeeze(&gb, Some(&[-1]))? } else { gb };
+                    let gb = if vector {
+                        squeeze(&gb, Some(&[-1]))?
+                    } else {
+                        gb
+                    };
                     Some(sum_to(&gb, &bshape)?)
                 } else {
                     None

@@ -10,7 +10,10 @@ use pyo3::prelude::*;
 fn cubic(ts: &[&Tensor]) -> Work {
     let n = ts
         .iter()
-        .map(|t| t.numel().saturating_mul(t.shape().last().copied().unwrap_or(1)))
+        .map(|t| {
+            t.numel()
+                .saturating_mul(t.shape().last().copied().unwrap_or(1))
+        })
         .sum();
     Work::over(ts.iter().copied(), n)
 }
