@@ -372,6 +372,29 @@ def _channel_shuffle(op, s, n, layout, vals):
     return resized(s, vals, layout, {0: shape}, args={1: 2 if shape[1] % 2 == 0 else 1}, strided=0)
 
 
+def linalg_shape(n):
+    """(batch, k, k) for the torch.linalg rows: one 4x4 matrix at 16 elements, a batch of 8x8
+    matrices up to 4K (64 of them), then one k x k matrix (16K: 128x128, 64K: 256x256), at most
+    512x512."""
+    if n <= 16:
+        return (1, 4, 4)
+    if n <= 4096:
+        return (n // 64, 8, 8)
+    k = min(512, math.isqrt(n))
+    return (1, k, k)
+
+
+def _linalg(op, s, n, layout, vals):
+    """A well-conditioned square A (its values plus 3 sqrt(k) I) and, for solve / lstsq, a
+    right-hand side B of A's shape; strided: A transposed."""
+    b, k, _ = linalg_shape(n)
+    shape = (b, k, k) if b > 1 else (k, k)
+    shapes = {0: vals.like(s.inputs[0], shape) + 3 * math.sqrt(k) * np.eye(k)}
+    if len(_arrays(s)) > 1:
+        shapes[1] = shape
+    return resized(s, vals, layout, shapes, strided=(0, "mT"))
+
+
 # rows whose inputs do not all share one shape, or whose arguments depend on the size;
 # every other row goes through `generic`
 BUILDERS = {
@@ -405,6 +428,10 @@ BUILDERS = {
     "nn.functional.embedding": _embedding,
     "nn.functional.scaled_dot_product_attention": _sdpa,
     "nn.functional.one_hot": _one_hot,
+    **{name: _linalg for name in (
+        "linalg_inv", "linalg_solve", "linalg_det", "linalg_slogdet", "logdet", "linalg_cholesky",
+        "linalg_qr", "linalg_svd", "linalg_svd_full", "linalg_svdvals", "linalg_eigh",
+        "linalg_eigvalsh", "linalg_pinv", "linalg_pinv_hermitian", "linalg_lstsq")},
 }
 
 

@@ -26,6 +26,9 @@ pub enum Error {
     /// Two shapes that do not broadcast: the sizes at the first mismatching dim (counted from
     /// the left of the broadcast shape): RuntimeError.
     Broadcast { a: usize, b: usize, dim: usize },
+    /// A matrix a decomposition cannot handle (singular, not positive-definite):
+    /// `torch.linalg.LinAlgError`, a RuntimeError.
+    LinAlg(String),
 }
 
 /// The Python exception type an error becomes (mapped in `py::errors`).
@@ -37,6 +40,7 @@ pub enum Kind {
     Type,
     NotImplemented,
     Memory,
+    LinAlg,
 }
 
 impl Error {
@@ -48,6 +52,7 @@ impl Error {
             Error::Type(_) => Kind::Type,
             Error::NotImplemented(_) | Error::DtypeNotImplemented { .. } => Kind::NotImplemented,
             Error::Memory(_) => Kind::Memory,
+            Error::LinAlg(_) => Kind::LinAlg,
         }
     }
 
@@ -71,7 +76,8 @@ impl fmt::Display for Error {
             | Error::Value(m)
             | Error::Type(m)
             | Error::NotImplemented(m)
-            | Error::Memory(m) => f.write_str(m),
+            | Error::Memory(m)
+            | Error::LinAlg(m) => f.write_str(m),
             Error::DtypeNotImplemented { kernel, dtype } => {
                 write!(f, "\"{kernel}\" not implemented for '{}'", dtype.kernel_name())
             }

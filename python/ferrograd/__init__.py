@@ -347,6 +347,13 @@ from ._tensor import install as _install
 from ._tensor_str import set_printoptions
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .autograd.anomaly_mode import set_anomaly_enabled
+from .linalg import (
+    _torch_det as det,
+    _torch_inverse as inverse,
+    _torch_logdet as logdet,
+    _torch_pinverse as pinverse,
+    _torch_slogdet as slogdet,
+)
 
 _install()  # Tensor's Python methods onto the native class
 
@@ -359,6 +366,7 @@ from . import (  # noqa: E402
     cuda,
     distributed,
     func,
+    linalg,
     nn,
     onnx,
     optim,
@@ -432,6 +440,8 @@ __all__ = [
     # dims moved, diagonals, contractions
     "cdist", "diag", "diag_embed", "diagonal", "einsum", "kron", "moveaxis", "movedim", "swapdims",
     "tensordot", "trace", "tril_indices", "triu_indices",
+    # linear algebra (torch.linalg's forms under their torch.* names)
+    "det", "inverse", "logdet", "pinverse", "slogdet",
     # reductions and scans
     "aminmax", "cummax", "cummin", "cumprod", "kthvalue", "logcumsumexp", "median", "mode", "nanmean",
     "nanmedian", "nanquantile", "nansum", "quantile", "std_mean", "var_mean",
@@ -448,6 +458,6 @@ __all__ = [
     # printing, saving
     "set_printoptions", "save", "load",
     # submodules
-    "accelerator", "amp", "autograd", "backends", "cpu", "cuda", "distributed", "func", "nn", "onnx",
-    "optim", "serialization", "special", "testing", "utils",
+    "accelerator", "amp", "autograd", "backends", "cpu", "cuda", "distributed", "func", "linalg", "nn",
+    "onnx", "optim", "serialization", "special", "testing", "utils",
 ]

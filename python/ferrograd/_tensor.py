@@ -17,6 +17,7 @@ from . import (
     _sampling,
     _set_functions,
     _shape_functions,
+    linalg,
 )
 from ._core import (
     Tensor,
@@ -429,11 +430,26 @@ class _TensorMethods:
         dims = [dim] if isinstance(dim, int) else (list(dim) if dim is not None else None)
         return self._var(dims, _correction(unbiased, correction), keepdim, True)
 
+    def det(self):
+        return linalg.det(self)
+
+    def inverse(self):
+        return linalg.inv(self)
+
+    def logdet(self):
+        return linalg._torch_logdet(self)
+
+    def slogdet(self):
+        return linalg._torch_slogdet(self)
+
+    def pinverse(self, rcond=1e-15):
+        return linalg.pinv(self, rcond)
+
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         if p == "fro" or p is None:
             p = 2.0
         elif p == "nuc":
-            raise NotImplementedError("norm(p='nuc') is not supported by ferrograd yet")
+            return linalg.matrix_norm(self, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
         dims = [dim] if isinstance(dim, int) else (list(dim) if dim is not None else None)
         t = self.to(dtype) if dtype is not None else self
         return t._norm(float(p), dims, keepdim)

@@ -23,6 +23,7 @@ pub mod attention;
 pub mod conv;
 pub mod elementwise;
 pub mod index;
+pub mod linalg;
 pub mod loss;
 pub mod math;
 pub mod matmul;

@@ -8,6 +8,7 @@ pub mod conv;
 pub mod diagonal;
 pub mod index;
 pub mod inplace;
+pub mod linalg;
 pub mod loss;
 pub mod math;
 pub mod matmul;

@@ -61,6 +61,31 @@ pub fn out_of_memory_error(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::P
         .map(|c| c.bind(py))
 }
 
+static LINALG_ERROR: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> =
+    pyo3::sync::PyOnceLock::new();
+
+/// `ferrograd.linalg.LinAlgError`: a matrix a decomposition cannot handle (singular, not
+/// positive-definite); a RuntimeError, as PyTorch's.
+pub fn linalg_error(py: Python<'_>) -> PyResult<&Bound<'_, pyo3::types::PyType>> {
+    LINALG_ERROR
+        .get_or_try_init(py, || {
+            let builtins = py.import("builtins")?;
+            let ns = pyo3::types::PyDict::new(py);
+            ns.set_item("__module__", "ferrograd.linalg")?;
+            ns.set_item(
+                "__doc__",
+                "Error raised by torch.linalg functions when the input matrix cannot be handled (singular, not positive-definite, ...); a RuntimeError.",
+            )?;
+            let cls = builtins.getattr("type")?.call1((
+                "LinAlgError",
+                (builtins.getattr("RuntimeError")?,),
+                ns,
+            ))?;
+            Ok(cls.cast_into::<pyo3::types::PyType>()?.unbind())
+        })
+        .map(|c| c.bind(py))
+}
+
 impl From<Error> for PyErr {
     fn from(e: Error) -> PyErr {
         if let Some(p) = PENDING.with(|p| p.borrow_mut().take()) {
@@ -73,6 +98,10 @@ impl From<Error> for PyErr {
             Kind::Value => PyValueError::new_err(m),
             Kind::Type => PyTypeError::new_err(m),
             Kind::NotImplemented => PyNotImplementedError::new_err(m),
+            Kind::LinAlg => Python::attach(|py| match linalg_error(py) {
+                Ok(cls) => PyErr::from_type(cls.clone(), m),
+                Err(_) => PyRuntimeError::new_err(m),
+            }),
             Kind::Memory => Python::attach(|py| match out_of_memory_error(py) {
                 Ok(cls) => PyErr::from_type(cls.clone(), m),
                 Err(_) => PyMemoryError::new_err(m),

@@ -4,6 +4,7 @@ pub mod breadth;
 pub mod convert;
 pub mod errors;
 pub mod hooks;
+pub mod linalg;
 pub mod nn;
 pub mod node;
 pub mod op_args;
@@ -427,6 +428,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     hooks::register(m)?;
     rearrange::register(m)?;
     breadth::register(m)?;
+    linalg::register(m)?;
     for d in DType::ALL {
         m.add(
             d.torch_name().trim_start_matches("torch."),

@@ -4132,3 +4132,240 @@ for _row in OP_DB:
         # PyTorch 2.13 raises "the derivative for 'inplace version of asinh' is not implemented"
         # (ferrograd's in-place forms are differentiable: the out-of-place rows check the formula)
         _row.differentiable = False
+# torch.linalg. Samples are well-conditioned (a random matrix plus a multiple of the identity);
+# symmetric / positive-definite inputs are built inside the variant from an unconstrained
+# matrix (A + A^T, A A^T + nI), as PyTorch's OpInfos wrap them, so gradcheck perturbs freely;
+# the outputs of svd / eigh are their gauge-invariant functions (A rebuilt from the factors,
+# the values, the factors' absolute values).
+# ---------------------------------------------------------------------------
+
+
+def _wellcond(g, *shape):
+    n = shape[-1]
+    return g.f(*shape) + 3.0 * np.eye(n)
+
+
+def _spd(lib, a):
+    return a @ a.mT + a.shape[-1] * lib.eye(a.shape[-1], dtype=a.dtype)
+
+
+def _np_spd(a):
+    return a @ np.swapaxes(a, -1, -2) + a.shape[-1] * np.eye(a.shape[-1])
+
+
+def _np_sym(a):
+    return a + np.swapaxes(a, -1, -2)
+
+
+def _is_vector_rhs(a, b):
+    return b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+
+
+def _ref_solve(a, b, left=True):
+    vec = _is_vector_rhs(a, b)
+    if not left:
+        a = np.swapaxes(a, -1, -2)
+        if not vec:
+            b = np.swapaxes(b, -1, -2)
+    bm = b[..., None] if vec else b
+    x = np.linalg.solve(a, bm)
+    if vec:
+        return x[..., 0]
+    return x if left else np.swapaxes(x, -1, -2)
+
+
+def _ref_slogdet(a):
+    sign, logabsdet = np.linalg.slogdet(a)
+    return sign, logabsdet
+
+
+def _svd_usv(lib, a):
+    r = lib.linalg.svd(a, full_matrices=False)
+    return (r.U * r.S.unsqueeze(-2)) @ r.Vh, r.S, r.U.abs(), r.Vh.abs()
+
+
+def _ref_svd_usv(a):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return a, s, np.abs(u), np.abs(vh)
+
+
+def _svd_full(lib, a):
+    r = lib.linalg.svd(a)
+    k = r.S.shape[-1]
+    return (r.U[..., :k] * r.S.unsqueeze(-2)) @ r.Vh[..., :k, :], r.S
+
+
+def _eigh(lib, a, UPLO="L"):
+    w, v = lib.linalg.eigh(a + a.mT, UPLO)
+    return w, v.abs()
+
+
+def _ref_eigh(a, UPLO="L"):
+    w, v = np.linalg.eigh(_np_sym(a))
+    return w, np.abs(v)
+
+
+def _lstsq(lib, a, b):
+    r = lib.linalg.lstsq(a, b)
+    return r.solution, r.rank
+
+
+def _ref_lstsq(a, b):
+    vec = _is_vector_rhs(a, b)
+    bm = b[..., None] if vec else b
+    a_b, b_b = a, bm
+    batch = np.broadcast_shapes(a_b.shape[:-2], b_b.shape[:-2])
+    a_b = np.broadcast_to(a_b, batch + a_b.shape[-2:])
+    b_b = np.broadcast_to(b_b, batch + b_b.shape[-2:])
+    x = np.linalg.pinv(a_b) @ b_b
+    rank = np.linalg.matrix_rank(a).astype(np.int64)  # A's batch shape, as PyTorch's
+    return (x[..., 0] if vec else x), np.asarray(rank)
+
+
+def _ref_matrix_norm(a, ord="fro", dim=(-2, -1), keepdim=False):  # noqa: A002  (torch's name)
+    return np.linalg.norm(a, ord=ord, axis=dim, keepdims=keepdim)
+
+
+def _ref_vector_norm(x, ord=2, dim=None, keepdim=False):  # noqa: A002  (torch's name)
+    if dim is None:
+        r = np.linalg.norm(x.reshape(-1), ord=ord)
+        return np.full((1,) * x.ndim, r) if keepdim else r
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if len(dims) == 1:
+        return np.linalg.norm(x, ord=ord, axis=dims[0], keepdims=keepdim)
+    s = np.sum(np.abs(x) ** ord, axis=dims, keepdims=keepdim) ** (1.0 / ord)
+    return s
+
+
+_LINALG_TOL32 = (1e-4, 1e-5)
+
+OP_DB += [
+    OpInfo("linalg_inv", {**V(fn=("linalg.inv", "inverse"), method="inverse"),
+                          "fn.linalg.inv_ex": lambda lib, a: lib.linalg.inv_ex(a).inverse},
+           np.linalg.inv, lambda g: [
+               Sample(_wellcond(g, 3, 3)),
+               Sample(_wellcond(g, 2, 4, 4)),
+               Sample(_wellcond(g, 1, 1)),
+               Sample(_wellcond(g, 3, 3), views={0: "T"}),
+           ], torch_tol32=_LINALG_TOL32),
+    OpInfo("linalg_solve", V(fn="linalg.solve"), _ref_solve, lambda g: [
+        Sample(_wellcond(g, 3, 3), g.f(3, 2)),
+        Sample(_wellcond(g, 3, 3), g.f(3)),
+        Sample(_wellcond(g, 2, 3, 3), g.f(3, 4)),
+        Sample(_wellcond(g, 3, 3), g.f(2, 3, 1)),
+        Sample(_wellcond(g, 2, 3, 3), g.f(2, 3)),
+        Sample(_wellcond(g, 3, 3), g.f(2, 3), left=False),
+        Sample(_wellcond(g, 3, 3), g.f(3, 2), views={0: "T"}),
+    ], torch_tol32=_LINALG_TOL32),
+    OpInfo("linalg_det", V(fn=("linalg.det", "det"), method="det"), np.linalg.det, lambda g: [
+        Sample(_wellcond(g, 3, 3)),
+        Sample(_wellcond(g, 2, 4, 4)),
+        Sample(g.f(1, 1, avoid=(0.0,))),
+        Sample(g.f(3, 3), views={0: "T"}),
+    ], torch_tol32=_LINALG_TOL32),
+    OpInfo("linalg_slogdet", {**V(fn="linalg.slogdet", method="slogdet"),
+                              "fn.slogdet": lambda lib, a: tuple(lib.slogdet(a))},
+           _ref_slogdet, lambda g: [
+               Sample(_wellcond(g, 3, 3)),
+               Sample(-_wellcond(g, 3, 3)),
+               Sample(_wellcond(g, 2, 4, 4)),
+           ], torch_tol32=_LINALG_TOL32),
+    OpInfo("logdet", {"fn.logdet": lambda lib, a: lib.logdet(_spd(lib, a)),
+                      "method.logdet": lambda lib, a: _spd(lib, a).logdet()},
+           lambda a: np.linalg.slogdet(_np_spd(a))[1], lambda g: [
+               Sample(g.f(3, 3)),
+               Sample(g.f(2, 4, 4)),
+           ], torch_tol32=_LINALG_TOL32),
+    OpInfo("linalg_cholesky", {
+        "fn.linalg.cholesky": lambda lib, a, **kw: lib.linalg.cholesky(_spd(lib, a), **kw),
+        "fn.linalg.cholesky_ex": lambda lib, a, **kw: lib.linalg.cholesky_ex(_spd(lib, a), **kw).L,
+    }, lambda a, upper=False: (lambda low: np.swapaxes(low, -1, -2) if upper else low)(np.linalg.cholesky(_np_spd(a))),
+        lambda g: [
+            Sample(g.f(3, 3)),
+            Sample(g.f(2, 4, 4)),
+            Sample(g.f(3, 3), upper=True),
+            Sample(g.f(1, 1)),
+        ], torch_tol32=_LINALG_TOL32),
+    OpInfo("linalg_qr", V(fn="linalg.qr"), lambda a, mode="reduced": np.linalg.qr(a, mode=mode), lambda g: [
+        Sample(g.f(4, 3) + np.eye(4, 3) * 3),
+        Sample(g.f(3, 5) + np.eye(3, 5) * 3),
+        Sample(_wellcond(g, 3, 3), mode="complete"),
+        Sample(g.f(3, 4) + np.eye(3, 4) * 3, mode="complete"),
+        Sample(g.f(2, 4, 3) + np.eye(4, 3) * 3),
+    ], torch_tol32=_LINALG_TOL32),
+    OpInfo("linalg_svd", {"fn.linalg.svd": _svd_usv}, _ref_svd_usv, lambda g: [
+        Sample(g.f(4, 3)),
+        Sample(g.f(3, 5)),
+        Sample(g.f(2, 3, 3)),
+    ], torch_tol32=_LINALG_TOL32),
+    OpInfo("linalg_svd_full", {"fn.linalg.svd": _svd_full},
+           lambda a: (a, np.linalg.svd(a, compute_uv=False)), lambda g: [
+               Sample(g.f(4, 3)),
+               Sample(g.f(2, 3, 5)),
+           ], torch_tol32=_LINALG_TOL32),
+    OpInfo("linalg_svdvals", V(fn="linalg.svdvals"), lambda a: np.linalg.svd(a, compute_uv=False), lambda g: [
+        Sample(g.f(4, 3)),
+        Sample(g.f(2, 3, 5)),
+        Sample(g.f(3, 3), views={0: "T"}),
+    ], torch_tol32=_LINALG_TOL32),
+    OpInfo("linalg_eigh", {"fn.linalg.eigh": _eigh}, _ref_eigh, lambda g: [
+        Sample(g.f(3, 3)),
+        Sample(g.f(2, 4, 4)),
+        Sample(g.f(3, 3), UPLO="U"),
+    ], torch_tol32=_LINALG_TOL32),
+    OpInfo("linalg_eigvalsh", {"fn.linalg.eigvalsh": lambda lib, a, **kw: lib.linalg.eigvalsh(a + a.mT, **kw)},
+           lambda a, UPLO="L": np.linalg.eigvalsh(_np_sym(a)), lambda g: [
+               Sample(g.f(3, 3)),
+               Sample(g.f(2, 4, 4), UPLO="U"),
+           ], torch_tol32=_LINALG_TOL32),
+    OpInfo("linalg_pinv", {**V(fn=("linalg.pinv", "pinverse"), method="pinverse")},
+           np.linalg.pinv, lambda g: [
+               Sample(g.f(4, 3)),
+               Sample(g.f(3, 5)),
+               Sample(g.f(2, 3, 3)),
+           ], torch_tol32=_LINALG_TOL32),
+    OpInfo("linalg_pinv_hermitian",
+           {"fn.linalg.pinv": lambda lib, a: lib.linalg.pinv(a + a.mT, hermitian=True)},
+           lambda a: np.linalg.pinv(_np_sym(a)), lambda g: [
+               Sample(_wellcond(g, 3, 3)),
+               Sample(_wellcond(g, 2, 4, 4)),
+           ], torch_tol32=_LINALG_TOL32),
+    OpInfo("linalg_lstsq", {"fn.linalg.lstsq": _lstsq}, _ref_lstsq, lambda g: [
+        Sample(g.f(5, 3), g.f(5, 2)),
+        Sample(g.f(5, 3), g.f(5)),
+        Sample(g.f(2, 5, 3), g.f(2, 5, 2)),
+        Sample(_wellcond(g, 1, 3, 3), g.f(2, 3, 2)),
+        Sample(g.f(3, 5), g.f(3, 2)),
+    ], torch_tol32=_LINALG_TOL32),
+    OpInfo("linalg_vector_norm", V(fn="linalg.vector_norm"), _ref_vector_norm, lambda g: [
+        Sample(g.nz(3, 4)),
+        Sample(g.nz(3, 4), 1),
+        Sample(g.distinct(3, 4), math.inf),
+        Sample(g.distinct(3, 4), -math.inf, 1),
+        Sample(g.nz(3, 4), 3.0, (0, 1), True),
+        Sample(g.nz(2, 3, 4), 2, -1),
+        Sample(g.nz(3, 4), 0.5, 0, keepdim=True),
+    ], torch_tol32=_LINALG_TOL32),
+    OpInfo("linalg_matrix_norm", V(fn="linalg.matrix_norm"), _ref_matrix_norm, lambda g: [
+        Sample(g.f(3, 4)),
+        Sample(g.f(3, 4), "nuc"),
+        Sample(g.f(2, 3, 4), 2),
+        Sample(g.f(2, 3, 4), -2),
+        Sample(g.distinct(3, 4), 1),
+        Sample(g.distinct(3, 4), -1, keepdim=True),
+        Sample(g.distinct(2, 3, 4), math.inf, (0, 2)),
+        Sample(g.distinct(3, 4), -math.inf),
+        Sample(g.f(2, 3, 4), "nuc", (0, 2), True),
+    ], torch_tol32=_LINALG_TOL32),
+    OpInfo("linalg_norm", V(fn="linalg.norm"),
+           lambda a, ord=None, dim=None, keepdim=False: np.linalg.norm(  # noqa: A006
+               a, ord=ord, axis=dim, keepdims=keepdim),
+           lambda g: [
+               Sample(g.f(3, 4)),
+               Sample(g.f(3, 4), "fro"),
+               Sample(g.f(3, 4), 2),
+               Sample(g.nz(5), 1),
+               Sample(g.f(2, 3, 4), None, (1, 2)),
+               Sample(g.nz(2, 3, 4), 3, 1),
+           ], torch_tol32=_LINALG_TOL32),
+]
