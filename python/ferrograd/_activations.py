@@ -130,7 +130,9 @@ def prelu(input, weight):
                 "Mismatch of parameter numbers and input channel size. "
                 f"Found parameter numbers = {n} and channel size = {channels}."
             )
-    if input.dim() > 1:
+    if input.dim() == 0:
+        weight = weight.reshape(())
+    elif input.dim() > 1:
         shape = [1] * input.dim()
         shape[1] = n
         weight = weight.reshape(shape)

@@ -250,9 +250,9 @@ impl Kernel for HardswishK {
     }
     #[inline(always)]
     fn d<R: Ext>(self, g: R, x: R) -> R {
-        if x < R::c(-3.0) {
+        if x <= R::c(-3.0) {
             R::c(0.0)
-        } else if x <= R::c(3.0) {
+        } else if x < R::c(3.0) {
             g * (x / R::c(3.0) + R::c(0.5))
         } else {
             g
@@ -269,8 +269,9 @@ impl Kernel for HardsigmoidK {
     }
     #[inline(always)]
     fn d<R: Ext>(self, g: R, x: R) -> R {
+        // PyTorch multiplies by 1/6 rounded to f32, also for f64
         if x > R::c(-3.0) && x < R::c(3.0) {
-            g / R::c(6.0)
+            g * R::c(f64::from(1.0f32 / 6.0))
         } else {
             R::c(0.0)
         }
@@ -637,8 +638,8 @@ fn second_derivative(act: Act, x: &Tensor) -> Result<Tensor> {
         Act::Hardswish => {
             let inside = binary(
                 BinOp::LogicalAnd,
-                &Operand::T(cmp(BinOp::Ge, -3.0)?),
-                &Operand::T(cmp(BinOp::Le, 3.0)?),
+                &Operand::T(cmp(BinOp::Gt, -3.0)?),
+                &Operand::T(cmp(BinOp::Lt, 3.0)?),
             )?;
             mul_scalar(&indicator(&inside, x)?, 1.0 / 3.0)
         }
