@@ -539,9 +539,10 @@ pub fn activation(act: Act, x: &Tensor, inplace: bool) -> Result<Tensor> {
     if !x.dtype().is_float() {
         return match act {
             // PyTorch's hardtanh (relu6) and threshold keep integer dtypes
-            Act::Hardtanh { lo, hi } => {
-                super::clamp(x, Some(Scalar::Float(lo)), Some(Scalar::Float(hi)))
-            }
+            Act::Hardtanh { lo, hi } => super::cast(
+                &super::clamp(x, Some(Scalar::Float(lo)), Some(Scalar::Float(hi)))?,
+                x.dtype(),
+            ),
             Act::Threshold { threshold, value } => {
                 let keep = binary(BinOp::Gt, &x.into(), &Operand::S(Scalar::Float(threshold)))?;
                 let v = Tensor::scalar(Scalar::Float(value), x.dtype());
