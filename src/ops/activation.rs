@@ -808,7 +808,7 @@ pub fn glu(x: &Tensor, dim: i64) -> Result<Tensor> {
     }
     let d = crate::layout::wrap_dim(dim, x.ndim())?;
     let n = x.shape()[d];
-    if n % 2 != 0 {
+    if !n.is_multiple_of(2) {
         return Err(Error::Runtime(format!(
             "Halving dimension must be even, but dimension {d} is size {n}"
         )));
