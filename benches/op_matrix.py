@@ -347,6 +347,12 @@ def _sdpa(op, s, n, layout, vals):
                    strided=[(i, "heads") for i in range(3)])
 
 
+def _prelu(op, s, n, layout, vals):
+    """an (N, C, H, W) input, one weight per channel"""
+    shape = channels_first(n, 2)
+    return resized(s, vals, layout, {0: shape, 1: (shape[1],)}, strided=0)
+
+
 # rows whose inputs do not all share one shape, or whose arguments depend on the size;
 # every other row goes through `generic`
 BUILDERS = {
@@ -367,6 +373,7 @@ BUILDERS = {
     "nn.functional.conv2d": _conv,
     "nn.functional.conv_transpose1d": _conv,
     "nn.functional.conv_transpose2d": _conv,
+    "nn.functional.prelu": _prelu,
     "nn.functional.layer_norm": _norm,
     "nn.functional.group_norm": _norm,
     "nn.functional.batch_norm": _norm,
