@@ -395,6 +395,12 @@ def _linalg(op, s, n, layout, vals):
     return resized(s, vals, layout, shapes, strided=(0, "mT"))
 
 
+def _prelu(op, s, n, layout, vals):
+    """an (N, C, H, W) input, one weight per channel"""
+    shape = channels_first(n, 2)
+    return resized(s, vals, layout, {0: shape, 1: (shape[1],)}, strided=0)
+
+
 # rows whose inputs do not all share one shape, or whose arguments depend on the size;
 # every other row goes through `generic`
 BUILDERS = {
@@ -422,6 +428,7 @@ BUILDERS = {
     "nn.functional.max_unpool2d": _max_unpool,
     "nn.functional.max_unpool3d": _max_unpool,
     "nn.functional.channel_shuffle": _channel_shuffle,
+    "nn.functional.prelu": _prelu,
     "nn.functional.layer_norm": _norm,
     "nn.functional.group_norm": _norm,
     "nn.functional.batch_norm": _norm,

@@ -9,6 +9,18 @@ the default dtype in ``_dtype.py``.
 """
 
 from . import _core
+from ._activations import (
+    celu,
+    celu_,
+    hardshrink,
+    prelu,
+    rrelu,
+    rrelu_,
+    selu,
+    selu_,
+    threshold,
+    threshold_,
+)
 from ._core import (
     Generator,
     OutOfMemoryError,
@@ -427,6 +439,9 @@ __all__ = [
     "unsqueeze", "var", "where",
     "bitwise_left_shift", "bitwise_right_shift", "ceil", "fix", "floor", "frac", "round", "sgn",
     "trunc",
+    # activations
+    "celu", "celu_", "hardshrink", "prelu", "rrelu", "rrelu_", "selu", "selu_", "threshold",
+    "threshold_",
     # in-place forms of the unary ops
     "abs_", "ceil_", "cos_", "erf_", "exp_", "fix_", "floor_", "frac_", "log_", "log1p_", "neg_",
     "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_", "sin_", "sqrt_", "tanh_", "trunc_",

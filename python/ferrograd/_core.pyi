@@ -62,7 +62,7 @@ __all__ = [
     # fused nn ops
     "linear", "_leaky_relu", "_pointwise_loss", "_nll_loss", "conv", "max_pool2d", "avg_pool2d",
     "adaptive_avg_pool2d", "im2col", "col2im", "layer_norm", "group_norm", "batch_norm", "_sdpa", "_lstm_cell",
-    "_gru_cell",
+    "_gru_cell", "_activation", "_activation_", "_rrelu_with_noise", "_prelu_kernel", "_glu",
 ]  # fmt: skip
 
 # ---- argument kinds, as src/py/convert.rs converts them ----
@@ -816,6 +816,15 @@ def _foreach_mul_(tensors: Sequence[Tensor], scalar: Tensor | float) -> None: ..
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor: ...
 def _leaky_relu(input: Tensor, negative_slope: float) -> Tensor: ...
+
+# kind: "elu" (a: alpha, b: scale, c: input_scale), "celu" (a: alpha), "softplus" (a: beta,
+# b: threshold), "hardtanh" (a: min, b: max), "hardswish", "hardsigmoid", "mish", "logsigmoid",
+# "hardshrink" / "softshrink" (a: lambd), "threshold" (a: threshold, b: value), "rrelu" (a: slope)
+def _activation(input: Tensor, kind: str, a: float = 0.0, b: float = 0.0, c: float = 0.0) -> Tensor: ...
+def _activation_(input: Tensor, kind: str, a: float = 0.0, b: float = 0.0, c: float = 0.0) -> Tensor: ...
+def _rrelu_with_noise(input: Tensor, noise: Tensor, inplace: builtins.bool) -> Tensor: ...
+def _prelu_kernel(input: Tensor, weight: Tensor) -> Tensor: ...
+def _glu(input: Tensor, dim: int) -> Tensor: ...
 
 # kind: "mse", "smooth_l1" (param: beta), "huber" (param: delta), "bce" or "bce_logits"
 def _pointwise_loss(

@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from . import (
+    _activations,
     _core,
     _functions,
     _index_functions,
@@ -613,6 +614,11 @@ class _TensorMethods:
 
     def new_empty(self, *size, dtype=None, requires_grad=False, **kw):
         return zeros(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    # --- activations
+
+    hardshrink = _activations.hardshrink
+    prelu = _activations.prelu
 
     # --- random fills
 

@@ -1,6 +1,7 @@
 //! Ops: each is a forward (a kernel call), what it saves, and its backward formula written with
 //! these same differentiable ops, side by side.
 
+pub mod activation;
 pub mod attention;
 pub mod autocast;
 pub mod binary;

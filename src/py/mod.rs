@@ -1,5 +1,6 @@
 //! All PyO3 code: the `ferrograd._core` module.
 
+pub mod activation;
 pub mod breadth;
 pub mod convert;
 pub mod errors;
@@ -425,6 +426,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sampling::register(m)?;
     optim::register(m)?;
     nn::register(m)?;
+    activation::register(m)?;
     hooks::register(m)?;
     rearrange::register(m)?;
     breadth::register(m)?;

@@ -4369,3 +4369,171 @@ OP_DB += [
                Sample(g.nz(2, 3, 4), 3, 1),
            ], torch_tol32=_LINALG_TOL32),
 ]
+# activations of nn.functional (src/ops/activation.rs, python/ferrograd/_activations.py)
+# ---------------------------------------------------------------------------
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _ref_elu(x, alpha=1.0, inplace=False):
+    return np.where(x > 0, x, alpha * np.expm1(x))
+
+
+def _ref_selu(x, inplace=False):
+    return _SELU_SCALE * _ref_elu(x, _SELU_ALPHA)
+
+
+def _ref_celu(x, alpha=1.0, inplace=False):
+    return np.where(x > 0, x, alpha * np.expm1(x / alpha))
+
+
+def _ref_softplus(x, beta=1, threshold=20):
+    return np.where(x * beta > threshold, x, np.log1p(np.exp(x * beta)) / beta)
+
+
+def _ref_hardtanh(x, min_val=-1.0, max_val=1.0, inplace=False):
+    return np.clip(x, min_val, max_val)
+
+
+def _ref_mish(x, inplace=False):
+    return x * np.tanh(np.log1p(np.exp(x)))
+
+
+def _ref_hardshrink(x, lambd=0.5):
+    return np.where(np.abs(x) <= lambd, 0.0, x)
+
+
+def _ref_softshrink(x, lambd=0.5):
+    return np.where(x > lambd, x - lambd, np.where(x < -lambd, x + lambd, 0.0))
+
+
+def _ref_threshold(x, threshold, value, inplace=False):
+    return np.where(x <= threshold, value, x)
+
+
+def _ref_prelu(x, w):
+    if x.ndim == 0:
+        w = w.reshape(())
+    elif x.ndim > 1:
+        w = w.reshape([1, w.size] + [1] * (x.ndim - 2))
+    return np.where(x > 0, x, w * x)
+
+
+def _ref_glu(x, dim=-1):
+    a, b = np.split(x, 2, axis=dim)
+    return a / (1 + np.exp(-b))
+
+
+def _ref_rrelu(x, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    return np.where(x > 0, x, x * (lower + upper) / 2)
+
+
+def _act_samples(make, *extra, kinks=()):
+    """Elementwise activation samples: ``unary_samples(make)``, ``extra(g)`` (hyper-parameters),
+    and, without gradcheck (the gradient there is a convention: PyTorch's), the kinks."""
+
+    def samples(g):
+        out = unary_samples(make)(g)
+        for e in extra:
+            out += e(g)
+        if kinks:
+            out.append(Sample(np.array(sorted(kinks) + [-1.5, 2.5]), gradcheck=False))
+        return out
+
+    return samples
+
+
+def _away(*points, lo=-3.0, hi=3.0):
+    return lambda g, *s: g.f(*s, lo=lo, hi=hi, avoid=points, margin=0.1)
+
+
+def _act_row(name, ref, samples, aliases=(), **kw):
+    return OpInfo("nn.functional." + name, V(fn=("nn.functional." + name,) + tuple(aliases)), ref, samples, **kw)
+
+
+_ACT_ROWS = [
+    _act_row("elu", _ref_elu, _act_samples(
+        _away(0.0), lambda g: [Sample(g.f(3, 4, avoid=(0.0,)), alpha=0.5), Sample(g.f(3, 4, avoid=(0.0,)), 2.0)],
+        kinks=(0.0,))),
+    _act_row("selu", _ref_selu, _act_samples(_away(0.0), kinks=(0.0,)), aliases=("selu",)),
+    _act_row("celu", _ref_celu, _act_samples(
+        _away(0.0), lambda g: [Sample(g.f(3, 4, avoid=(0.0,)), alpha=2.0), Sample(g.f(3, 4, avoid=(0.0,)), 0.5)],
+        kinks=(0.0,)), aliases=("celu",)),
+    _act_row("softplus", _ref_softplus, _act_samples(
+        lambda g, *s: g.f(*s, lo=-4, hi=4),
+        lambda g: [Sample(g.f(3, 4, lo=-4, hi=4, avoid=(0.5,)), beta=2, threshold=1),
+                   Sample(g.f(3, 4, lo=-4, hi=4, avoid=(-1.0,)), beta=-0.5, threshold=0.5),
+                   Sample(g.f(3, 4, lo=15, hi=25, avoid=(20.0,)))],
+        kinks=(0.5, 20.0, 30.0))),
+    _act_row("hardtanh", _ref_hardtanh, _act_samples(
+        _away(-1.0, 1.0),
+        lambda g: [Sample(g.f(3, 4, avoid=(-0.5, 1.5)), min_val=-0.5, max_val=1.5),
+                   Sample(g.f(3, 4, avoid=(0.0, 2.0)), 0.0, 2.0)],
+        kinks=(-1.0, 1.0))),
+    _act_row("relu6", lambda x, inplace=False: np.clip(x, 0, 6), _act_samples(
+        _away(0.0, 6.0, lo=-2.0, hi=8.0), kinks=(0.0, 6.0))),
+    _act_row("hardswish", lambda x, inplace=False: x * np.clip(x + 3, 0, 6) / 6, _act_samples(
+        _away(-3.0, 3.0, lo=-5.0, hi=5.0), kinks=(-3.0, 3.0))),
+    _act_row("hardsigmoid", lambda x, inplace=False: np.clip(x + 3, 0, 6) / 6, _act_samples(
+        _away(-3.0, 3.0, lo=-5.0, hi=5.0), kinks=(-3.0, 3.0))),
+    _act_row("mish", _ref_mish, _act_samples(lambda g, *s: g.f(*s, lo=-5, hi=5))),
+    _act_row("softsign", lambda x: x / (1 + np.abs(x)), _act_samples(_away(0.0), kinks=(0.0,))),
+    _act_row("logsigmoid", lambda x: -np.logaddexp(0, -x), _act_samples(
+        lambda g, *s: g.f(*s, lo=-6, hi=6),
+        lambda g: [Sample(np.array([-40.0, -30.0, 30.0, 40.0]))])),
+    _act_row("hardshrink", _ref_hardshrink, _act_samples(
+        _away(-0.5, 0.5), lambda g: [Sample(g.f(3, 4, avoid=(-1.0, 1.0)), lambd=1.0)], kinks=(-0.5, 0.5)),
+        aliases=("hardshrink",)),
+    _act_row("softshrink", _ref_softshrink, _act_samples(
+        _away(-0.5, 0.5), lambda g: [Sample(g.f(3, 4, avoid=(-1.0, 1.0)), lambd=1.0),
+                                     Sample(g.f(3, 4, avoid=(0.0,)), lambd=0.0)],
+        kinks=(-0.5, 0.5))),
+    _act_row("tanhshrink", lambda x: x - np.tanh(x), _act_samples(None)),
+    _act_row("threshold", _ref_threshold, lambda g: [
+        Sample(g.f(3, 4, avoid=(0.3,)), 0.3, -2.0),
+        Sample(g.f(), 0.3, -2.0),
+        Sample(g.f(2, 3, 4, avoid=(0.0,)), 0.0, 0.0),
+        Sample(g.f(4, 3, avoid=(0.5,)), 0.5, 1.0, views={0: "T"}),
+        Sample(g.f(3, 4, avoid=(-1.0,)), threshold=-1.0, value=5.0),
+        Sample(np.array([-1.0, 0.25, 0.25, 2.0]), 0.25, -2.0, gradcheck=False),  # exact in float32
+    ], aliases=("threshold",)),
+    _act_row("rrelu", _ref_rrelu, _act_samples(
+        _away(0.0), lambda g: [Sample(g.f(3, 4, avoid=(0.0,)), lower=0.1, upper=0.5)], kinks=(0.0,)),
+        aliases=("rrelu",)),
+    _act_row("prelu", _ref_prelu, lambda g: [
+        Sample(g.nz(2, 3, 4), g.f(3, lo=0.0, hi=0.5)),
+        Sample(g.nz(3, 4), g.f(4, lo=0.0, hi=0.5)),
+        Sample(g.nz(2, 3, 2, 2), g.f(1, lo=0.0, hi=0.5)),
+        Sample(g.nz(5), g.f(1, lo=0.0, hi=0.5)),
+        Sample(g.nz(), g.f(1, lo=0.0, hi=0.5)),
+        Sample(g.nz(4, 3), g.f(3, lo=0.0, hi=0.5), views={0: "T"}),
+        Sample(np.array([[-1.0, 0.0], [0.0, 2.0]]), np.array([0.25, -0.5]), gradcheck=False),
+    ], aliases=("prelu",)),
+    _act_row("glu", _ref_glu, lambda g: [
+        Sample(g.f(3, 4)),
+        Sample(g.f(4, 3), dim=0),
+        Sample(g.f(2, 4, 3), dim=1),
+        Sample(g.f(2, 3, 6), -1),
+        Sample(g.f(4, 6), views={0: "T"}),
+        Sample(g.f(6)),
+    ]),
+]
+OP_DB += _ACT_ROWS
+
+
+def _act_inplace_row(name, **kw):
+    """``F.<name>(x, inplace=True)`` on a copy of the input (gradients flow back through the
+    copy), with the out-of-place row's reference and samples."""
+    base = next(r for r in OP_DB if r.name == "nn.functional." + name)
+
+    def call(lib, x, *args, **kwargs):
+        y = x.clone(memory_format=lib.contiguous_format)
+        return getattr(lib.nn.functional, name)(y, *args, inplace=True, **kwargs)
+
+    return OpInfo(f"nn.functional.{name}(inplace)", {f"fn.nn.functional.{name}(inplace)": call}, base.ref,
+                  base.samples, tol64=base.tol64, tol32=base.tol32, torch_tol32=base.torch_tol32)
+
+
+OP_DB += [_act_inplace_row(n) for n in ("elu", "selu", "celu", "hardtanh", "relu6", "hardswish", "hardsigmoid",
+                                        "mish", "threshold", "rrelu")]

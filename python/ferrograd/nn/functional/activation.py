@@ -3,6 +3,33 @@
 import warnings
 
 from ... import _core
+from ..._activations import (
+    celu,
+    celu_,
+    elu,
+    elu_,
+    glu,
+    gumbel_softmax,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    hardtanh_,
+    logsigmoid,
+    mish,
+    prelu,
+    relu6,
+    rrelu,
+    rrelu_,
+    selu,
+    selu_,
+    softplus,
+    softshrink,
+    softsign,
+    tanhshrink,
+    threshold,
+    threshold_,
+)
 
 __all__ = [
     "relu",
@@ -16,6 +43,31 @@ __all__ = [
     "softmax",
     "log_softmax",
     "softmin",
+    "elu",
+    "elu_",
+    "selu",
+    "selu_",
+    "celu",
+    "celu_",
+    "softplus",
+    "hardtanh",
+    "hardtanh_",
+    "relu6",
+    "hardswish",
+    "hardsigmoid",
+    "mish",
+    "softsign",
+    "logsigmoid",
+    "hardshrink",
+    "softshrink",
+    "tanhshrink",
+    "threshold",
+    "threshold_",
+    "prelu",
+    "glu",
+    "rrelu",
+    "rrelu_",
+    "gumbel_softmax",
 ]
 
 
@@ -81,3 +133,4 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _get_softmax_dim("softmin", input.dim(), _stacklevel)
     return (-input).softmax(dim, dtype=dtype)
+

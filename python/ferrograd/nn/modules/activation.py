@@ -1,5 +1,7 @@
 """Activation modules."""
 
+import warnings
+
 from ..._factories import empty
 from .. import functional as F
 from ..init import constant_, xavier_normal_, xavier_uniform_
@@ -18,6 +20,25 @@ __all__ = [
     "LogSoftmax",
     "Softmin",
     "MultiheadAttention",
+    "ELU",
+    "SELU",
+    "CELU",
+    "Softplus",
+    "Hardtanh",
+    "ReLU6",
+    "PReLU",
+    "Hardswish",
+    "Hardsigmoid",
+    "Mish",
+    "Softsign",
+    "GLU",
+    "LogSigmoid",
+    "Hardshrink",
+    "Softshrink",
+    "Tanhshrink",
+    "Threshold",
+    "RReLU",
+    "Softmax2d",
 ]
 
 
@@ -353,3 +374,276 @@ class MultiheadAttention(Module):
                 merged_mask = attn_mask_expanded + key_padding_mask_expanded
 
         return merged_mask, mask_type
+
+
+class ELU(Module):
+    r"""Applies the exponential linear unit: ``x`` if ``x > 0`` else ``alpha * (exp(x) - 1)``."""
+
+    __constants__ = ["alpha", "inplace"]
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.elu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"alpha={self.alpha}{inplace_str}"
+
+
+class CELU(Module):
+    r"""Applies ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` element-wise."""
+
+    __constants__ = ["alpha", "inplace"]
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"alpha={self.alpha}{inplace_str}"
+
+
+class SELU(_InplaceActivation):
+    r"""Applies the scaled exponential linear unit element-wise."""
+
+    def forward(self, input):
+        return F.selu(input, self.inplace)
+
+
+class Softplus(Module):
+    r"""Applies ``log(1 + exp(beta * x)) / beta``, linear above ``threshold``."""
+
+    __constants__ = ["beta", "threshold"]
+
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta = beta
+        self.threshold = threshold
+
+    def forward(self, input):
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self):
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class Hardtanh(Module):
+    r"""Clamps the input to ``[min_val, max_val]`` element-wise."""
+
+    __constants__ = ["min_val", "max_val", "inplace"]
+
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False, min_value=None, max_value=None):
+        super().__init__()
+        if min_value is not None:
+            warnings.warn(
+                "keyword argument `min_value` is deprecated and renamed to `min_val`", FutureWarning, stacklevel=2
+            )
+            min_val = min_value
+        if max_value is not None:
+            warnings.warn(
+                "keyword argument `max_value` is deprecated and renamed to `max_val`", FutureWarning, stacklevel=2
+            )
+            max_val = max_value
+        self.min_val = min_val
+        self.max_val = max_val
+        self.inplace = inplace
+        if self.max_val <= self.min_val:
+            raise AssertionError(f"max_val ({self.max_val}) must be greater than min_val ({self.min_val})")
+
+    def forward(self, input):
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self):
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"min_val={self.min_val}, max_val={self.max_val}{inplace_str}"
+
+
+class ReLU6(Hardtanh):
+    r"""Applies ``min(max(0, x), 6)`` element-wise."""
+
+    def __init__(self, inplace=False):
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
+
+
+class PReLU(Module):
+    r"""``max(0, x) + a * min(0, x)`` with a learnable ``a``, one per channel (dim 1) or shared."""
+
+    __constants__ = ["num_parameters"]
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        self.num_parameters = num_parameters
+        super().__init__()
+        self.init = init
+        self.weight = Parameter(empty(num_parameters, device=device, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        constant_(self.weight, self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
+
+class Hardswish(Module):
+    r"""Applies ``x * relu6(x + 3) / 6`` element-wise."""
+
+    __constants__ = ["inplace"]
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.hardswish(input, self.inplace)
+
+
+class Hardsigmoid(Module):
+    r"""Applies ``relu6(x + 3) / 6`` element-wise."""
+
+    __constants__ = ["inplace"]
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.hardsigmoid(input, self.inplace)
+
+
+class Mish(_InplaceActivation):
+    r"""Applies ``x * tanh(softplus(x))`` element-wise."""
+
+    def forward(self, input):
+        return F.mish(input, inplace=self.inplace)
+
+
+class Softsign(Module):
+    r"""Applies ``x / (1 + |x|)`` element-wise."""
+
+    def forward(self, input):
+        return F.softsign(input)
+
+
+class GLU(Module):
+    r"""The gated linear unit: ``a * sigmoid(b)`` of the two halves of the input along ``dim``."""
+
+    __constants__ = ["dim"]
+
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.glu(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class LogSigmoid(Module):
+    r"""Applies ``log(sigmoid(x))`` element-wise."""
+
+    def forward(self, input):
+        return F.logsigmoid(input)
+
+
+class Hardshrink(Module):
+    r"""Zeroes the elements in ``[-lambd, lambd]``."""
+
+    __constants__ = ["lambd"]
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
+
+    def extra_repr(self):
+        return f"{self.lambd}"
+
+
+class Softshrink(Module):
+    r"""Shrinks the input towards 0 by ``lambd``, zeroing the elements in ``[-lambd, lambd]``."""
+
+    __constants__ = ["lambd"]
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
+
+    def extra_repr(self):
+        return str(self.lambd)
+
+
+class Tanhshrink(Module):
+    r"""Applies ``x - tanh(x)`` element-wise."""
+
+    def forward(self, input):
+        return F.tanhshrink(input)
+
+
+class Threshold(Module):
+    r"""Replaces the elements ``<= threshold`` with ``value``."""
+
+    __constants__ = ["threshold", "value", "inplace"]
+
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__()
+        self.threshold = threshold
+        self.value = value
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self):
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"threshold={self.threshold}, value={self.value}{inplace_str}"
+
+
+class RReLU(Module):
+    r"""Randomized leaky ReLU: negative slopes drawn from ``U(lower, upper)`` in training, their
+    mean in evaluation."""
+
+    __constants__ = ["lower", "upper", "inplace"]
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"lower={self.lower}, upper={self.upper}{inplace_str}"
+
+
+class Softmax2d(Module):
+    r"""Softmax over the channels (dim -3) of a (C, H, W) or (N, C, H, W) input."""
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3, _stacklevel=5)
