@@ -461,11 +461,44 @@ class RNNBase(Module):
 
         ``hx`` is the initial hidden state ``(L * D, B, H_out)``, or a pair ``(h0, c0)`` for
         LSTM. Returns ``(output, h_n)`` or ``(output, (h_n, c_n))`` like ``_VF.lstm``.
+        An LSTM without projections runs each layer and direction as one native op
+        (``_run_lstm_layers``); the others loop over time steps here (``_run_steps``).
         """
-        is_lstm = self.mode == "LSTM"
         time_dim = 1 if self.batch_first else 0
         if input.size(time_dim) == 0:
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+        if self.mode == "LSTM" and self.proj_size == 0:
+            return self._run_lstm_layers(input, hx)
+        return self._run_steps(input, hx)
+
+    def _run_lstm_layers(self, input, hx):
+        """``_run`` of an LSTM without projections: each layer and direction is one
+        ``_core._lstm_layer`` call over the whole (time-major) sequence, one graph node whose
+        backward is back-propagation through time in native code; dropout between layers."""
+        num_directions = 2 if self.bidirectional else 1
+        h0, c0 = hx[0].unbind(0), hx[1].unbind(0)
+        layer_input = input.transpose(0, 1) if self.batch_first else input
+        h_n, c_n = [], []
+        for layer in range(self.num_layers):
+            dir_outputs = []
+            for direction in range(num_directions):
+                idx = layer * num_directions + direction
+                w_ih, w_hh, b_ih, b_hh, _ = self._layer_weights(idx)
+                out, h, c = _core._lstm_layer(layer_input, h0[idx], c0[idx], w_ih, w_hh, b_ih, b_hh, direction == 1)
+                dir_outputs.append(out)
+                h_n.append(h)
+                c_n.append(c)
+            layer_output = dir_outputs[0] if num_directions == 1 else cat(dir_outputs, 2)
+            if self.dropout != 0 and self.training and layer < self.num_layers - 1:
+                layer_output = F.dropout(layer_output, self.dropout, True)
+            layer_input = layer_output
+        output = layer_input.transpose(0, 1) if self.batch_first else layer_input
+        return output, (stack(h_n, 0), stack(c_n, 0))
+
+    def _run_steps(self, input, hx):
+        """``_run`` as a Python loop over time steps, a few ops per step."""
+        is_lstm = self.mode == "LSTM"
+        time_dim = 1 if self.batch_first else 0
         if self.mode == "RNN_TANH":
             act = _tanh
         elif self.mode == "RNN_RELU":
