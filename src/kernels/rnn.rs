@@ -404,6 +404,157 @@ pub fn lstm_seq_backward<R: Real + Elem>(
     g
 }
 
+/// What `gru_seq_forward` returns: the hidden state of every step `out` `(steps, batch,
+/// hidden)`, the final `h`, and (when asked to save) the activated gates `act` and the hidden
+/// projections `gh` of every step, for `gru_seq_backward`.
+pub struct GruSeqOut<R> {
+    pub out: Vec<R>,
+    pub h: Vec<R>,
+    pub act: Vec<R>,
+    pub gh: Vec<R>,
+}
+
+/// `n` copies of `bias` (zeros without one), one per row, to accumulate a product onto.
+fn bias_rows<R: Real>(bias: Option<&[R]>, width: usize, n: usize) -> Vec<R> {
+    match bias {
+        Some(b) => b.repeat(n),
+        None => vec![R::c(0.0); width * n],
+    }
+}
+
+/// A whole GRU layer (one direction, `LstmSeq`'s layout with 3 gates, `c0` unused): the input
+/// projection of all steps as one gemm, then per step the hidden projection `h @ w_hh^T + b_hh`
+/// and the fused cell (`gru_forward`).
+pub fn gru_seq_forward<R: Real + Elem>(p: &LstmSeq<'_, R>, save: bool) -> GruSeqOut<R> {
+    let (tn, b, ni, nh) = (p.steps, p.batch, p.input, p.hidden);
+    let g3 = 3 * nh;
+    let mut gi = bias_rows(p.b_ih, g3, tn * b);
+    let (x, w) = (mat(p.x, 0, ni, 1), mat(p.w_ih, 0, 1, ni));
+    matmul(tn * b, ni, g3, x, w, &mut gi, p.b_ih.is_some());
+    let mut out = vec![R::c(0.0); tn * b * nh];
+    let (mut act, mut ghs) = if save {
+        (vec![R::c(0.0); tn * b * g3], vec![R::c(0.0); tn * b * g3])
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let mut h = p.h0.to_vec();
+    for s in 0..tn {
+        let t = p.at(s);
+        let mut gh = bias_rows(p.b_hh, g3, b);
+        let (hm, w) = (mat(&h, 0, nh, 1), mat(p.w_hh, 0, 1, nh));
+        matmul(b, nh, g3, hm, w, &mut gh, p.b_hh.is_some());
+        let (hy, a) = gru_forward(&gi[t * b * g3..(t + 1) * b * g3], &gh, &h, nh);
+        out[t * b * nh..(t + 1) * b * nh].copy_from_slice(&hy);
+        if save {
+            act[t * b * g3..(t + 1) * b * g3].copy_from_slice(&a);
+            ghs[t * b * g3..(t + 1) * b * g3].copy_from_slice(&gh);
+        }
+        h = hy;
+    }
+    GruSeqOut {
+        out,
+        h,
+        act,
+        gh: ghs,
+    }
+}
+
+/// The gradients `gru_seq_backward` computes (each only when asked for).
+#[derive(Default)]
+pub struct GruSeqGrads<R> {
+    pub x: Option<Vec<R>>,
+    pub h0: Option<Vec<R>>,
+    pub w_ih: Option<Vec<R>>,
+    pub w_hh: Option<Vec<R>>,
+    pub b_ih: Option<Vec<R>>,
+    pub b_hh: Option<Vec<R>>,
+}
+
+/// Column sums of a `(rows, width)` buffer.
+fn col_sums<R: Real>(m: &[R], width: usize) -> Vec<R> {
+    let mut db = vec![R::c(0.0); width];
+    for row in m.chunks_exact(width) {
+        for (a, &v) in db.iter_mut().zip(row) {
+            *a = *a + v;
+        }
+    }
+    db
+}
+
+/// Back-propagation through time for `gru_seq_forward`, from the gradients of `out` and the
+/// final `h` (each optional: zero), with the forward's `out`, `act`, `gh`; `needs` says which of
+/// x, h0, w_ih, w_hh, b_ih, b_hh to compute. The weight gradients are one gemm each over all
+/// steps, the input gradient one gemm, the bias gradients one sum each.
+pub fn gru_seq_backward<R: Real + Elem>(
+    p: &LstmSeq<'_, R>,
+    fwd: (&[R], &[R], &[R]),
+    grads: (Option<&[R]>, Option<&[R]>),
+    needs: LstmSeqNeeds,
+) -> GruSeqGrads<R> {
+    let (tn, b, ni, nh) = (p.steps, p.batch, p.input, p.hidden);
+    let (g3, bh, bg) = (3 * nh, p.batch * p.hidden, p.batch * 3 * p.hidden);
+    let (out, act, ghs) = fwd;
+    let (dout, dhn) = grads;
+    let (mut dgi, mut dgh) = (vec![R::c(0.0); tn * bg], vec![R::c(0.0); tn * bg]);
+    let mut dh = dhn.map_or_else(|| vec![R::c(0.0); bh], <[R]>::to_vec);
+    for s in (0..tn).rev() {
+        let t = p.at(s);
+        if let Some(d) = dout {
+            for (a, &v) in dh.iter_mut().zip(&d[t * bh..(t + 1) * bh]) {
+                *a = *a + v;
+            }
+        }
+        let h_prev = if s == 0 {
+            p.h0
+        } else {
+            &out[p.at(s - 1) * bh..(p.at(s - 1) + 1) * bh]
+        };
+        let at = t * bg..(t + 1) * bg;
+        let (gi_, gh_, mut dhp) = gru_backward(&dh, &ghs[at.clone()], h_prev, &act[at.clone()], nh);
+        let (g, w) = (mat(&gh_, 0, g3, 1), mat(p.w_hh, 0, nh, 1));
+        matmul(b, g3, nh, g, w, &mut dhp, true);
+        dgi[at.clone()].copy_from_slice(&gi_);
+        dgh[at].copy_from_slice(&gh_);
+        dh = dhp;
+    }
+    let mut g = GruSeqGrads::default();
+    if needs[0] {
+        let mut dx = vec![R::c(0.0); tn * b * ni];
+        let (d, w) = (mat(&dgi, 0, g3, 1), mat(p.w_ih, 0, ni, 1));
+        matmul(tn * b, g3, ni, d, w, &mut dx, false);
+        g.x = Some(dx);
+    }
+    if needs[2] {
+        let mut dw = vec![R::c(0.0); g3 * ni];
+        let (d_t, x) = (mat(&dgi, 0, 1, g3), mat(p.x, 0, ni, 1));
+        matmul(g3, tn * b, ni, d_t, x, &mut dw, false);
+        g.w_ih = Some(dw);
+    }
+    if needs[3] {
+        let mut dw = vec![R::c(0.0); g3 * nh];
+        let (first, rest_g, rest_h) = if p.reverse {
+            (tn - 1, 0, bh)
+        } else {
+            (0, bg, 0)
+        };
+        let (d_t, h) = (mat(&dgh, rest_g, 1, g3), mat(out, rest_h, nh, 1));
+        matmul(g3, (tn - 1) * b, nh, d_t, h, &mut dw, false);
+        let (d_t, h) = (mat(&dgh, first * bg, 1, g3), mat(p.h0, 0, nh, 1));
+        matmul(g3, b, nh, d_t, h, &mut dw, true);
+        g.w_hh = Some(dw);
+    }
+    if needs[4] {
+        g.b_ih = Some(col_sums(&dgi, g3));
+    }
+    if needs[5] {
+        g.b_hh = Some(col_sums(&dgh, g3));
+    }
+    if needs[1] {
+        g.h0 = Some(dh);
+    }
+    g
+}
+
 /// The cell loops compiled for AVX2+FMA and AVX-512 (see `best!`).
 #[cfg(target_arch = "x86_64")]
 mod wide {

@@ -424,6 +424,28 @@ fn _lstm_layer(
     .map(|(o, h, c)| (PyTensor::new(o), PyTensor::new(h), PyTensor::new(c)))
 }
 
+/// A whole GRU layer in one direction over a time-major sequence: (output, h_n).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn _gru_layer(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    h0: PyRef<'_, PyTensor>,
+    w_ih: PyRef<'_, PyTensor>,
+    w_hh: PyRef<'_, PyTensor>,
+    b_ih: Option<PyRef<'_, PyTensor>>,
+    b_hh: Option<PyRef<'_, PyTensor>>,
+    reverse: bool,
+) -> PyResult<(PyTensor, PyTensor)> {
+    let (x, h0) = (input.t.clone(), h0.t.clone());
+    let (w_ih, w_hh) = (w_ih.t.clone(), w_hh.t.clone());
+    let (b_ih, b_hh) = (b_ih.map(|b| b.t.clone()), b_hh.map(|b| b.t.clone()));
+    run(py, Work::elems([&x, &w_ih, &w_hh]), move || {
+        crate::ops::rnn::gru_layer(&x, &h0, &w_ih, &w_hh, b_ih.as_ref(), b_hh.as_ref(), reverse)
+    })
+    .map(|(o, h)| (PyTensor::new(o), PyTensor::new(h)))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(im2col, m)?)?;
     m.add_function(wrap_pyfunction!(col2im, m)?)?;
@@ -442,5 +464,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_lstm_cell, m)?)?;
     m.add_function(wrap_pyfunction!(_gru_cell, m)?)?;
     m.add_function(wrap_pyfunction!(_lstm_layer, m)?)?;
+    m.add_function(wrap_pyfunction!(_gru_layer, m)?)?;
     Ok(())
 }

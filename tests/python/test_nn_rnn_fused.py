@@ -1,5 +1,6 @@
-"""nn.LSTM's native sequence op (``_core._lstm_layer``, one node per layer and direction)
-against the per-step Python loop (``RNNBase._run_steps``) and against PyTorch."""
+"""nn.LSTM and nn.GRU as native sequence ops (``_core._lstm_layer``, ``_core._gru_layer``: one
+node per layer and direction) against the per-step Python loop (``RNNBase._run_steps``) and
+against PyTorch."""
 
 import os
 
@@ -225,4 +226,114 @@ def test_fused_matches_torch(cfg, given_hidden, dtype):
     ref_grads = torch.autograd.grad(loss, tensors + list(tm.parameters()))
     tol = dict(rtol=1e-4, atol=1e-5) if dtype == "float32" else dict(rtol=1e-10, atol=1e-12)
     for a, b in zip(outs + grads, [out, h, c] + list(ref_grads)):
+        np.testing.assert_allclose(_np(a), b.detach().numpy(), **tol)
+
+
+# ------------------------------------------------------------------------------ GRU
+
+
+def _node_names(node, depth):
+    """The names of the graph nodes up to ``depth`` edges from ``node``."""
+    if node is None or depth < 0:
+        return set()
+    return {node.name()}.union(*(_node_names(f, depth - 1) for f, _ in node.next_functions))
+
+
+def _run_gru(module, arrays, given_hidden, run=None, create_graph=False):
+    tensors = [ferrograd.from_numpy(a.copy()).requires_grad_(True) for a in arrays[: 2 if given_hidden else 1]]
+    if run is not None:
+        module._run = run.__get__(module)
+    try:
+        out, h = module(tensors[0], tensors[1] if given_hidden else None)
+    finally:
+        module.__dict__.pop("_run", None)
+    w = ferrograd.linspace(-1, 1, out.numel(), dtype=out.dtype).reshape(out.shape)
+    loss = (out * w).sum() + (h * h).sum()
+    params = [p for _, p in module.named_parameters()]
+    return [out, h], list(ferrograd.autograd.grad(loss, tensors + params, create_graph=create_graph))
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=str)
+@pytest.mark.parametrize("given_hidden", [False, True])
+def test_gru_fused_matches_step_loop(cfg, given_hidden):
+    ferrograd.manual_seed(0)
+    m = nn.GRU(5, 6, dtype=ferrograd.float64, **cfg)
+    arrays, given = _inputs(cfg, np.float64, given_hidden)
+    outs, grads = _run_gru(m, arrays, given)
+    ref_outs, ref_grads = _run_gru(m, arrays, given, run=nn.GRU._run_steps)
+    assert "MkldnnRnnLayerBackward0" in _node_names(outs[0].grad_fn, depth=3)
+    for a, b in zip(outs + grads, ref_outs + ref_grads):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("bias", ["both", "hh", "none"])
+def test_gradcheck_and_gradgradcheck_gru_layer(reverse, bias):
+    ferrograd.manual_seed(5)
+    f64 = dict(dtype=ferrograd.float64, requires_grad=True)
+    x, h0 = ferrograd.randn(3, 2, 3, **f64), ferrograd.randn(2, 4, **f64)
+    w_ih, w_hh = ferrograd.randn(12, 3, **f64), ferrograd.randn(12, 4, **f64)
+    b_ih = ferrograd.randn(12, **f64) if bias == "both" else None
+    b_hh = ferrograd.randn(12, **f64) if bias != "none" else None
+    args = [t for t in (x, h0, w_ih, w_hh, b_ih, b_hh) if t is not None]
+
+    def fn(*a):
+        given = iter(a[4:])
+        bi = next(given) if b_ih is not None else None
+        bh = next(given) if b_hh is not None else None
+        return ferrograd._core._gru_layer(*a[:4], bi, bh, reverse)
+
+    assert gradcheck(fn, args)
+    assert gradgradcheck(fn, args)
+
+
+def test_gru_double_backward_matches_step_loop():
+    ferrograd.manual_seed(0)
+    cfg = dict(num_layers=2, bidirectional=True)
+    m = nn.GRU(5, 6, dtype=ferrograd.float64, **cfg)
+    arrays, given = _inputs(cfg, np.float64, True)
+    results = []
+    for run in (None, nn.GRU._run_steps):
+        _, grads = _run_gru(m, arrays, given, run=run, create_graph=True)
+        penalty = sum((g * g).sum() for g in grads)
+        results.append(ferrograd.autograd.grad(penalty, [p for _, p in m.named_parameters()]))
+    for a, b in zip(*results):
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-10, atol=1e-10)
+
+
+def test_gru_no_grad_and_bfloat16():
+    ferrograd.manual_seed(0)
+    m = nn.GRU(5, 6, num_layers=2)
+    x = ferrograd.randn(3, 4, 5)
+    out, h = m(x)
+    with ferrograd.no_grad():
+        out2, h2 = m(x)
+    assert out2.grad_fn is None and h2.grad_fn is None
+    np.testing.assert_array_equal(_np(out), _np(out2))
+    mb = nn.GRU(5, 6, dtype=ferrograd.bfloat16)
+    xb = x.bfloat16()
+    out, h = mb(xb)
+    ref, rh = mb._run_steps(xb, ferrograd.zeros(1, 4, 6, dtype=ferrograd.bfloat16))
+    assert out.dtype == ferrograd.bfloat16
+    np.testing.assert_allclose(_np(out.float()), _np(ref.float()), atol=3e-2)
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gru_fused_matches_torch(cfg, dtype):
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    tm = torch.nn.GRU(5, 6, dtype=getattr(torch, dtype), **cfg)
+    m = nn.GRU(5, 6, dtype=getattr(ferrograd, dtype), **cfg)
+    m.load_state_dict({k: ferrograd.from_numpy(v.detach().numpy().copy()) for k, v in tm.state_dict().items()})
+    arrays, given = _inputs(cfg, getattr(np, dtype), True)
+    outs, grads = _run_gru(m, arrays, given)
+    tensors = [torch.from_numpy(a.copy()).requires_grad_(True) for a in arrays[:2]]
+    out, h = tm(*tensors)
+    w = torch.linspace(-1, 1, out.numel(), dtype=out.dtype).reshape(out.shape)
+    loss = (out * w).sum() + (h * h).sum()
+    ref_grads = torch.autograd.grad(loss, tensors + list(tm.parameters()))
+    tol = dict(rtol=1e-4, atol=1e-5) if dtype == "float32" else dict(rtol=1e-10, atol=1e-12)
+    for a, b in zip(outs + grads, [out, h] + list(ref_grads)):
         np.testing.assert_allclose(_np(a), b.detach().numpy(), **tol)
