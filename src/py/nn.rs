@@ -409,7 +409,11 @@ fn _lstm_layer(
     let (x, h0, c0) = (input.t.clone(), h0.t.clone(), c0.t.clone());
     let (w_ih, w_hh) = (w_ih.t.clone(), w_hh.t.clone());
     let (b_ih, b_hh) = (b_ih.map(|b| b.t.clone()), b_hh.map(|b| b.t.clone()));
-    run(py, Work::elems([&x, &w_ih, &w_hh]), move || {
+    let all = [&x, &h0, &c0, &w_ih, &w_hh]
+        .into_iter()
+        .chain(&b_ih)
+        .chain(&b_hh);
+    run(py, Work::elems(all), move || {
         crate::ops::rnn::lstm_layer(
             &x,
             &h0,
@@ -440,7 +444,11 @@ fn _gru_layer(
     let (x, h0) = (input.t.clone(), h0.t.clone());
     let (w_ih, w_hh) = (w_ih.t.clone(), w_hh.t.clone());
     let (b_ih, b_hh) = (b_ih.map(|b| b.t.clone()), b_hh.map(|b| b.t.clone()));
-    run(py, Work::elems([&x, &w_ih, &w_hh]), move || {
+    let all = [&x, &h0, &w_ih, &w_hh]
+        .into_iter()
+        .chain(&b_ih)
+        .chain(&b_hh);
+    run(py, Work::elems(all), move || {
         crate::ops::rnn::gru_layer(&x, &h0, &w_ih, &w_hh, b_ih.as_ref(), b_hh.as_ref(), reverse)
     })
     .map(|(o, h)| (PyTensor::new(o), PyTensor::new(h)))
