@@ -62,7 +62,8 @@ __all__ = [
     # fused nn ops
     "linear", "_leaky_relu", "_pointwise_loss", "_nll_loss", "conv", "max_pool2d", "avg_pool2d",
     "adaptive_avg_pool2d", "im2col", "col2im", "layer_norm", "group_norm", "batch_norm", "_sdpa", "_lstm_cell",
-    "_gru_cell", "_activation", "_activation_", "_rrelu_with_noise", "_prelu_kernel", "_glu",
+    "_gru_cell", "_activation", "_activation_", "_rrelu_with_noise", "_prelu_kernel", "_glu", "_lstm_layer",
+    "_gru_layer",
 ]  # fmt: skip
 
 # ---- argument kinds, as src/py/convert.rs converts them ----
@@ -914,3 +915,26 @@ def _lstm_cell(gates: Tensor, c: Tensor) -> tuple[Tensor, Tensor]: ...
 
 # one GRU step's elementwise part: h' from the input and hidden projections and the state
 def _gru_cell(gi: Tensor, gh: Tensor, h: Tensor) -> Tensor: ...
+
+# a whole LSTM layer in one direction over a time-major sequence: (output, h_n, c_n)
+def _lstm_layer(
+    input: Tensor,
+    h0: Tensor,
+    c0: Tensor,
+    w_ih: Tensor,
+    w_hh: Tensor,
+    b_ih: Tensor | None,
+    b_hh: Tensor | None,
+    reverse: builtins.bool,
+) -> tuple[Tensor, Tensor, Tensor]: ...
+
+# a whole GRU layer in one direction over a time-major sequence: (output, h_n)
+def _gru_layer(
+    input: Tensor,
+    h0: Tensor,
+    w_ih: Tensor,
+    w_hh: Tensor,
+    b_ih: Tensor | None,
+    b_hh: Tensor | None,
+    reverse: builtins.bool,
+) -> tuple[Tensor, Tensor]: ...

@@ -392,6 +392,68 @@ fn _gru_cell(
     .map(PyTensor::new)
 }
 
+/// A whole LSTM layer in one direction over a time-major sequence: (output, h_n, c_n).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn _lstm_layer(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    h0: PyRef<'_, PyTensor>,
+    c0: PyRef<'_, PyTensor>,
+    w_ih: PyRef<'_, PyTensor>,
+    w_hh: PyRef<'_, PyTensor>,
+    b_ih: Option<PyRef<'_, PyTensor>>,
+    b_hh: Option<PyRef<'_, PyTensor>>,
+    reverse: bool,
+) -> PyResult<(PyTensor, PyTensor, PyTensor)> {
+    let (x, h0, c0) = (input.t.clone(), h0.t.clone(), c0.t.clone());
+    let (w_ih, w_hh) = (w_ih.t.clone(), w_hh.t.clone());
+    let (b_ih, b_hh) = (b_ih.map(|b| b.t.clone()), b_hh.map(|b| b.t.clone()));
+    let all = [&x, &h0, &c0, &w_ih, &w_hh]
+        .into_iter()
+        .chain(&b_ih)
+        .chain(&b_hh);
+    run(py, Work::elems(all), move || {
+        crate::ops::rnn::lstm_layer(
+            &x,
+            &h0,
+            &c0,
+            &w_ih,
+            &w_hh,
+            b_ih.as_ref(),
+            b_hh.as_ref(),
+            reverse,
+        )
+    })
+    .map(|(o, h, c)| (PyTensor::new(o), PyTensor::new(h), PyTensor::new(c)))
+}
+
+/// A whole GRU layer in one direction over a time-major sequence: (output, h_n).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn _gru_layer(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    h0: PyRef<'_, PyTensor>,
+    w_ih: PyRef<'_, PyTensor>,
+    w_hh: PyRef<'_, PyTensor>,
+    b_ih: Option<PyRef<'_, PyTensor>>,
+    b_hh: Option<PyRef<'_, PyTensor>>,
+    reverse: bool,
+) -> PyResult<(PyTensor, PyTensor)> {
+    let (x, h0) = (input.t.clone(), h0.t.clone());
+    let (w_ih, w_hh) = (w_ih.t.clone(), w_hh.t.clone());
+    let (b_ih, b_hh) = (b_ih.map(|b| b.t.clone()), b_hh.map(|b| b.t.clone()));
+    let all = [&x, &h0, &w_ih, &w_hh]
+        .into_iter()
+        .chain(&b_ih)
+        .chain(&b_hh);
+    run(py, Work::elems(all), move || {
+        crate::ops::rnn::gru_layer(&x, &h0, &w_ih, &w_hh, b_ih.as_ref(), b_hh.as_ref(), reverse)
+    })
+    .map(|(o, h)| (PyTensor::new(o), PyTensor::new(h)))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(im2col, m)?)?;
     m.add_function(wrap_pyfunction!(col2im, m)?)?;
@@ -409,5 +471,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(linear, m)?)?;
     m.add_function(wrap_pyfunction!(_lstm_cell, m)?)?;
     m.add_function(wrap_pyfunction!(_gru_cell, m)?)?;
+    m.add_function(wrap_pyfunction!(_lstm_layer, m)?)?;
+    m.add_function(wrap_pyfunction!(_gru_layer, m)?)?;
     Ok(())
 }

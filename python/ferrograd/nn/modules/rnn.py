@@ -461,11 +461,53 @@ class RNNBase(Module):
 
         ``hx`` is the initial hidden state ``(L * D, B, H_out)``, or a pair ``(h0, c0)`` for
         LSTM. Returns ``(output, h_n)`` or ``(output, (h_n, c_n))`` like ``_VF.lstm``.
+        An LSTM without projections and a GRU run each layer and direction as one native op
+        (``_run_layers``); the others loop over time steps here (``_run_steps``).
         """
-        is_lstm = self.mode == "LSTM"
         time_dim = 1 if self.batch_first else 0
         if input.size(time_dim) == 0:
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+        if (self.mode == "LSTM" and self.proj_size == 0) or self.mode == "GRU":
+            return self._run_layers(input, hx)
+        return self._run_steps(input, hx)
+
+    def _run_layers(self, input, hx):
+        """``_run`` of an LSTM without projections or a GRU: each layer and direction is one
+        ``_core._lstm_layer`` / ``_core._gru_layer`` call over the whole (time-major) sequence,
+        one graph node whose backward is back-propagation through time in native code; dropout
+        between layers."""
+        is_lstm = self.mode == "LSTM"
+        num_directions = 2 if self.bidirectional else 1
+        h0 = (hx[0] if is_lstm else hx).unbind(0)
+        c0 = hx[1].unbind(0) if is_lstm else None
+        layer_input = input.transpose(0, 1) if self.batch_first else input
+        h_n, c_n = [], []
+        for layer in range(self.num_layers):
+            dir_outputs = []
+            for direction in range(num_directions):
+                idx = layer * num_directions + direction
+                w_ih, w_hh, b_ih, b_hh, _ = self._layer_weights(idx)
+                reverse = direction == 1
+                if is_lstm:
+                    out, h, c = _core._lstm_layer(layer_input, h0[idx], c0[idx], w_ih, w_hh, b_ih, b_hh, reverse)
+                    c_n.append(c)
+                else:
+                    out, h = _core._gru_layer(layer_input, h0[idx], w_ih, w_hh, b_ih, b_hh, reverse)
+                dir_outputs.append(out)
+                h_n.append(h)
+            layer_output = dir_outputs[0] if num_directions == 1 else cat(dir_outputs, 2)
+            if self.dropout != 0 and self.training and layer < self.num_layers - 1:
+                layer_output = F.dropout(layer_output, self.dropout, True)
+            layer_input = layer_output
+        output = layer_input.transpose(0, 1) if self.batch_first else layer_input
+        if is_lstm:
+            return output, (stack(h_n, 0), stack(c_n, 0))
+        return output, stack(h_n, 0)
+
+    def _run_steps(self, input, hx):
+        """``_run`` as a Python loop over time steps, a few ops per step."""
+        is_lstm = self.mode == "LSTM"
+        time_dim = 1 if self.batch_first else 0
         if self.mode == "RNN_TANH":
             act = _tanh
         elif self.mode == "RNN_RELU":
