@@ -271,6 +271,11 @@ def _outer(op, s, n, layout, vals):
     return resized(s, vals, layout, {0: (r,), 1: (c,)}, strided=(0, "slice"))
 
 
+def _square_of_vector(op, s, n, layout, vals):
+    """diag / diag_embed of a vector: ``isqrt(n)`` elements in, a square of about ``n`` out."""
+    return resized(s, vals, layout, {0: (max(1, math.isqrt(n)),)}, strided=(0, "slice"))
+
+
 def _dot(op, s, n, layout, vals):
     return resized(s, vals, layout, {0: (n,), 1: (n,)}, strided=(0, "slice"))
 
@@ -408,6 +413,8 @@ BUILDERS = {
     "bmm": _matmul,
     "mm": _mm,
     "outer": _outer,
+    "diag": _square_of_vector,
+    "diag_embed": _square_of_vector,
     "dot": _dot,
     "expand": _expand,
     "cat": _cat,
