@@ -276,6 +276,12 @@ def _square_of_vector(op, s, n, layout, vals):
     return resized(s, vals, layout, {0: (max(1, math.isqrt(n)),)}, strided=(0, "slice"))
 
 
+def _pdist(op, s, n, layout, vals):
+    """At most 64 rows of n / 64 features: its pairwise differences hold 64 * n elements."""
+    r = max(2, min(64, n // 2))
+    return resized(s, vals, layout, {0: (r, max(1, n // r))}, strided=0)
+
+
 def _dot(op, s, n, layout, vals):
     return resized(s, vals, layout, {0: (n,), 1: (n,)}, strided=(0, "slice"))
 
@@ -415,6 +421,7 @@ BUILDERS = {
     "outer": _outer,
     "diag": _square_of_vector,
     "diag_embed": _square_of_vector,
+    "nn.functional.pdist": _pdist,
     "dot": _dot,
     "expand": _expand,
     "cat": _cat,
