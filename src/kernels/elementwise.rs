@@ -204,18 +204,53 @@ fn fits(len: usize, off: usize, st: usize, n: usize) -> bool {
             .is_some_and(|last| last < len)
 }
 
-/// The element loops behind `run1` / `run2` / `run3`. Each is called with literal strides for
-/// the common patterns (unit and zero), so after inlining the compiler sees constant strides
-/// and vectorises; other strides take the same loop with variable strides.
+/// An elementwise function of one input, as the engine calls it. Every closure is one. A kernel
+/// with a large body (a transcendental function) is better written as a zero-sized type whose
+/// `call` is `#[inline(always)]`: LLVM inlines a large closure or `fn` item into at most one of
+/// the engine's loops and calls it element by element, unvectorised, from the others.
+pub trait Map1<T, U>: Sync {
+    fn call(&self, x: T) -> U;
+}
+impl<T, U, F: Fn(T) -> U + Sync> Map1<T, U> for F {
+    #[inline(always)]
+    fn call(&self, x: T) -> U {
+        self(x)
+    }
+}
+
+/// [`Map1`] of two inputs.
+pub trait Map2<A, B, U>: Sync {
+    fn call(&self, a: A, b: B) -> U;
+}
+impl<A, B, U, F: Fn(A, B) -> U + Sync> Map2<A, B, U> for F {
+    #[inline(always)]
+    fn call(&self, a: A, b: B) -> U {
+        self(a, b)
+    }
+}
+
+/// [`Map1`] of three inputs.
+pub trait Map3<C, A, B, U>: Sync {
+    fn call(&self, c: C, a: A, b: B) -> U;
+}
+impl<C, A, B, U, F: Fn(C, A, B) -> U + Sync> Map3<C, A, B, U> for F {
+    #[inline(always)]
+    fn call(&self, c: C, a: A, b: B) -> U {
+        self(c, a, b)
+    }
+}
+
+/// The element loops behind `run1` / `run2` / `run3`. Each is called with literal unit or zero
+/// strides, so after inlining the compiler sees constant strides and vectorises.
 ///
 /// # Safety
 /// For each operand `x` with stride `s`: `(dst.len() - 1) * s < x.len()` (when `dst` is not
 /// empty), so that every `i * s` read is inside `x`.
 macro_rules! element_loop {
-    ($name:ident, $($x:ident: $t:ident / $s:ident),+) => {
+    ($name:ident, $tr:ident, $($x:ident: $t:ident / $s:ident),+) => {
         #[inline(always)]
         #[allow(clippy::too_many_arguments)]
-        unsafe fn $name<$($t: Copy,)+ U, F: Fn($($t),+) -> U>(
+        unsafe fn $name<$($t: Copy,)+ U, F: $tr<$($t,)+ U>>(
             $($x: &[$t], $s: usize,)+
             dst: &mut [MaybeUninit<U>],
             f: &F,
@@ -223,14 +258,14 @@ macro_rules! element_loop {
             for (i, d) in dst.iter_mut().enumerate() {
                 // SAFETY: i < dst.len(), so i * s <= (dst.len() - 1) * s < x.len() for each
                 // operand, the caller's promise.
-                d.write(f($(unsafe { *$x.get_unchecked(i * $s) }),+));
+                d.write(f.call($(unsafe { *$x.get_unchecked(i * $s) }),+));
             }
         }
     };
 }
-element_loop!(loop1, a: A / sa);
-element_loop!(loop2, a: A / sa, b: B / sb);
-element_loop!(loop3, c: C / sc, a: A / sa, b: B / sb);
+element_loop!(loop1, Map1, a: A / sa);
+element_loop!(loop2, Map2, a: A / sa, b: B / sb);
+element_loop!(loop3, Map3, c: C / sc, a: A / sa, b: B / sb);
 
 /// `x[off..]`, after checking that a run of `n` elements with stride `st` from `off` fits.
 #[inline(always)]
@@ -242,8 +277,56 @@ fn operand<T>(x: &[T], off: usize, st: usize, n: usize) -> &[T] {
     &x[off.min(x.len())..]
 }
 
+/// A run in which some operand has a stride other than 0 and 1 (a transposed or sliced one) is
+/// computed in chunks of this many elements, each such operand gathered into a buffer first, so
+/// that the function itself always runs over unit or zero strides and vectorises.
+const CHUNK: usize = 128;
+
+/// A gather buffer of one chunk.
+type Buf<T> = [MaybeUninit<T>; CHUNK];
+
+/// Operand `x`, read with stride `s` from `x[0]`, for the `n` run positions from `i0`: the
+/// operand itself from `i0 * s` on when `s` is 0 or 1, else its `n` elements gathered into
+/// `buf`; with the stride (0 or 1) to read the result by.
+///
+/// # Safety
+/// `n > 0`, `(i0 + n - 1) * s < x.len()`, and `n <= CHUNK` when `s > 1`.
 #[inline(always)]
-fn run1_body<T: Copy, U, F: Fn(T) -> U>(
+unsafe fn part<'a, T: Copy>(
+    x: &'a [T],
+    s: usize,
+    i0: usize,
+    n: usize,
+    buf: &'a mut Buf<T>,
+) -> (&'a [T], usize) {
+    if s <= 1 {
+        // SAFETY: i0 * s <= (i0 + n - 1) * s < x.len(), the caller's promise.
+        return (unsafe { x.get_unchecked(i0 * s..) }, s);
+    }
+    for (i, b) in buf[..n].iter_mut().enumerate() {
+        // SAFETY: (i0 + i) * s <= (i0 + n - 1) * s < x.len(), the caller's promise.
+        b.write(unsafe { *x.get_unchecked((i0 + i) * s) });
+    }
+    // SAFETY: buf[..n] was initialised just above, and MaybeUninit<T> has T's layout.
+    (
+        unsafe { std::slice::from_raw_parts(buf.as_ptr() as *const T, n) },
+        1,
+    )
+}
+
+/// The length of the pieces a run is computed in: the whole run, or chunks when an operand
+/// must be gathered.
+#[inline(always)]
+fn piece(n: usize, strides: &[usize]) -> usize {
+    if strides.iter().any(|&s| s > 1) {
+        CHUNK
+    } else {
+        n.max(1)
+    }
+}
+
+#[inline(always)]
+fn run1_body<T: Copy, U, F: Map1<T, U>>(
     a: &[T],
     oa: usize,
     sa: usize,
@@ -251,19 +334,25 @@ fn run1_body<T: Copy, U, F: Fn(T) -> U>(
     f: &F,
 ) {
     let a = operand(a, oa, sa, dst.len());
-    // SAFETY: `operand` checked that the run fits in `a` with stride `sa`.
-    unsafe {
-        match sa {
-            1 => loop1(a, 1, dst, f),
-            0 => loop1(a, 0, dst, f),
-            _ => loop1(a, sa, dst, f),
+    let len = piece(dst.len(), &[sa]);
+    let mut ba: Buf<T> = [const { MaybeUninit::uninit() }; CHUNK];
+    for (c, d) in dst.chunks_mut(len).enumerate() {
+        // SAFETY: `operand` checked that the whole run fits in `a` with stride `sa`; this
+        // chunk is a non-empty part of it, no longer than CHUNK when `sa > 1`; `part` returns
+        // a slice of at least `d.len()` elements read with a stride of 0 or 1.
+        unsafe {
+            let (a, sa) = part(a, sa, c * len, d.len(), &mut ba);
+            match sa {
+                1 => loop1(a, 1, d, f),
+                _ => loop1(a, 0, d, f),
+            }
         }
     }
 }
 
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn run2_body<A: Copy, B: Copy, U, F: Fn(A, B) -> U>(
+fn run2_body<A: Copy, B: Copy, U, F: Map2<A, B, U>>(
     a: &[A],
     oa: usize,
     sa: usize,
@@ -274,23 +363,27 @@ fn run2_body<A: Copy, B: Copy, U, F: Fn(A, B) -> U>(
     f: &F,
 ) {
     let (a, b) = (operand(a, oa, sa, dst.len()), operand(b, ob, sb, dst.len()));
-    // SAFETY: `operand` checked that the run fits in each operand with its stride.
-    unsafe {
-        match (sa, sb) {
-            (1, 1) => loop2(a, 1, b, 1, dst, f),
-            (1, 0) => loop2(a, 1, b, 0, dst, f),
-            (0, 1) => loop2(a, 0, b, 1, dst, f),
-            // one operand strided (transposed or sliced), the other read in order
-            (1, _) => loop2(a, 1, b, sb, dst, f),
-            (_, 1) => loop2(a, sa, b, 1, dst, f),
-            _ => loop2(a, sa, b, sb, dst, f),
+    let len = piece(dst.len(), &[sa, sb]);
+    let mut ba: Buf<A> = [const { MaybeUninit::uninit() }; CHUNK];
+    let mut bb: Buf<B> = [const { MaybeUninit::uninit() }; CHUNK];
+    for (c, d) in dst.chunks_mut(len).enumerate() {
+        // SAFETY: as in run1_body, for each operand.
+        unsafe {
+            let (a, sa) = part(a, sa, c * len, d.len(), &mut ba);
+            let (b, sb) = part(b, sb, c * len, d.len(), &mut bb);
+            match (sa, sb) {
+                (1, 1) => loop2(a, 1, b, 1, d, f),
+                (1, _) => loop2(a, 1, b, 0, d, f),
+                (_, 1) => loop2(a, 0, b, 1, d, f),
+                _ => loop2(a, 0, b, 0, d, f),
+            }
         }
     }
 }
 
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn run3_body<C: Copy, A: Copy, B: Copy, U, F: Fn(C, A, B) -> U>(
+fn run3_body<C: Copy, A: Copy, B: Copy, U, F: Map3<C, A, B, U>>(
     c: &[C],
     oc: usize,
     sc: usize,
@@ -309,19 +402,26 @@ fn run3_body<C: Copy, A: Copy, B: Copy, U, F: Fn(C, A, B) -> U>(
         operand(a, oa, sa, n),
         operand(b, ob, sb, n),
     );
-    // SAFETY: `operand` checked that the run fits in each operand with its stride.
-    unsafe {
-        match (sc, sa, sb) {
-            (1, 1, 1) => loop3(c, 1, a, 1, b, 1, dst, f),
-            (1, 0, 0) => loop3(c, 1, a, 0, b, 0, dst, f),
-            (1, 1, 0) => loop3(c, 1, a, 1, b, 0, dst, f),
-            (1, 0, 1) => loop3(c, 1, a, 0, b, 1, dst, f),
-            (0, 1, 1) => loop3(c, 0, a, 1, b, 1, dst, f),
-            // one operand strided (transposed or sliced), the others read in order
-            (1, _, 1) => loop3(c, 1, a, sa, b, 1, dst, f),
-            (1, 1, _) => loop3(c, 1, a, 1, b, sb, dst, f),
-            (_, 1, 1) => loop3(c, sc, a, 1, b, 1, dst, f),
-            _ => loop3(c, sc, a, sa, b, sb, dst, f),
+    let len = piece(n, &[sc, sa, sb]);
+    let mut bc: Buf<C> = [const { MaybeUninit::uninit() }; CHUNK];
+    let mut ba: Buf<A> = [const { MaybeUninit::uninit() }; CHUNK];
+    let mut bb: Buf<B> = [const { MaybeUninit::uninit() }; CHUNK];
+    for (i, d) in dst.chunks_mut(len).enumerate() {
+        // SAFETY: as in run1_body, for each operand.
+        unsafe {
+            let (c, sc) = part(c, sc, i * len, d.len(), &mut bc);
+            let (a, sa) = part(a, sa, i * len, d.len(), &mut ba);
+            let (b, sb) = part(b, sb, i * len, d.len(), &mut bb);
+            match (sc, sa, sb) {
+                (1, 1, 1) => loop3(c, 1, a, 1, b, 1, d, f),
+                (1, 1, _) => loop3(c, 1, a, 1, b, 0, d, f),
+                (1, _, 1) => loop3(c, 1, a, 0, b, 1, d, f),
+                (1, _, _) => loop3(c, 1, a, 0, b, 0, d, f),
+                (_, 1, 1) => loop3(c, 0, a, 1, b, 1, d, f),
+                (_, 1, _) => loop3(c, 0, a, 1, b, 0, d, f),
+                (_, _, 1) => loop3(c, 0, a, 0, b, 1, d, f),
+                _ => loop3(c, 0, a, 0, b, 0, d, f),
+            }
         }
     }
 }
@@ -332,9 +432,24 @@ mod wide {
     use super::*;
 
     macro_rules! isa {
-        ($feat:literal, $r1:ident, $r2:ident, $r3:ident) => {
+        ($feat:literal, $r1:ident, $r2:ident, $r3:ident, $ri:ident, $ri2:ident) => {
             #[target_feature(enable = $feat)]
-            pub fn $r1<T: Copy, U, F: Fn(T) -> U>(
+            pub fn $ri<T: Copy, F: Map1<T, T>>(d: &mut [T], f: &F) {
+                inplace_body(d, f)
+            }
+
+            #[target_feature(enable = $feat)]
+            pub fn $ri2<T: Copy, B: Copy, F: Map2<T, B, T>>(
+                d: &mut [T],
+                s: &[B],
+                ss: usize,
+                f: &F,
+            ) {
+                inplace2_body(d, s, ss, f)
+            }
+
+            #[target_feature(enable = $feat)]
+            pub fn $r1<T: Copy, U, F: Map1<T, U>>(
                 a: &[T],
                 oa: usize,
                 sa: usize,
@@ -346,7 +461,7 @@ mod wide {
 
             #[target_feature(enable = $feat)]
             #[allow(clippy::too_many_arguments)]
-            pub fn $r2<A: Copy, B: Copy, U, F: Fn(A, B) -> U>(
+            pub fn $r2<A: Copy, B: Copy, U, F: Map2<A, B, U>>(
                 a: &[A],
                 oa: usize,
                 sa: usize,
@@ -361,7 +476,7 @@ mod wide {
 
             #[target_feature(enable = $feat)]
             #[allow(clippy::too_many_arguments)]
-            pub fn $r3<C: Copy, A: Copy, B: Copy, U, F: Fn(C, A, B) -> U>(
+            pub fn $r3<C: Copy, A: Copy, B: Copy, U, F: Map3<C, A, B, U>>(
                 c: &[C],
                 oc: usize,
                 sc: usize,
@@ -379,13 +494,39 @@ mod wide {
         };
     }
 
-    isa!("avx2,fma", run1_avx2, run2_avx2, run3_avx2);
+    isa!(
+        "avx2,fma",
+        run1_avx2,
+        run2_avx2,
+        run3_avx2,
+        inplace_avx2,
+        inplace2_avx2
+    );
     isa!(
         "avx512f,avx512dq,avx2,fma",
         run1_avx512,
         run2_avx512,
-        run3_avx512
+        run3_avx512,
+        inplace_avx512,
+        inplace2_avx512
     );
+}
+
+/// `x = f(x)` for each element of `d`.
+#[inline(always)]
+fn inplace_body<T: Copy, F: Map1<T, T>>(d: &mut [T], f: &F) {
+    for x in d.iter_mut() {
+        *x = f.call(*x);
+    }
+}
+
+/// `inplace_body`, compiled for the best instruction set the CPU has.
+#[inline]
+fn inplace_run<T: Copy, F: Map1<T, T>>(d: &mut [T], f: &F) {
+    if d.len() < WIDE_MIN {
+        return inplace_body(d, f);
+    }
+    best!(inplace_body, inplace_avx512, inplace_avx2; d, f)
 }
 
 /// Runs shorter than this stay in the plain build: the dispatch costs more than wide registers
@@ -394,7 +535,7 @@ const WIDE_MIN: usize = 64;
 
 /// `dst[i] = f(a[oa + i * sa])`.
 #[inline]
-pub fn run1<T: Copy, U, F: Fn(T) -> U>(
+pub fn run1<T: Copy, U, F: Map1<T, U>>(
     a: &[T],
     oa: usize,
     sa: usize,
@@ -410,7 +551,7 @@ pub fn run1<T: Copy, U, F: Fn(T) -> U>(
 /// `dst[i] = f(a[oa + i * sa], b[ob + i * sb])`.
 #[inline]
 #[allow(clippy::too_many_arguments)]
-pub fn run2<A: Copy, B: Copy, U, F: Fn(A, B) -> U>(
+pub fn run2<A: Copy, B: Copy, U, F: Map2<A, B, U>>(
     a: &[A],
     oa: usize,
     sa: usize,
@@ -429,7 +570,7 @@ pub fn run2<A: Copy, B: Copy, U, F: Fn(A, B) -> U>(
 /// `dst[i] = f(c[..], a[..], b[..])`, each read from its offset with its stride.
 #[inline]
 #[allow(clippy::too_many_arguments)]
-fn run3<C: Copy, A: Copy, B: Copy, U, F: Fn(C, A, B) -> U>(
+fn run3<C: Copy, A: Copy, B: Copy, U, F: Map3<C, A, B, U>>(
     c: &[C],
     oc: usize,
     sc: usize,
@@ -476,7 +617,7 @@ pub fn unary<T, U, F>(src: &[T], layout: &Layout, f: F) -> Result<Vec<U>>
 where
     T: Copy + Send + Sync,
     U: Send,
-    F: Fn(T) -> U + Send + Sync,
+    F: Map1<T, U> + Send,
 {
     unary_with(src, layout, PAR_THRESHOLD, f)
 }
@@ -486,7 +627,7 @@ pub fn unary_costly<T, U, F>(src: &[T], layout: &Layout, f: F) -> Result<Vec<U>>
 where
     T: Copy + Send + Sync,
     U: Send,
-    F: Fn(T) -> U + Send + Sync,
+    F: Map1<T, U> + Send,
 {
     unary_with(src, layout, PAR_THRESHOLD_COSTLY, f)
 }
@@ -495,7 +636,7 @@ fn unary_with<T, U, F>(src: &[T], layout: &Layout, threshold: usize, f: F) -> Re
 where
     T: Copy + Send + Sync,
     U: Send,
-    F: Fn(T) -> U + Send + Sync,
+    F: Map1<T, U> + Send,
 {
     if layout.numel() == 0 {
         return Ok(Vec::new());
@@ -539,7 +680,7 @@ impl<'n> Transposed<'n> {
     where
         T: Copy + Send + Sync,
         U: Send,
-        F: Fn(T) -> U + Send + Sync,
+        F: Map1<T, U> + Send,
     {
         let (rows, cols) = (self.rows, self.cols);
         let n = self.nest.numel();
@@ -579,7 +720,7 @@ impl<'n> Transposed<'n> {
                     {
                         // SAFETY: buf[c][r] was written above for every c < bc and r < br (the
                         // slice `src[from..from + br]` has br elements, or indexing panicked).
-                        d.write(f(unsafe { buf[c][r].assume_init() }));
+                        d.write(f.call(unsafe { buf[c][r].assume_init() }));
                     }
                 }
             }
@@ -616,7 +757,7 @@ where
     A: Copy + Send + Sync,
     B: Copy + Send + Sync,
     U: Send,
-    F: Fn(A, B) -> U + Send + Sync,
+    F: Map2<A, B, U> + Send,
 {
     binary_with(a, la, b, lb, PAR_THRESHOLD, f)
 }
@@ -634,7 +775,7 @@ where
     A: Copy + Send + Sync,
     B: Copy + Send + Sync,
     U: Send,
-    F: Fn(A, B) -> U + Send + Sync,
+    F: Map2<A, B, U> + Send,
 {
     if la.numel() == 0 {
         return Ok(Vec::new());
@@ -660,7 +801,7 @@ where
     A: Copy + Send + Sync,
     B: Copy + Send + Sync,
     U: Send,
-    F: Fn(C, A, B) -> U + Send + Sync,
+    F: Map3<C, A, B, U> + Send,
 {
     if lc.numel() == 0 {
         return Ok(Vec::new());
@@ -821,7 +962,7 @@ pub fn map_unary<T, U, F>(src: &[T], layout: &Layout, costly: bool, f: F) -> Res
 where
     T: Copy + Send + Sync,
     U: Send,
-    F: Fn(T) -> U + Send + Sync,
+    F: Map1<T, U> + Send,
 {
     mapped([layout], |[l]| unary_with(src, l, threshold(costly), f))
 }
@@ -839,7 +980,7 @@ where
     A: Copy + Send + Sync,
     B: Copy + Send + Sync,
     U: Send,
-    F: Fn(A, B) -> U + Send + Sync,
+    F: Map2<A, B, U> + Send,
 {
     mapped([la, lb], |[la, lb]| {
         binary_with(a, la, b, lb, threshold(costly), f)
@@ -862,9 +1003,137 @@ where
     A: Copy + Send + Sync,
     B: Copy + Send + Sync,
     U: Send,
-    F: Fn(C, A, B) -> U + Send + Sync,
+    F: Map3<C, A, B, U> + Send,
 {
     mapped([lc, la, lb], |[lc, la, lb]| ternary(c, lc, a, la, b, lb, f))
+}
+
+/// In place `x = f(x)` for every element of `layout` in `dst` (PyTorch's `exp_` and friends):
+/// one vectorised pass over the storage block when the elements fill one (in any dim order),
+/// else run by run.
+pub fn map_inplace<T, F>(dst: &mut [T], layout: &Layout, costly: bool, f: F)
+where
+    T: Copy + Send + Sync,
+    F: Map1<T, T> + Send,
+{
+    let n = layout.numel();
+    if n == 0 {
+        return;
+    }
+    if layout.is_non_overlapping_and_dense() {
+        let d = &mut dst[layout.offset..layout.offset + n];
+        if par_ok(n, threshold(costly)) {
+            super::parallel::for_each_block(d, &|_, d| inplace_run(d, &f));
+        } else {
+            inplace_run(d, &f);
+        }
+        return;
+    }
+    let nest = Nest::new([layout]);
+    let [st] = nest.inner_strides();
+    nest.for_each_run(0..n, |_, [o], len| {
+        if st == 1 {
+            inplace_run(&mut dst[o..o + len], &f);
+        } else {
+            for i in 0..len {
+                let x = &mut dst[o + i * st];
+                *x = f.call(*x);
+            }
+        }
+    });
+}
+
+/// In place `x = f(x, y)` for every element of `layout` in `dst`, `y` read from `src` through
+/// `src_layout` (of the same shape, stride 0 where broadcast): PyTorch's `x.add_(y)`. `layout`
+/// must not map two elements to one place.
+pub fn map_inplace2<T, B, F>(
+    dst: &mut [T],
+    layout: &Layout,
+    src: &[B],
+    src_layout: &Layout,
+    costly: bool,
+    f: F,
+) where
+    T: Copy + Send + Sync,
+    B: Copy + Send + Sync,
+    F: Map2<T, B, T> + Send,
+{
+    let n = layout.numel();
+    if n == 0 {
+        return;
+    }
+    let nest = Nest::new([layout, src_layout]);
+    let [sd, ss] = nest.inner_strides();
+    if let Some(r) = layout.contiguous_range() {
+        // output positions are storage places from r.start on
+        let run = |start: usize, blk: &mut [T]| {
+            nest.for_each_run(start..start + blk.len(), |pos, [_, os], len| {
+                inplace2_run(&mut blk[pos - start..pos - start + len], src, os, ss, &f)
+            })
+        };
+        let d = &mut dst[r];
+        if par_ok(n, threshold(costly)) {
+            super::parallel::for_each_block(d, &run);
+        } else {
+            run(0, d);
+        }
+        return;
+    }
+    nest.for_each_run(0..n, |_, [od, os], len| {
+        if sd == 1 {
+            inplace2_run(&mut dst[od..od + len], src, os, ss, &f);
+        } else {
+            for i in 0..len {
+                let x = &mut dst[od + i * sd];
+                *x = f.call(*x, src[os + i * ss]);
+            }
+        }
+    });
+}
+
+/// `d[i] = f(d[i], src[os + i * ss])`, compiled for the best instruction set the CPU has.
+fn inplace2_run<T: Copy, B: Copy, F: Map2<T, B, T>>(
+    d: &mut [T],
+    src: &[B],
+    os: usize,
+    ss: usize,
+    f: &F,
+) {
+    let s = operand(src, os, ss, d.len());
+    if d.len() < WIDE_MIN {
+        return inplace2_body(d, s, ss, f);
+    }
+    best!(inplace2_body, inplace2_avx512, inplace2_avx2; d, s, ss, f)
+}
+
+/// The loop of `inplace2_run` (`s` from the run's first element on): unit and zero strides
+/// vectorise; other strides are gathered chunk by chunk.
+#[inline(always)]
+fn inplace2_body<T: Copy, B: Copy, F: Map2<T, B, T>>(d: &mut [T], s: &[B], ss: usize, f: &F) {
+    match ss {
+        1 => {
+            for (x, &y) in d.iter_mut().zip(s) {
+                *x = f.call(*x, y);
+            }
+        }
+        0 => {
+            let y = s[0];
+            for x in d.iter_mut() {
+                *x = f.call(*x, y);
+            }
+        }
+        _ => {
+            let mut buf = [s[0]; CHUNK];
+            for (c, dc) in d.chunks_mut(CHUNK).enumerate() {
+                for (i, b) in buf.iter_mut().take(dc.len()).enumerate() {
+                    *b = s[(c * CHUNK + i) * ss];
+                }
+                for (x, &y) in dc.iter_mut().zip(&buf) {
+                    *x = f.call(*x, y);
+                }
+            }
+        }
+    }
 }
 
 /// Writes `values` (row-major, one per element of `layout`) into `dst` through `layout`.

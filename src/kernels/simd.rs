@@ -234,18 +234,42 @@ pub fn log1p_f32(x: f32) -> f32 {
     }
 }
 
-/// exp(x) - 1 for f32, accurate near 0: (u - 1) * x / log(u) with u = exp(x) (Kahan).
+/// exp(x) - 1 for f32, accurate near 0: exp's reduction x = n ln2 + r with |r| <= ln2 / 2,
+/// then exp(r) - 1 = r + r^2 p(r) is exp's polynomial without its 1 (no cancellation), and
+/// expm1(x) = 2^n (exp(r) - 1) + (2^n - 1). Branch-free; -1 below -88, inf from ~88.72 on.
 #[inline(always)]
+#[allow(clippy::excessive_precision)] // Cephes' coefficients, as published
 pub fn expm1_f32(x: f32) -> f32 {
-    let u = exp_f32(x);
-    let d = u - 1.0;
-    let r = d * (x / log_f32(u));
-    if d == 0.0 {
+    const LOG2E: f32 = std::f32::consts::LOG2_E;
+    const LN2_HI: f32 = 0.693_359_4;
+    const LN2_LO: f32 = -2.121_944_4e-4;
+    const MAGIC: f32 = 12_582_912.0; // 1.5 * 2^23
+    let xc = x.clamp(-88.0, 88.75);
+    let shifted = xc * LOG2E + MAGIC;
+    let n = shifted - MAGIC;
+    let ni = (shifted.to_bits() as i32).wrapping_sub(0x4B40_0000);
+    let r = xc - n * LN2_HI - n * LN2_LO;
+    let p = ((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r
+        + 1.666_666_5e-1)
+        * r
+        + 5.000_000_1e-1;
+    let em1 = p * r * r + r;
+    // 2^n in two halves (n = 128 is past the exponent range)
+    let n1 = ni >> 1;
+    let n2 = ni - n1;
+    let s1 = f32::from_bits(((n1 + 127).clamp(1, 254) as u32) << 23);
+    let s2 = f32::from_bits(((n2 + 127).clamp(1, 254) as u32) << 23);
+    let big = (em1 + 1.0) * s1 * s2 - 1.0;
+    let s = s1 * s2;
+    let near = s * em1 + (s - 1.0);
+    if x.is_nan() {
         x
-    } else if d == -1.0 || u == f32::INFINITY {
-        d
+    } else if x < -88.0 {
+        -1.0
+    } else if ni > 64 {
+        big
     } else {
-        r
+        near
     }
 }
 

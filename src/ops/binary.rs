@@ -10,6 +10,7 @@ use crate::kernels::simd::Real;
 use crate::layout::broadcast_shapes;
 use crate::storage::Elem;
 use crate::tensor::Tensor;
+use std::marker::PhantomData;
 
 /// An operand: a tensor or a Python number ("wrapped number").
 #[derive(Clone, Debug)]
@@ -158,6 +159,14 @@ macro_rules! binary_ops {
                     $(BinOp::$cv => compare_kernel::<op::$cv>(a, b, shape),)*
                 }
             }
+            /// `x = op(x, b)` in x's own elements (`b` in x's dtype, broadcastable to it);
+            /// None for the comparisons, whose in-place forms go the general way.
+            fn kernel_inplace(self, x: &Tensor, b: &Tensor) -> Option<Result<()>> {
+                match self {
+                    $(BinOp::$av => Some(arith_inplace_kernel::<op::$av>(x, b)),)*
+                    $(BinOp::$cv => None,)*
+                }
+            }
             fn backward(self, a: &Operand, b: &Operand, inputs: [&Tensor; 2], out: &Tensor) {
                 match self {
                     $(BinOp::$av => op::$av::backward(a, b, inputs, out),)*
@@ -241,6 +250,16 @@ impl ArithElem for u8 {
     }
 }
 
+/// The element function of an arithmetic op as a kernel of the engine, always inlined (a
+/// large one, such as atan2, would not be as a closure).
+struct ArithFn<A, T>(PhantomData<fn() -> (A, T)>);
+impl<A: Arith, T: ArithElem> elementwise::Map2<T, T, T> for ArithFn<A, T> {
+    #[inline(always)]
+    fn call(&self, x: T, y: T) -> T {
+        T::apply::<A>(x, y)
+    }
+}
+
 fn arith_kernel<A: Arith>(a: &Tensor, b: &Tensor, shape: &[usize]) -> Result<Tensor> {
     fn run<A: Arith, T: ArithElem>(a: &Tensor, b: &Tensor, shape: &[usize]) -> Result<Tensor> {
         let (la, lb) = (
@@ -249,12 +268,58 @@ fn arith_kernel<A: Arith>(a: &Tensor, b: &Tensor, shape: &[usize]) -> Result<Ten
         );
         let (da, db) = (a.storage().read::<T>(), b.storage().read::<T>());
         let costly = A::COSTLY && T::DTYPE.is_float();
-        let f = |x: T, y: T| T::apply::<A>(x, y);
         Ok(Tensor::from_mapped(elementwise::map_binary(
-            &da, &la, &db, &lb, costly, f,
+            &da,
+            &la,
+            &db,
+            &lb,
+            costly,
+            ArithFn::<A, T>(PhantomData),
         )?))
     }
     dispatch!(a.dtype(), T => run::<A, T>(a, b, shape))
+}
+
+fn arith_inplace_kernel<A: Arith>(x: &Tensor, b: &Tensor) -> Result<()> {
+    fn run<A: Arith, T: ArithElem>(x: &Tensor, b: &Tensor) -> Result<()> {
+        let lb = b.layout().broadcast_to(x.shape())?;
+        let db = b.storage().read::<T>();
+        let mut dx = x.storage().write::<T>();
+        let costly = A::COSTLY && T::DTYPE.is_float();
+        elementwise::map_inplace2(
+            &mut dx,
+            x.layout(),
+            &db,
+            &lb,
+            costly,
+            ArithFn::<A, T>(PhantomData),
+        );
+        Ok(())
+    }
+    dispatch!(x.dtype(), T => run::<A, T>(x, b))
+}
+
+/// `x.op_(other)` in one pass over x's own elements, as PyTorch's in-place kernels, when that
+/// is what the general way would compute: `other` broadcasts to x's shape, the result dtype is
+/// x's (float32, float64 or int64) and `other` does not share x's memory. Returns false (having
+/// done nothing) otherwise.
+pub(crate) fn binary_inplace_direct(op: BinOp, x: &Tensor, other: &Operand) -> Result<bool> {
+    let dt = x.dtype();
+    if !matches!(dt, DType::F32 | DType::F64 | DType::I64)
+        || op.out_dtype(result_type(&[&Operand::T(x.clone()), other])) != dt
+        || broadcast_shapes(x.shape(), other.shape()).ok().as_deref() != Some(x.shape())
+    {
+        return Ok(false);
+    }
+    let b = other.data(dt)?;
+    if std::sync::Arc::ptr_eq(x.storage(), b.storage()) {
+        return Ok(false);
+    }
+    op.check(&Operand::T(x.clone()), other, dt, &b)?;
+    match op.kernel_inplace(x, &b) {
+        Some(r) => r.map(|()| true),
+        None => Ok(false),
+    }
 }
 
 fn compare_kernel<C: Compare>(a: &Tensor, b: &Tensor, shape: &[usize]) -> Result<Tensor> {
@@ -304,11 +369,8 @@ pub fn binary(op: BinOp, a: &Operand, b: &Operand) -> Result<Tensor> {
     Ok(out)
 }
 
-/// `add(a, b, alpha=s)` / `sub(a, b, alpha=s)`: `a ± s * b` as one node, AddBackward0 /
-/// SubBackward0 with `b`'s gradient scaled by `s` and nothing saved (as PyTorch: a second
-/// backward through it is fine), with PyTorch's checks of `s` against the result dtype.
-pub fn add_alpha(a: &Operand, b: &Operand, alpha: Scalar, subtract: bool) -> Result<Tensor> {
-    let dtype = result_type(&[a, b]);
+/// PyTorch's checks of `alpha` against the result dtype of add/sub.
+pub fn add_alpha_check(dtype: DType, alpha: Scalar) -> Result<()> {
     if matches!(alpha, Scalar::Bool(_)) && dtype != DType::Bool {
         return Err(Error::Runtime(
             "Boolean alpha only supported for Boolean results.".into(),
@@ -320,6 +382,15 @@ pub fn add_alpha(a: &Operand, b: &Operand, alpha: Scalar, subtract: bool) -> Res
                 .into(),
         ));
     }
+    Ok(())
+}
+
+/// `add(a, b, alpha=s)` / `sub(a, b, alpha=s)`: `a ± s * b` as one node, AddBackward0 /
+/// SubBackward0 with `b`'s gradient scaled by `s` and nothing saved (as PyTorch: a second
+/// backward through it is fine), with PyTorch's checks of `s` against the result dtype.
+pub fn add_alpha(a: &Operand, b: &Operand, alpha: Scalar, subtract: bool) -> Result<Tensor> {
+    let dtype = result_type(&[a, b]);
+    add_alpha_check(dtype, alpha)?;
     let op = if subtract { BinOp::Sub } else { BinOp::Add };
     // `s * b` in the result dtype (a bool result: `b`, or false for a zero alpha)
     let scaled = match b {

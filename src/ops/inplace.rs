@@ -14,6 +14,49 @@ use crate::kernels::elementwise;
 use crate::layout::fmt_list;
 use crate::tensor::Tensor;
 
+/// PyTorch's `assert_no_internal_overlap`: an expanded tensor (a stride-0 dim of more than one
+/// element) cannot be written in place.
+pub fn check_no_internal_overlap(x: &Tensor) -> Result<()> {
+    let l = x.layout();
+    if l.shape
+        .iter()
+        .zip(&l.strides)
+        .any(|(&n, &s)| n > 1 && s == 0)
+    {
+        return Err(Error::Runtime(
+            "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation.".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// PyTorch's `assert_no_partial_overlap` between the written-to `x` and an input `y`: when both
+/// fill a block of storage (non-overlapping and dense) in the same storage, the blocks must be
+/// the same elements in the same layout or not meet. (Other layouts PyTorch does not check.)
+pub fn check_no_partial_overlap(x: &Tensor, y: &Tensor) -> Result<()> {
+    let (lx, ly) = (x.layout(), y.layout());
+    if !std::sync::Arc::ptr_eq(x.storage(), y.storage())
+        || !lx.is_non_overlapping_and_dense()
+        || !ly.is_non_overlapping_and_dense()
+        || lx.numel() == 0
+        || ly.numel() == 0
+    {
+        return Ok(());
+    }
+    let (rx, ry) = (
+        lx.offset..lx.offset + lx.numel(),
+        ly.offset..ly.offset + ly.numel(),
+    );
+    let meet = rx.start < ry.end && ry.start < rx.end;
+    let full = rx == ry && lx.strides == ly.strides;
+    if meet && !full {
+        return Err(Error::Runtime(
+            "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation.".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// PyTorch's check_inplace.
 pub fn check_inplace(x: &Tensor) -> Result<()> {
     if !is_grad_enabled() {
@@ -96,12 +139,36 @@ fn snapshot(x: &Tensor) -> Result<Tensor> {
     Ok(s)
 }
 
+/// Whether an in-place kernel may write `x`'s own elements in one pass, as PyTorch's in-place
+/// kernels do: no graph to record (else `apply_inplace` rebases the history) and no two
+/// elements at one storage place (an expanded tensor takes the general way).
+pub fn writes_directly(x: &Tensor) -> bool {
+    !needs_grad(&[x]) && non_overlapping(x.layout())
+}
+
+/// True when no two elements of `l` share a storage place: with the dims sorted by stride, each
+/// stride is past the span of the smaller ones (a sufficient test, exact for the layouts views
+/// produce).
+fn non_overlapping(l: &crate::layout::Layout) -> bool {
+    let mut dims: Vec<usize> = (0..l.ndim()).filter(|&d| l.shape[d] > 1).collect();
+    dims.sort_by_key(|&d| l.strides[d]);
+    let mut span = 0usize;
+    for d in dims {
+        if l.strides[d] <= span {
+            return false;
+        }
+        span += l.strides[d] * (l.shape[d] - 1);
+    }
+    true
+}
+
 /// Runs `f` (an out-of-place op on x's value) and stores its result into `x`.
 pub fn apply_inplace(
     x: &Tensor,
     others: &[&Tensor],
     f: impl FnOnce(&Tensor) -> Result<Tensor>,
 ) -> Result<()> {
+    check_no_internal_overlap(x)?;
     check_inplace(x)?;
     let mut all = vec![x];
     all.extend_from_slice(others);
@@ -149,9 +216,30 @@ pub fn binary_inplace(op: BinOp, x: &Tensor, other: &Operand) -> Result<()> {
         rt
     };
     check_result_cast(rt, x.dtype())?;
+    for y in &others {
+        check_no_partial_overlap(x, y)?;
+    }
+    if direct(op, x, &others, other)? {
+        return Ok(());
+    }
     apply_inplace(x, &others, |s| {
         super::binary::binary(op, &Operand::T(s.clone()), other)
     })
+}
+
+/// `x.op_(other)` in one pass over x's own elements when there is no graph to record
+/// (`binary::binary_inplace_direct` says when else); false when it must go the general way.
+fn direct(op: BinOp, x: &Tensor, others: &[&Tensor], other: &Operand) -> Result<bool> {
+    let mut all = vec![x];
+    all.extend_from_slice(others);
+    if needs_grad(&all)
+        || !non_overlapping(x.layout())
+        || !super::binary::binary_inplace_direct(op, x, other)?
+    {
+        return Ok(false);
+    }
+    x.bump_version();
+    Ok(true)
 }
 
 /// PyTorch's refusal to write a result of dtype `rt` into a tensor of dtype `dt` in place.
@@ -171,6 +259,14 @@ pub fn add_alpha_inplace(x: &Tensor, other: &Operand, alpha: Scalar, subtract: b
     let others: Vec<&Tensor> = other.tensor().into_iter().collect();
     let rt = super::binary::result_type(&[&Operand::T(x.clone()), other]);
     check_result_cast(rt, x.dtype())?;
+    let op = if subtract { BinOp::Sub } else { BinOp::Add };
+    // alpha = 1 is x.add_(other): checked as add_alpha checks it, then one pass
+    if alpha.to_f64() == 1.0 && !matches!(alpha, Scalar::Bool(_)) && rt != DType::Bool {
+        super::binary::add_alpha_check(rt, alpha)?;
+        if direct(op, x, &others, other)? {
+            return Ok(());
+        }
+    }
     apply_inplace(x, &others, |s| {
         super::binary::add_alpha(&Operand::T(s.clone()), other, alpha, subtract)
     })

@@ -4,14 +4,15 @@ use super::binary::{binary, mul, mul_scalar, BinOp, Operand};
 use crate::autograd::graph::{needs_grad, record, Saved};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
+use crate::kernels::elementwise::{Map1, Map2};
 use crate::kernels::{activation, elementwise, simd};
 use crate::tensor::Tensor;
 
 /// Applies a float function elementwise; ints and bools are computed in float32.
 pub(crate) fn float_map<F32, F64>(t: &Tensor, f32f: F32, f64f: F64) -> Result<Tensor>
 where
-    F32: Fn(f32) -> f32 + Send + Sync,
-    F64: Fn(f64) -> f64 + Send + Sync,
+    F32: Map1<f32, f32> + Send,
+    F64: Map1<f64, f64> + Send,
 {
     let src = if t.dtype().is_float() {
         super::widen(t)?
@@ -39,6 +40,45 @@ where
     )
 }
 
+/// The in-place form of a float op (`x.exp_()`): one pass of its kernel over `x`'s own
+/// elements when `x` is float32 or float64 and `super::writes_directly(x)`; else `op` out of
+/// place and written back (`apply_inplace`: the graph, other dtypes and PyTorch's errors).
+pub(crate) fn float_map_inplace<F32, F64>(
+    x: &Tensor,
+    f32f: F32,
+    f64f: F64,
+    op: fn(&Tensor) -> Result<Tensor>,
+) -> Result<()>
+where
+    F32: Map1<f32, f32> + Send,
+    F64: Map1<f64, f64> + Send,
+{
+    if !super::writes_directly(x) {
+        return super::apply_inplace(x, &[], op);
+    }
+    match x.dtype() {
+        DType::F32 => {
+            let mut d = x.storage().write::<f32>();
+            elementwise::map_inplace(&mut d, x.layout(), true, f32f);
+        }
+        DType::F64 => {
+            let mut d = x.storage().write::<f64>();
+            elementwise::map_inplace(&mut d, x.layout(), true, f64f);
+        }
+        _ => return super::apply_inplace(x, &[], op),
+    }
+    x.bump_version();
+    Ok(())
+}
+
+/// `same_dtype_map`'s op in place, as `float_map_inplace` (direct for float32 and float64).
+fn same_dtype_inplace<FF>(x: &Tensor, ff: FF, op: fn(&Tensor) -> Result<Tensor>) -> Result<()>
+where
+    FF: Fn(f64) -> f64 + Copy + Send + Sync,
+{
+    float_map_inplace(x, move |v: f32| ff(v as f64) as f32, ff, op)
+}
+
 /// The gradient of an elementwise op from the incoming gradient `g` and a saved tensor (its
 /// input or output) in one pass of the kernel `k` (see kernels::activation), as PyTorch's fused
 /// backward kernels. When that gradient must itself be differentiable (create_graph), it is
@@ -47,8 +87,8 @@ where
 pub fn fused_grad(
     g: &Tensor,
     saved: &Tensor,
-    k32: impl Fn(f32, f32) -> f32 + Send + Sync,
-    k64: impl Fn(f64, f64) -> f64 + Send + Sync,
+    k32: impl Map2<f32, f32, f32> + Send,
+    k64: impl Map2<f64, f64, f64> + Send,
     composite: impl FnOnce() -> Result<Tensor>,
 ) -> Result<Tensor> {
     if needs_grad(&[g, saved]) || g.dtype() != saved.dtype() || g.shape() != saved.shape() {
@@ -71,23 +111,61 @@ pub fn fused_grad(
 /// Defines a float unary op: kernel for f32 and f64, saved tensor, and its backward: the fused
 /// kernel `activation::$k` and the same formula in differentiable ops.
 /// `grad: name` is a kernel of kernels::activation, `grad: module::name` one of another module.
+/// The element functions are wrapped in zero-sized kernel types (`Fwd`, `Bwd`) whose calls are
+/// always inlined, so the engine's loops vectorise them however large they are.
 macro_rules! float_unary {
-    ($name:ident, $node:literal, $f:expr, $f32:expr, save: $save:ident, grad: $k:ident, |$ctx:ident, $s:ident, $g:ident| $bw:expr) => {
-        float_unary!($name, $node, $f, $f32, save: $save, grad: activation::$k, |$ctx, $s, $g| $bw);
+    ($name:ident / $inplace:ident, $node:literal, $f:expr, $f32:expr, save: $save:ident, grad: $k:ident, |$ctx:ident, $s:ident, $g:ident| $bw:expr) => {
+        float_unary!($name / $inplace, $node, $f, $f32, save: $save, grad: activation::$k, |$ctx, $s, $g| $bw);
     };
-    ($name:ident, $node:literal, $f:expr, $f32:expr, save: $save:ident, grad: $km:ident :: $k:ident, |$ctx:ident, $s:ident, $g:ident| $bw:expr) => {
+    ($name:ident / $inplace:ident, $node:literal, $f:expr, $f32:expr, save: $save:ident, grad: $km:ident :: $k:ident, |$ctx:ident, $s:ident, $g:ident| $bw:expr) => {
+        #[doc = concat!("`", stringify!($name), "` in place.")]
+        pub fn $inplace(t: &Tensor) -> Result<()> {
+            float_unary!(@fwd $f, $f32);
+            float_map_inplace(t, Fwd, Fwd, $name)
+        }
+
         pub fn $name(t: &Tensor) -> Result<Tensor> {
-            let out = float_map(t, $f32, |x: f64| ($f)(x))?;
+            use $crate::kernels::elementwise::Map2;
+            float_unary!(@fwd $f, $f32);
+            struct Bwd;
+            impl Map2<f32, f32, f32> for Bwd {
+                #[inline(always)]
+                fn call(&self, g: f32, s: f32) -> f32 {
+                    $km::$k::<f32>(g, s)
+                }
+            }
+            impl Map2<f64, f64, f64> for Bwd {
+                #[inline(always)]
+                fn call(&self, g: f64, s: f64) -> f64 {
+                    $km::$k::<f64>(g, s)
+                }
+            }
+            let out = float_map(t, Fwd, Fwd)?;
             if needs_grad(&[t]) {
                 let saved = float_unary!(@save $save, t, out);
                 record($node, &[t], &[&out], saved, |$ctx| {
                     let $g = $ctx.grad(0)?;
                     let $s = $ctx.saved[0].clone();
-                    let grad = fused_grad(&$g, &$s, $km::$k::<f32>, $km::$k::<f64>, || Ok($bw))?;
+                    let grad = fused_grad(&$g, &$s, Bwd, Bwd, || Ok($bw))?;
                     Ok(vec![Some(grad)])
                 });
             }
             Ok(out)
+        }
+    };
+    (@fwd $f:expr, $f32:expr) => {
+        struct Fwd;
+        impl $crate::kernels::elementwise::Map1<f32, f32> for Fwd {
+            #[inline(always)]
+            fn call(&self, x: f32) -> f32 {
+                ($f32)(x)
+            }
+        }
+        impl $crate::kernels::elementwise::Map1<f64, f64> for Fwd {
+            #[inline(always)]
+            fn call(&self, x: f64) -> f64 {
+                ($f)(x)
+            }
         }
     };
     (@save input, $t:ident, $out:ident) => { vec![Saved::Input($t.clone())] };
@@ -102,40 +180,40 @@ fn s(v: f64) -> Operand {
     Operand::S(Scalar::Float(v))
 }
 
-float_unary!(exp, "ExpBackward0", f64::exp, simd::exp_f32, save: output, grad: exp_grad, |ctx, out, g| mul(&g, &out)?);
-float_unary!(log, "LogBackward0", f64::ln, simd::log_f32, save: input, grad: log_grad, |ctx, x, g| binary(BinOp::Div, &t(&g), &t(&x))?);
-float_unary!(log1p, "Log1PBackward0", f64::ln_1p, simd::log1p_f32, save: input, grad: log1p_grad, |ctx, x, g| {
+float_unary!(exp / exp_, "ExpBackward0", f64::exp, simd::exp_f32, save: output, grad: exp_grad, |ctx, out, g| mul(&g, &out)?);
+float_unary!(log / log_, "LogBackward0", f64::ln, simd::log_f32, save: input, grad: log_grad, |ctx, x, g| binary(BinOp::Div, &t(&g), &t(&x))?);
+float_unary!(log1p / log1p_, "Log1PBackward0", f64::ln_1p, simd::log1p_f32, save: input, grad: log1p_grad, |ctx, x, g| {
     binary(BinOp::Div, &t(&g), &t(&binary(BinOp::Add, &t(&x), &s(1.0))?))?
 });
-float_unary!(sqrt, "SqrtBackward0", f64::sqrt, f32::sqrt, save: output, grad: sqrt_grad, |ctx, out, g| {
+float_unary!(sqrt / sqrt_, "SqrtBackward0", f64::sqrt, f32::sqrt, save: output, grad: sqrt_grad, |ctx, out, g| {
     binary(BinOp::Div, &t(&g), &t(&mul_scalar(&out, 2.0)?))?
 });
-float_unary!(rsqrt, "RsqrtBackward0", |x: f64| 1.0 / x.sqrt(), |x: f32| 1.0 / x.sqrt(), save: output, grad: rsqrt_grad, |ctx, out, g| {
+float_unary!(rsqrt / rsqrt_, "RsqrtBackward0", |x: f64| 1.0 / x.sqrt(), |x: f32| 1.0 / x.sqrt(), save: output, grad: rsqrt_grad, |ctx, out, g| {
     let o3 = mul(&mul(&out, &out)?, &out)?;
     mul_scalar(&mul(&g, &o3)?, -0.5)?
 });
-float_unary!(sin, "SinBackward0", f64::sin, simd::sin_f32, save: input, grad: sin_grad, |ctx, x, g| mul(&g, &cos(&x)?)?);
-float_unary!(cos, "CosBackward0", f64::cos, simd::cos_f32, save: input, grad: cos_grad, |ctx, x, g| {
+float_unary!(sin / sin_, "SinBackward0", f64::sin, simd::sin_f32, save: input, grad: sin_grad, |ctx, x, g| mul(&g, &cos(&x)?)?);
+float_unary!(cos / cos_, "CosBackward0", f64::cos, simd::cos_f32, save: input, grad: cos_grad, |ctx, x, g| {
     mul(&g, &neg(&sin(&x)?)?)?
 });
-float_unary!(tanh, "TanhBackward0", f64::tanh, simd::tanh_f32, save: output, grad: tanh_grad, |ctx, out, g| {
+float_unary!(tanh / tanh_, "TanhBackward0", f64::tanh, simd::tanh_f32, save: output, grad: tanh_grad, |ctx, out, g| {
     // g * (1 - out^2)
     let one_minus = binary(BinOp::Sub, &s(1.0), &t(&mul(&out, &out)?))?;
     mul(&g, &one_minus)?
 });
-float_unary!(sigmoid, "SigmoidBackward0", |x: f64| 1.0 / (1.0 + (-x).exp()), simd::sigmoid_f32, save: output, grad: sigmoid_grad, |ctx, out, g| {
+float_unary!(sigmoid / sigmoid_, "SigmoidBackward0", |x: f64| 1.0 / (1.0 + (-x).exp()), simd::sigmoid_f32, save: output, grad: sigmoid_grad, |ctx, out, g| {
     let one_minus = binary(BinOp::Sub, &s(1.0), &t(&out))?;
     mul(&mul(&g, &out)?, &one_minus)?
 });
-float_unary!(reciprocal, "ReciprocalBackward0", |x: f64| 1.0 / x, |x: f32| 1.0 / x, save: output, grad: reciprocal_grad, |ctx, out, g| {
+float_unary!(reciprocal / reciprocal_, "ReciprocalBackward0", |x: f64| 1.0 / x, |x: f32| 1.0 / x, save: output, grad: reciprocal_grad, |ctx, out, g| {
     neg(&mul(&g, &mul(&out, &out)?)?)?
 });
-float_unary!(erf, "ErfBackward0", erf_f64, simd::erf_f32, save: input, grad: erf_grad, |ctx, x, g| {
+float_unary!(erf / erf_, "ErfBackward0", erf_f64, simd::erf_f32, save: input, grad: erf_grad, |ctx, x, g| {
     // 2/sqrt(pi) * exp(-x^2)
     let e = exp(&neg(&mul(&x, &x)?)?)?;
     mul(&g, &mul_scalar(&e, std::f64::consts::FRAC_2_SQRT_PI)?)?
 });
-float_unary!(silu, "SiluBackward0", |x: f64| x / (1.0 + (-x).exp()), |x: f32| x * simd::sigmoid_f32(x), save: input, grad: silu_grad, |ctx, x, g| {
+float_unary!(silu / silu_, "SiluBackward0", |x: f64| x / (1.0 + (-x).exp()), |x: f32| x * simd::sigmoid_f32(x), save: input, grad: silu_grad, |ctx, x, g| {
     // sig(x) * (1 + x * (1 - sig(x)))
     let sg = sigmoid(&x)?;
     let one_minus = binary(BinOp::Sub, &s(1.0), &t(&sg))?;
@@ -424,17 +502,38 @@ pub fn bitwise_not(x: &Tensor) -> Result<Tensor> {
     }
 }
 
+const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
+
+/// gelu's element function, exact or (`TANH`) with the tanh approximation, as a kernel of the
+/// engine.
+struct GeluFn<const TANH: bool>;
+impl<const TANH: bool> Map1<f32, f32> for GeluFn<TANH> {
+    #[inline(always)]
+    fn call(&self, v: f32) -> f32 {
+        if TANH {
+            simd::gelu_tanh_f32(v)
+        } else {
+            simd::gelu_f32(v)
+        }
+    }
+}
+impl<const TANH: bool> Map1<f64, f64> for GeluFn<TANH> {
+    #[inline(always)]
+    fn call(&self, v: f64) -> f64 {
+        if TANH {
+            0.5 * v * (1.0 + (SQRT_2_OVER_PI * (v + 0.044715 * v * v * v)).tanh())
+        } else {
+            0.5 * v * (1.0 + erf_f64(v * std::f64::consts::FRAC_1_SQRT_2))
+        }
+    }
+}
+
 /// gelu, exact (`approximate="none"`) or with the tanh approximation.
 pub fn gelu(x: &Tensor, tanh_approx: bool) -> Result<Tensor> {
-    const K: f64 = 0.797_884_560_802_865_4; // sqrt(2/pi)
     let out = if tanh_approx {
-        float_map(x, simd::gelu_tanh_f32, |v| {
-            0.5 * v * (1.0 + (K * (v + 0.044715 * v * v * v)).tanh())
-        })?
+        float_map(x, GeluFn::<true>, GeluFn::<true>)?
     } else {
-        float_map(x, simd::gelu_f32, |v| {
-            0.5 * v * (1.0 + erf_f64(v * std::f64::consts::FRAC_1_SQRT_2))
-        })?
+        float_map(x, GeluFn::<false>, GeluFn::<false>)?
     };
     if needs_grad(&[x]) {
         record(
@@ -452,14 +551,14 @@ pub fn gelu(x: &Tensor, tanh_approx: bool) -> Result<Tensor> {
                         let x3 = mul(&x2, x)?;
                         let u = mul_scalar(
                             &binary(BinOp::Add, &t(x), &t(&mul_scalar(&x3, 0.044715)?))?,
-                            K,
+                            SQRT_2_OVER_PI,
                         )?;
                         let th = tanh(&u)?;
                         let left = mul_scalar(&binary(BinOp::Add, &s(1.0), &t(&th))?, 0.5)?;
                         let sech2 = binary(BinOp::Sub, &s(1.0), &t(&mul(&th, &th)?))?;
                         let du = mul_scalar(
                             &binary(BinOp::Add, &s(1.0), &t(&mul_scalar(&x2, 3.0 * 0.044715)?))?,
-                            K,
+                            SQRT_2_OVER_PI,
                         )?;
                         let right = mul(&mul_scalar(&mul(x, &sech2)?, 0.5)?, &du)?;
                         binary(BinOp::Add, &t(&left), &t(&right))?
@@ -667,11 +766,62 @@ pub fn leaky_relu(x: &Tensor, slope: f64) -> Result<Tensor> {
     Ok(out)
 }
 
+/// In-place forms of the ops above that keep the dtype: one pass over the tensor's elements
+/// for float32 and float64 (`same_dtype_inplace`).
+pub fn neg_(x: &Tensor) -> Result<()> {
+    same_dtype_inplace(x, |v| -v, neg)
+}
+pub fn abs_(x: &Tensor) -> Result<()> {
+    same_dtype_inplace(x, f64::abs, abs)
+}
+pub fn sign_(x: &Tensor) -> Result<()> {
+    same_dtype_inplace(x, sign_f, sign)
+}
+pub fn relu_(x: &Tensor) -> Result<()> {
+    same_dtype_inplace(x, |v| if v > 0.0 || v.is_nan() { v } else { 0.0 }, relu)
+}
+pub fn floor_(x: &Tensor) -> Result<()> {
+    same_dtype_inplace(x, f64::floor, floor)
+}
+pub fn ceil_(x: &Tensor) -> Result<()> {
+    same_dtype_inplace(x, f64::ceil, ceil)
+}
+pub fn round_(x: &Tensor) -> Result<()> {
+    same_dtype_inplace(x, round_half_even, round)
+}
+pub fn trunc_(x: &Tensor) -> Result<()> {
+    same_dtype_inplace(x, f64::trunc, trunc)
+}
+pub fn fix_(x: &Tensor) -> Result<()> {
+    trunc_(x)
+}
+pub fn frac_(x: &Tensor) -> Result<()> {
+    same_dtype_inplace(x, |v| v - v.trunc(), frac)
+}
+
+/// In-place forms computed out of place and written back (`apply_inplace`).
+macro_rules! inplace_by_copy {
+    ($($inplace:ident => $op:path,)*) => {
+        $(
+            #[doc = concat!("`", stringify!($op), "` in place.")]
+            pub fn $inplace(x: &Tensor) -> Result<()> {
+                super::apply_inplace(x, &[], $op)
+            }
+        )*
+    };
+}
+inplace_by_copy! {
+    sgn_ => sgn,
+    logical_not_ => logical_not,
+    bitwise_not_ => bitwise_not,
+    digamma_ => super::math::digamma,
+}
+
 /// The unary ops bound to Python, each a Tensor method and a `torch` function of that name, with
 /// its in-place form (`x.exp_()`; `torch.exp_(x)` too where PyTorch has that function, marked
 /// `fn`). The bindings in py/registry.rs and the op list `_core._ops()` are generated from this
 /// list. An op here is its `pub fn name(&Tensor) -> Result<Tensor>` above: forward, saved
-/// tensors, backward; its in-place form runs it through `ops::apply_inplace`.
+/// tensors, backward; its in-place form is `pub fn name_(&Tensor) -> Result<()>`.
 #[macro_export]
 macro_rules! for_each_unary_op {
     ($m:ident) => {

@@ -112,17 +112,14 @@ macro_rules! bind_binary {
 }
 crate::for_each_binary_op!(bind_binary);
 
-/// `x.<op>_()`: the op applied in place, with PyTorch's in-place rules (`ops::apply_inplace`:
-/// the leaf check, the write back through the tensor's layout, the version bump, the new
-/// grad_fn).
+/// `x.<op>_()`: the op's in-place form (`ops::<op>_`, with PyTorch's in-place rules: the leaf
+/// check, the version bump, the new grad_fn).
 fn unary_inplace<'py>(
     slf: &Bound<'py, PyTensor>,
-    f: fn(&Tensor) -> crate::Result<Tensor>,
+    f: fn(&Tensor) -> crate::Result<()>,
 ) -> PyResult<Bound<'py, PyTensor>> {
     let t = slf.get().t.clone();
-    run(slf.py(), Work::elems([&t]), move || {
-        ops::apply_inplace(&t, &[], f)
-    })?;
+    run(slf.py(), Work::elems([&t]), move || f(&t))?;
     Ok(slf.clone())
 }
 
@@ -135,7 +132,7 @@ macro_rules! bind_unary {
                     self.unary(py, ops::$name)
                 }
                 fn $inplace<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
-                    unary_inplace(slf, ops::$name)
+                    unary_inplace(slf, ops::$inplace)
                 }
             )*
         }
@@ -155,7 +152,7 @@ macro_rules! bind_unary {
                         let t = input
                             .cast::<PyTensor>()
                             .map_err(|_| must_be_tensor(stringify!($inplace), "input", input))?;
-                        unary_inplace(t, ops::$name)?;
+                        unary_inplace(t, ops::$inplace)?;
                         Ok(input.clone())
                     }
                 )?

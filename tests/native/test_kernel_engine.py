@@ -132,6 +132,9 @@ def ulps32(got, want):
         ("exp2", np.exp2, -126.0, 127.0, 2),
         ("expm1", np.expm1, -20.0, 20.0, 4),
         ("erfc", np.vectorize(math.erfc), -4.0, 9.0, 4),
+        # Giles' single-precision erfinv; the reference is ferrograd's float64 erfinv (two Newton
+        # steps on erf), checked against math.erf below
+        ("erfinv", lambda v: T.tensor(v).erfinv().numpy(), -0.999999, 0.999999, 3),
     ],
 )
 def test_float32_vector_math_is_within_its_bound(name, ref, lo, hi, bound):
@@ -139,6 +142,12 @@ def test_float32_vector_math_is_within_its_bound(name, ref, lo, hi, bound):
     got = getattr(T.tensor(x), name)().numpy()
     want = ref(x.astype(np.float64))
     assert ulps32(got, want).max() <= bound
+
+
+def test_float64_erfinv_inverts_erf():
+    x = np.linspace(-0.999999, 0.999999, 20_001)
+    y = T.tensor(x).erfinv().numpy()
+    assert np.abs(np.vectorize(math.erf)(y) - x).max() <= 4 * np.finfo(np.float64).eps
 
 
 def test_special_values_of_the_math_kernels():
@@ -312,3 +321,104 @@ def test_broadcast_and_transposed_binary_values(shape_a, shape_b):
     t = T.tensor(big).t()
     np.testing.assert_allclose((t * 3 + t.exp()).numpy(), big.T * 3 + np.exp(big.T), rtol=1e-12)
     np.testing.assert_array_equal(t.contiguous().numpy(), big.T)
+
+
+# ---- in-place forms: one pass over the tensor's own elements (no graph to record) ----
+
+BIG = RNG.standard_normal((70, 90))  # past the vector-loop and chunk sizes
+
+
+def _views(base):
+    """The layouts an in-place op writes through: contiguous, transposed, sliced with a step,
+    a column block (rows with gaps between them)."""
+    return {
+        "contiguous": lambda t: t,
+        "transposed": lambda t: t.t(),
+        "step": lambda t: t[:, ::3],
+        "block": lambda t: t[5:40, 10:70],
+    }
+
+
+@pytest.mark.parametrize("view", sorted(_views(BIG)))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["exp", "expm1", "sin", "tanh", "sigmoid", "abs", "neg", "relu",
+                                  "floor", "round", "erfinv", "atan", "sqrt", "frac"])
+def test_unary_inplace_equals_out_of_place_in_every_layout(view, dtype, name):
+    base = (np.clip(BIG, -0.99, 0.99) if name == "erfinv" else np.abs(BIG) if name == "sqrt" else BIG)
+    whole = T.tensor(base.astype(dtype))
+    part = _views(BIG)[view](whole)
+    want = getattr(part, name)().numpy()
+    rest = whole.numpy().copy()
+    version = part._version
+    assert getattr(part, name + "_")() is part
+    np.testing.assert_array_equal(part.numpy(), want)
+    assert part._version == version + 1
+    # the elements outside the view are untouched
+    mask = np.ones(base.shape, bool)
+    {"contiguous": mask, "transposed": mask.T, "step": mask[:, ::3], "block": mask[5:40, 10:70]}[view][...] = False
+    np.testing.assert_array_equal(whole.numpy()[mask], rest[mask])
+
+
+# int64 true division writes float (an error in place) and int64 pow_ overflows: floats only
+BINARY_INPLACE = [(op, dt) for op in ("add_", "sub_", "mul_", "div_", "remainder_", "pow_")
+                  for dt in (np.float32, np.float64, np.int64) if dt != np.int64 or op not in ("div_", "pow_")]
+
+
+@pytest.mark.parametrize("view", sorted(_views(BIG)))
+@pytest.mark.parametrize("other", ["scalar", "same", "row", "column", "transposed", "step"])
+@pytest.mark.parametrize("op, dtype", BINARY_INPLACE)
+def test_binary_inplace_equals_out_of_place(view, other, op, dtype):
+    whole = T.tensor((BIG * 10).astype(dtype)) if dtype == np.int64 else T.tensor(BIG.astype(dtype))
+    x = _views(BIG)[view](whole)
+    r, c = x.shape
+    m = max(r, c)
+    src = RNG.standard_normal((m + 3, m * 3 + 1)) + 3.0
+    src = (np.abs(src) * 10 + 1).astype(dtype) if dtype == np.int64 else src.astype(dtype)
+    srcs = {
+        "scalar": 3 if dtype == np.int64 else 1.5,
+        "same": T.tensor(src[:r, :c].copy()),
+        "row": T.tensor(src[:1, :c].copy()),
+        "column": T.tensor(src[:r, :1].copy()),
+        "transposed": T.tensor(src[:c, :r].copy()).t(),
+        "step": T.tensor(src)[:r, : 3 * c : 3],
+    }
+    y = srcs[other]
+    fn = op[:-1]
+    want = getattr(x, fn)(y).numpy()
+    getattr(x, op)(y)
+    np.testing.assert_array_equal(x.numpy(), want)
+
+
+def test_inplace_with_itself_and_overlapping_targets():
+    x = T.tensor(BIG.astype(np.float32))
+    want = (x + x).numpy()
+    x.add_(x)
+    np.testing.assert_array_equal(x.numpy(), want)
+    z = T.tensor(BIG[:, :70].astype(np.float32)).contiguous()
+    with pytest.raises(RuntimeError, match="some elements of the input tensor and the written-to tensor"):
+        z.mul_(z.t())
+    with pytest.raises(RuntimeError, match="some elements of the input tensor and the written-to tensor"):
+        z[1:].add_(z[:-1])
+    e = T.zeros(3).expand(2, 3)
+    message = "more than one element of the written-to tensor refers to a single memory location"
+    with pytest.raises(RuntimeError, match=message):
+        e.exp_()
+    with pytest.raises(RuntimeError, match=message):
+        e.add_(1)
+
+
+def test_inplace_keeps_autograd_rules():
+    leaf = T.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        leaf.exp_()
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        leaf.add_(1)
+    y = leaf * 2
+    y.exp_()
+    y.mul_(T.full((3,), 2.0))
+    assert y.grad_fn.name() == "MulBackward0"
+    y.sum().backward()
+    np.testing.assert_allclose(leaf.grad.numpy(), 2 * 2 * np.exp(2.0) * np.ones(3), rtol=1e-6)
+    with T.no_grad():
+        leaf.mul_(3).exp_()
+    np.testing.assert_allclose(leaf.detach().numpy(), np.exp(3.0) * np.ones(3), rtol=1e-6)
