@@ -666,8 +666,9 @@ def _torch_cholesky_inverse(input, upper=False, *, out=None):  # noqa: A002
     _no_out("cholesky_inverse", out)
     _check_matrices("cholesky_inverse", input)
     _check_kernel("cholesky_inverse_out_cpu", input)
-    zero = (input.detach().diagonal(0, -2, -1) == 0).reshape(-1, input.shape[-1])
+    zero = input.detach().diagonal(0, -2, -1) == 0
     if zero.numel() and bool(zero.any()):
+        zero = zero.reshape(-1, input.shape[-1])
         b = int(zero.any(-1).to(int32).argmax().item())
         i = int(zero[b].to(int32).argmax().item()) + 1
         prefix = f"(Batch element {b}): " if input.dim() > 2 else ""
@@ -1037,7 +1038,9 @@ def tensorsolve(A, B, dims=None, *, out=None):
     _check_tensor("tensorsolve", B, "other")
     _no_out("linalg.tensorsolve", out)
     if dims is not None:
-        dims = [dims] if isinstance(dims, int) else list(dims)
+        if not isinstance(dims, (tuple, list)):
+            raise TypeError(f"linalg_tensorsolve(): argument 'dims' must be tuple of ints, not {type(dims).__name__}")
+        dims = list(dims)
         A = movedim(A, dims, list(range(A.dim() - len(dims), A.dim())))
     lead, rest = tuple(A.shape[:B.dim()]), tuple(A.shape[B.dim():])
     if _prod(rest) != _prod(lead):

@@ -597,7 +597,7 @@ pub fn lu_solve<T: Real>(
 pub fn matrix_exp<T: Real>(a: &[T], batch: usize, n: usize) -> Vec<T> {
     const THETA: [(usize, f64); 4] = [
         (3, 1.495585217958292e-2),
-        (5, 2.539398330063230e-1),
+        (5, 2.539_398_330_063_23e-1),
         (7, 9.504178996162932e-1),
         (9, 2.097847961257068e0),
     ];
