@@ -29,6 +29,7 @@ __all__ = [
     "_linalg_qr", "_linalg_svd", "_linalg_svdvals", "_linalg_eigh", "_linalg_pinv", "_linalg_lstsq",
     "_linalg_solve_triangular", "_linalg_cholesky_solve", "_linalg_cholesky_inverse", "_linalg_lu_factor",
     "_linalg_lu", "_linalg_lu_unpack", "_linalg_lu_solve", "_linalg_matrix_exp", "_linalg_cross",
+    "_linalg_triangular_solve",
     # the ops of for_each_binary_op! and for_each_unary_op! (src/py/registry.rs)
     "add", "sub", "mul", "div", "pow", "floor_divide", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor",
     "bitwise_left_shift", "bitwise_right_shift", "atan2", "hypot",
@@ -156,6 +157,9 @@ def _linalg_lu_solve(
 ) -> Tensor: ...
 def _linalg_matrix_exp(a: Tensor) -> Tensor: ...
 def _linalg_cross(a: Tensor, b: Tensor, dim: builtins.int) -> Tensor: ...
+def _linalg_triangular_solve(
+    b: Tensor, a: Tensor, upper: builtins.bool, transpose: builtins.bool, unitriangular: builtins.bool
+) -> tuple[Tensor, Tensor]: ...
 
 # ---- autograd graph nodes (wrapped by ferrograd.autograd.graph.Node) ----
 

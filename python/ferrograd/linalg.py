@@ -623,10 +623,9 @@ def _torch_triangular_solve(b, A, upper=True, transpose=False, unitriangular=Fal
             f"Incompatible matrix sizes for triangular_solve: each A matrix is {A.shape[-2]} by {A.shape[-1]} but "
             f"each b matrix is {b.shape[-2]} by {b.shape[-1]}"
         )
-    a = A.mT if transpose else A
-    x = _core._linalg_solve_triangular(a, b, bool(upper) != bool(transpose), True, bool(unitriangular))
-    batch = tuple(x.shape[:-2])
-    return triangular_solve_result(x, A.expand(batch + tuple(A.shape[-2:])).clone())
+    return triangular_solve_result(
+        *_core._linalg_triangular_solve(b, A, bool(upper), bool(transpose), bool(unitriangular))
+    )
 
 
 def _check_cholesky_pair(B, L):

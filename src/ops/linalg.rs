@@ -1317,3 +1317,62 @@ pub fn cross(a: &Tensor, b: &Tensor, dim: usize) -> Result<Tensor> {
     }
     Ok(out)
 }
+
+/// PyTorch's deprecated `torch.triangular_solve(b, A)` (TriangularSolveBackward0):
+/// `(X, a copy of A broadcast to X's batch)` with `A X = b` (`transpose`: `A^T X = b`) on A's
+/// `upper` or lower triangle. gb = the solve of the transposed equation, gA = -gb X^T
+/// (transpose: -X gb^T) on the triangle, plus the copy's gradient.
+pub fn triangular_solve(
+    b: &Tensor,
+    a: &Tensor,
+    upper: bool,
+    transpose: bool,
+    unit: bool,
+) -> Result<(Tensor, Tensor)> {
+    let (x, copy) = {
+        let _g = GradModeGuard::new(false);
+        let at = if transpose { mt(a)? } else { a.clone() };
+        let x = solve_triangular(&at, b, upper != transpose, true, unit)?;
+        let batch = &x.shape()[..x.ndim() - 2];
+        let full = with_shape(batch, &a.shape()[a.ndim() - 2..]);
+        (x.clone(), super::contiguous(&broadcast_to(a, &full)?)?)
+    };
+    if needs_grad(&[b, a]) {
+        let (bshape, ashape) = (b.shape().to_vec(), a.shape().to_vec());
+        record(
+            "TriangularSolveBackward0",
+            &[b, a],
+            &[&x, &copy],
+            vec![Saved::Input(a.clone()), Saved::Output(x.clone(), 0)],
+            move |ctx| {
+                let (a, x) = (&ctx.saved[0], &ctx.saved[1]);
+                let (mut gb, mut ga) = (None, None);
+                if let Some(gx) = &ctx.grads[0] {
+                    let (g, _) = triangular_solve(gx, a, upper, !transpose, unit)?;
+                    if ctx.needs(1) {
+                        let t = if transpose {
+                            neg(&matmul(x, &mt(&g)?)?)?
+                        } else {
+                            neg(&matmul(&g, &mt(x)?)?)?
+                        };
+                        let d = i64::from(unit);
+                        ga = Some(tri(&t, if upper { d } else { -d }, upper)?);
+                    }
+                    gb = Some(sum_to(&g, &bshape)?);
+                }
+                if let (Some(gm), true) = (&ctx.grads[1], ctx.needs(1)) {
+                    ga = Some(match ga {
+                        Some(g) => add(&g, gm)?,
+                        None => gm.clone(),
+                    });
+                }
+                let ga = match ga {
+                    Some(g) => Some(sum_to(&g, &ashape)?),
+                    None => None,
+                };
+                Ok(vec![gb, ga])
+            },
+        );
+    }
+    Ok((x, copy))
+}

@@ -236,6 +236,22 @@ fn _linalg_cross(
     .map(PyTensor::new)
 }
 
+#[pyfunction]
+fn _linalg_triangular_solve(
+    py: Python<'_>,
+    b: PyRef<'_, PyTensor>,
+    a: PyRef<'_, PyTensor>,
+    upper: bool,
+    transpose: bool,
+    unitriangular: bool,
+) -> PyResult<(PyTensor, PyTensor)> {
+    let (b, a) = (b.t.clone(), a.t.clone());
+    let (x, m) = run(py, cubic(&[&a, &b]), move || {
+        la::triangular_solve(&b, &a, upper, transpose, unitriangular)
+    })?;
+    Ok((PyTensor::new(x), PyTensor::new(m)))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("_LinAlgError", super::errors::linalg_error(m.py())?)?;
     m.add_function(wrap_pyfunction!(_linalg_inv, m)?)?;
@@ -258,5 +274,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_linalg_lu_solve, m)?)?;
     m.add_function(wrap_pyfunction!(_linalg_matrix_exp, m)?)?;
     m.add_function(wrap_pyfunction!(_linalg_cross, m)?)?;
+    m.add_function(wrap_pyfunction!(_linalg_triangular_solve, m)?)?;
     Ok(())
 }

@@ -489,6 +489,8 @@ def test_linalg_lu_solve_needs_args():
     (lambda a: LA.lu_solve(*LA.lu_factor(a), a), "LinalgLuSolveBackward0"),
     (lambda a: LA.matrix_exp(a), "LinalgMatrixExpBackward0"),
     (lambda a: LA.cross(a, a), "LinalgCrossBackward0"),
+    (lambda a: fg.triangular_solve(a, a).solution, "TriangularSolveBackward0"),
+    (lambda a: fg.triangular_solve(a, a).cloned_coefficient, "TriangularSolveBackward0"),
     (lambda a: fg.cross(a, a, dim=0), "LinalgCrossBackward0"),
 ])
 def test_new_grad_fn_names(fn, name):
