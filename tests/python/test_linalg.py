@@ -471,10 +471,11 @@ def test_out_is_refused_not_ignored(fn, args):
         fn(*args(), out=fg.empty(0))
 
 
-def test_linalg_lu_solve_needs_args():
-    LU, piv = LA.lu_factor(fg.eye(3, dtype=fg.float64))
+def test_solve_triangular_upper_is_required_keyword():
     with pytest.raises(TypeError):
-        LA.solve_triangular(fg.eye(3), fg.ones(3, 1))  # upper is keyword-only and required
+        LA.solve_triangular(fg.eye(3), fg.ones(3, 1))
+    with pytest.raises(TypeError):
+        LA.solve_triangular(fg.eye(3), fg.ones(3, 1), True)
 
 
 @pytest.mark.parametrize("fn,name", [
