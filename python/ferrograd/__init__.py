@@ -360,11 +360,18 @@ from ._tensor_str import set_printoptions
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .autograd.anomaly_mode import set_anomaly_enabled
 from .linalg import (
+    _torch_cholesky_inverse as cholesky_inverse,
+    _torch_cholesky_solve as cholesky_solve,
+    _torch_cross as cross,
     _torch_det as det,
     _torch_inverse as inverse,
     _torch_logdet as logdet,
+    _torch_lu_unpack as lu_unpack,
+    _torch_matrix_exp as matrix_exp,
+    _torch_matrix_power as matrix_power,
     _torch_pinverse as pinverse,
     _torch_slogdet as slogdet,
+    _torch_triangular_solve as triangular_solve,
 )
 
 _install()  # Tensor's Python methods onto the native class
@@ -456,7 +463,8 @@ __all__ = [
     "cdist", "diag", "diag_embed", "diagonal", "einsum", "kron", "moveaxis", "movedim", "swapdims",
     "tensordot", "trace", "tril_indices", "triu_indices",
     # linear algebra (torch.linalg's forms under their torch.* names)
-    "det", "inverse", "logdet", "pinverse", "slogdet",
+    "det", "inverse", "logdet", "pinverse", "slogdet", "cholesky_inverse", "cholesky_solve", "cross",
+    "lu_unpack", "matrix_exp", "matrix_power", "triangular_solve",
     # reductions and scans
     "aminmax", "cummax", "cummin", "cumprod", "kthvalue", "logcumsumexp", "median", "mode", "nanmean",
     "nanmedian", "nanquantile", "nansum", "quantile", "std_mean", "var_mean",

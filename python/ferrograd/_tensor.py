@@ -446,6 +446,24 @@ class _TensorMethods:
     def pinverse(self, rcond=1e-15):
         return linalg.pinv(self, rcond)
 
+    def matrix_power(self, n):
+        return linalg.matrix_power(self, n)
+
+    def matrix_exp(self):
+        return linalg.matrix_exp(self)
+
+    def cross(self, other, dim=None):
+        return linalg._torch_cross(self, other, dim)
+
+    def cholesky_solve(self, input2, upper=False):
+        return linalg._torch_cholesky_solve(self, input2, upper)
+
+    def cholesky_inverse(self, upper=False):
+        return linalg._torch_cholesky_inverse(self, upper)
+
+    def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
+        return linalg._torch_triangular_solve(self, A, upper, transpose, unitriangular)
+
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         if p == "fro" or p is None:
             p = 2.0

@@ -414,3 +414,276 @@ pub fn lstsq<T: Real>(
     }
     Ok((xs, ranks))
 }
+
+// --- LU with LAPACK's pivots, triangular solves, matrix exponential
+
+/// LAPACK's sequential row swaps (`ipiv`, 1-based) for the row permutation `fwd` (row i of
+/// P A is row `fwd[i]` of A), over the first `k` rows.
+fn swaps_of(fwd: &[usize], k: usize) -> Vec<i32> {
+    let m = fwd.len();
+    let mut at: Vec<usize> = (0..m).collect(); // original row now at position r
+    let mut pos: Vec<usize> = (0..m).collect(); // position of original row
+    let mut out = Vec::with_capacity(k);
+    for i in 0..k {
+        let j = pos[fwd[i]];
+        out.push(j as i32 + 1);
+        let (ri, rj) = (at[i], at[j]);
+        at.swap(i, j);
+        pos[ri] = j;
+        pos[rj] = i;
+    }
+    out
+}
+
+/// LAPACK's unblocked getf2 on a row-major m x n matrix, in place: the pivot is the first
+/// entry of largest magnitude; a zero pivot leaves its column unscaled (and sets `info`).
+fn getf2(a: &mut [f64], m: usize, n: usize) -> (Vec<i32>, i32) {
+    let k = m.min(n);
+    let mut piv = Vec::with_capacity(k);
+    let mut info = 0;
+    for j in 0..k {
+        let mut p = j;
+        for i in j + 1..m {
+            if a[i * n + j].abs() > a[p * n + j].abs() {
+                p = i;
+            }
+        }
+        piv.push(p as i32 + 1);
+        if a[p * n + j] != 0.0 {
+            if p != j {
+                for c in 0..n {
+                    a.swap(j * n + c, p * n + c);
+                }
+            }
+            let d = a[j * n + j];
+            for i in j + 1..m {
+                a[i * n + j] /= d;
+            }
+        } else if info == 0 {
+            info = j as i32 + 1;
+        }
+        for i in j + 1..m {
+            let l = a[i * n + j];
+            if l != 0.0 {
+                for c in j + 1..n {
+                    a[i * n + c] -= l * a[j * n + c];
+                }
+            }
+        }
+    }
+    (piv, info)
+}
+
+/// LU with partial pivoting of each m x n matrix, as LAPACK's getrf returns it: the packed
+/// factors (L's unit diagonal implicit), the 1-based pivots (min(m, n) per matrix) and info
+/// (0, or the 1-based position of the first zero pivot). faer factors; a matrix with a zero
+/// pivot (where faer's factor holds 0/0s) is refactored the way LAPACK does.
+pub fn lu_factor<T: Real>(
+    a: &[T],
+    batch: usize,
+    m: usize,
+    n: usize,
+) -> (Vec<T>, Vec<i32>, Vec<i32>) {
+    let k = m.min(n);
+    let parts = over_batch(batch, m * n * k.max(1), &|i| {
+        let x = &a[i * m * n..(i + 1) * m * n];
+        let lu = mat(x, m, n).partial_piv_lu();
+        let (l, u) = (lu.L(), lu.U());
+        let mut packed = vec![T::from_f64(0.0); m * n];
+        let mut clean = true;
+        for r in 0..m {
+            for c in 0..n {
+                let v = if c < r { l[(r, c)] } else { u[(r, c)] };
+                packed[r * n + c] = v;
+            }
+        }
+        for j in 0..k {
+            if u[(j, j)] == T::from_f64(0.0) || !u[(j, j)].to_f64().is_finite() {
+                clean = false;
+            }
+        }
+        if clean {
+            return (packed, swaps_of(lu.P().arrays().0, k), 0);
+        }
+        let mut w: Vec<f64> = x.iter().map(|v| v.to_f64()).collect();
+        let (piv, info) = getf2(&mut w, m, n);
+        (w.into_iter().map(T::from_f64).collect(), piv, info)
+    });
+    let (mut lus, mut pivs, mut infos) = (Vec::new(), Vec::new(), Vec::new());
+    for (l, p, i) in parts {
+        lus.extend(l);
+        pivs.extend(p);
+        infos.push(i);
+    }
+    (lus, pivs, infos)
+}
+
+/// Solves `A X = B` for each triangular n x n A (only its `upper` or lower triangle read;
+/// `unit`: its diagonal taken as ones) and n x k B. A zero on the diagonal gives inf / NaN,
+/// as LAPACK's trtrs without its check.
+pub fn solve_triangular<T: Real>(
+    a: &[T],
+    b: &[T],
+    batch: usize,
+    n: usize,
+    k: usize,
+    upper: bool,
+    unit: bool,
+) -> Vec<T> {
+    use faer::linalg::triangular_solve as ts;
+    let parts = over_batch(batch, n * n * k.max(1), &|i| {
+        let t = mat(&a[i * n * n..(i + 1) * n * n], n, n);
+        let mut x = mat(&b[i * n * k..(i + 1) * n * k], n, k).to_owned();
+        let par = faer::Par::Seq;
+        match (upper, unit) {
+            (true, true) => ts::solve_unit_upper_triangular_in_place(t, x.as_mut(), par),
+            (true, false) => ts::solve_upper_triangular_in_place(t, x.as_mut(), par),
+            (false, true) => ts::solve_unit_lower_triangular_in_place(t, x.as_mut(), par),
+            (false, false) => ts::solve_lower_triangular_in_place(t, x.as_mut(), par),
+        }
+        rows(x.as_ref())
+    });
+    parts.into_iter().flatten().collect()
+}
+
+/// Solves `A X = B` (`adjoint`: `A^T X = B`) for each n x n A = P L U given as LAPACK's packed
+/// LU and 1-based pivots, with n x k B.
+pub fn lu_solve<T: Real>(
+    lu: &[T],
+    piv: &[i32],
+    b: &[T],
+    batch: usize,
+    n: usize,
+    k: usize,
+    adjoint: bool,
+) -> Vec<T> {
+    use faer::linalg::triangular_solve as ts;
+    let parts = over_batch(batch, n * n * k.max(1), &|i| {
+        let f = mat(&lu[i * n * n..(i + 1) * n * n], n, n);
+        let p = &piv[i * n..(i + 1) * n];
+        let mut x = mat(&b[i * n * k..(i + 1) * n * k], n, k).to_owned();
+        let par = faer::Par::Seq;
+        let swap_rows = |x: &mut Mat<T>, r: usize, s: usize| {
+            if r != s {
+                for c in 0..k {
+                    let t = x[(r, c)];
+                    x[(r, c)] = x[(s, c)];
+                    x[(s, c)] = t;
+                }
+            }
+        };
+        if !adjoint {
+            // P^T B: the swaps in order, then L^{-1}, then U^{-1}
+            for (r, &s) in p.iter().enumerate() {
+                swap_rows(&mut x, r, s as usize - 1);
+            }
+            ts::solve_unit_lower_triangular_in_place(f, x.as_mut(), par);
+            ts::solve_upper_triangular_in_place(f, x.as_mut(), par);
+        } else {
+            // A^T = U^T L^T P^T: U^{-T}, L^{-T}, then P (the swaps in reverse)
+            ts::solve_lower_triangular_in_place(f.transpose(), x.as_mut(), par);
+            ts::solve_unit_upper_triangular_in_place(f.transpose(), x.as_mut(), par);
+            for (r, &s) in p.iter().enumerate().rev() {
+                swap_rows(&mut x, r, s as usize - 1);
+            }
+        }
+        rows(x.as_ref())
+    });
+    parts.into_iter().flatten().collect()
+}
+
+/// The matrix exponential of each n x n matrix: Higham's (2005) scaling and squaring with
+/// the Padé approximant of degree 3, 5, 7, 9 or 13 chosen from the 1-norm, in float64.
+pub fn matrix_exp<T: Real>(a: &[T], batch: usize, n: usize) -> Vec<T> {
+    const THETA: [(usize, f64); 4] = [
+        (3, 1.495585217958292e-2),
+        (5, 2.539_398_330_063_23e-1),
+        (7, 9.504178996162932e-1),
+        (9, 2.097847961257068e0),
+    ];
+    const THETA13: f64 = 5.371920351148152;
+    const B: [&[f64]; 4] = [
+        &[120., 60., 12., 1.],
+        &[30240., 15120., 3360., 420., 30., 1.],
+        &[
+            17297280., 8648640., 1995840., 277200., 25200., 1512., 56., 1.,
+        ],
+        &[
+            17643225600.,
+            8821612800.,
+            2075673600.,
+            302702400.,
+            30270240.,
+            2162160.,
+            110880.,
+            3960.,
+            90.,
+            1.,
+        ],
+    ];
+    const B13: [f64; 14] = [
+        64764752532480000.,
+        32382376266240000.,
+        7771770303897600.,
+        1187353796428800.,
+        129060195264000.,
+        10559470521600.,
+        670442572800.,
+        33522128640.,
+        1323241920.,
+        40840800.,
+        960960.,
+        16380.,
+        182.,
+        1.,
+    ];
+    let parts = over_batch(batch, n * n * n * 8, &|i| {
+        let x = &a[i * n * n..(i + 1) * n * n];
+        let mut am = Mat::<f64>::from_fn(n, n, |r, c| x[r * n + c].to_f64());
+        if n == 0 {
+            return Vec::new();
+        }
+        let norm1 = (0..n)
+            .map(|c| (0..n).map(|r| am[(r, c)].abs()).sum::<f64>())
+            .fold(0.0f64, f64::max);
+        if !norm1.is_finite() {
+            return vec![T::from_f64(f64::NAN); n * n];
+        }
+        let eye = Mat::<f64>::identity(n, n);
+        let (u, v, squarings) = if let Some(&(deg, _)) = THETA.iter().find(|t| norm1 <= t.1) {
+            let b = B[THETA.iter().position(|t| t.0 == deg).expect("listed")];
+            let a2 = &am * &am;
+            let mut pw = eye.clone(); // A^(2j)
+            let mut u = Mat::<f64>::zeros(n, n);
+            let mut v = Mat::<f64>::zeros(n, n);
+            for j in 0..=deg / 2 {
+                u += b[2 * j + 1] * &pw;
+                v += b[2 * j] * &pw;
+                pw = &pw * &a2;
+            }
+            (&am * &u, v, 0)
+        } else {
+            let s = (norm1 / THETA13).log2().ceil().max(0.0) as i32;
+            am *= faer::Scale(0.5f64.powi(s));
+            let b = &B13;
+            let a2 = &am * &am;
+            let a4 = &a2 * &a2;
+            let a6 = &a4 * &a2;
+            let inner_u = b[13] * &a6 + b[11] * &a4 + b[9] * &a2;
+            let u = &a6 * &inner_u + b[7] * &a6 + b[5] * &a4 + b[3] * &a2 + b[1] * &eye;
+            let inner_v = b[12] * &a6 + b[10] * &a4 + b[8] * &a2;
+            let v = &a6 * &inner_v + b[6] * &a6 + b[4] * &a4 + b[2] * &a2 + b[0] * &eye;
+            (&am * &u, v, s)
+        };
+        let p = &v + &u;
+        let q = &v - &u;
+        let mut r = q.partial_piv_lu().solve(&p);
+        for _ in 0..squarings {
+            r = &r * &r;
+        }
+        (0..n * n)
+            .map(|j| T::from_f64(r[(j / n, j % n)]))
+            .collect::<Vec<T>>()
+    });
+    parts.into_iter().flatten().collect()
+}

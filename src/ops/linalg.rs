@@ -718,3 +718,661 @@ pub fn lstsq(a: &Tensor, b: &Tensor, rcond: Option<f64>) -> Result<(Tensor, Tens
     }
     Ok((x, rank))
 }
+
+// --- triangular solves, Cholesky solves, LU, matrix exponential, cross product. The Python
+// layer (ferrograd/linalg.py) checks the arguments with PyTorch's messages; these take
+// float32 / float64 batches of matrices of matching sizes.
+
+/// `a` (.. x n x n) and `b` (.. x n x k) broadcast over their batch dims, contiguous, with the
+/// batch shape.
+fn broadcast_pair(a: &Tensor, b: &Tensor) -> Result<(Vec<usize>, Tensor, Tensor)> {
+    let (na, nb) = (a.ndim(), b.ndim());
+    let batch = broadcast_shapes(&a.shape()[..na - 2], &b.shape()[..nb - 2])?;
+    let ae = super::contiguous(&broadcast_to(a, &with_shape(&batch, &a.shape()[na - 2..]))?)?;
+    let be = super::contiguous(&broadcast_to(b, &with_shape(&batch, &b.shape()[nb - 2..]))?)?;
+    Ok((batch, ae, be))
+}
+
+/// `A X = B` with A triangular, forward only (the batch dims broadcast).
+fn tri_solve_values(a: &Tensor, b: &Tensor, upper: bool, unit: bool) -> Result<Tensor> {
+    let (batch, ae, be) = broadcast_pair(a, b)?;
+    let n = a.shape()[a.ndim() - 1];
+    let k = b.shape()[b.ndim() - 1];
+    let nb: usize = batch.iter().product();
+    dispatch_float!(a.dtype(), T => {
+        let v = super::with_slices::<T, _>(&[Some(&ae), Some(&be)], |s| {
+            k::solve_triangular(s[0].expect("given"), s[1].expect("given"), nb, n, k, upper, unit)
+        })?;
+        Tensor::from_vec(v, with_shape(&batch, &[n, k]))
+    })
+}
+
+/// `linalg.solve_triangular` (LinalgSolveTriangularBackward0): X with `A X = B` (`left`
+/// false: `X A = B`), reading A's `upper` or lower triangle (`unit`: ones on its diagonal).
+/// gB = solve_triangular(A^T, gX) and gA = -gB X^T (left) or -X^T gB, on A's triangle.
+pub fn solve_triangular(
+    a: &Tensor,
+    b: &Tensor,
+    upper: bool,
+    left: bool,
+    unit: bool,
+) -> Result<Tensor> {
+    let out = {
+        let _g = GradModeGuard::new(false);
+        if left {
+            tri_solve_values(a, b, upper, unit)?
+        } else {
+            mt(&tri_solve_values(&mt(a)?, &mt(b)?, !upper, unit)?)?
+        }
+    };
+    if needs_grad(&[a, b]) {
+        let (ashape, bshape) = (a.shape().to_vec(), b.shape().to_vec());
+        record(
+            "LinalgSolveTriangularBackward0",
+            &[a, b],
+            &[&out],
+            vec![Saved::Input(a.clone()), Saved::Output(out.clone(), 0)],
+            move |ctx| {
+                let g = ctx.grad(0)?;
+                let (a, x) = (&ctx.saved[0], &ctx.saved[1]);
+                let gb = solve_triangular(&mt(a)?, &g, !upper, left, unit)?;
+                let ga = if ctx.needs(0) {
+                    let ga = if left {
+                        neg(&matmul(&gb, &mt(x)?)?)?
+                    } else {
+                        neg(&matmul(&mt(x)?, &gb)?)?
+                    };
+                    let d = i64::from(unit);
+                    let ga = tri(&ga, if upper { d } else { -d }, upper)?;
+                    Some(sum_to(&ga, &ashape)?)
+                } else {
+                    None
+                };
+                let gb = if ctx.needs(1) {
+                    Some(sum_to(&gb, &bshape)?)
+                } else {
+                    None
+                };
+                Ok(vec![ga, gb])
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// `cholesky_solve(B, L)` (CholeskySolveBackward0): X = (L L^T)^{-1} B (`upper`: L is U with
+/// A = U^T U). gB = cholesky_solve(gX, L), gL = -(C + C^T) L (upper: -L (C + C^T)), C = gB X^T.
+pub fn cholesky_solve(b: &Tensor, l: &Tensor, upper: bool) -> Result<Tensor> {
+    let out = {
+        let _g = GradModeGuard::new(false);
+        if upper {
+            let y = solve_triangular(&mt(l)?, b, false, true, false)?;
+            solve_triangular(l, &y, true, true, false)?
+        } else {
+            let y = solve_triangular(l, b, false, true, false)?;
+            solve_triangular(&mt(l)?, &y, true, true, false)?
+        }
+    };
+    if needs_grad(&[b, l]) {
+        let (bshape, lshape) = (b.shape().to_vec(), l.shape().to_vec());
+        record(
+            "CholeskySolveBackward0",
+            &[b, l],
+            &[&out],
+            vec![Saved::Input(l.clone()), Saved::Output(out.clone(), 0)],
+            move |ctx| {
+                let g = ctx.grad(0)?;
+                let (l, x) = (&ctx.saved[0], &ctx.saved[1]);
+                let gb = cholesky_solve(&g, l, upper)?;
+                let gl = if ctx.needs(1) {
+                    let c = matmul(&gb, &mt(x)?)?;
+                    let c = add(&c, &mt(&c)?)?;
+                    let gl = if upper {
+                        neg(&matmul(l, &c)?)?
+                    } else {
+                        neg(&matmul(&c, l)?)?
+                    };
+                    Some(sum_to(&gl, &lshape)?)
+                } else {
+                    None
+                };
+                let gb = if ctx.needs(0) {
+                    Some(sum_to(&gb, &bshape)?)
+                } else {
+                    None
+                };
+                Ok(vec![gb, gl])
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// The identity matrices of `shape` (.. x n x n) in `dtype`.
+fn eye_like(shape: &[usize], dtype: DType) -> Result<Tensor> {
+    let n = shape[shape.len() - 1];
+    let batch: usize = shape[..shape.len() - 2].iter().product();
+    let mut v = vec![0.0f64; batch * n * n];
+    for b in 0..batch {
+        for i in 0..n {
+            v[b * n * n + i * n + i] = 1.0;
+        }
+    }
+    super::cast(&Tensor::from_vec(v, shape.to_vec())?, dtype)
+}
+
+/// `cholesky_inverse(L)` (CholeskyInverseBackward0): (L L^T)^{-1} (`upper`: (U^T U)^{-1});
+/// with C = X (g + g^T) X, gL = -C L (upper: -L C).
+pub fn cholesky_inverse(l: &Tensor, upper: bool) -> Result<Tensor> {
+    let out = {
+        let _g = GradModeGuard::new(false);
+        cholesky_solve(&eye_like(l.shape(), l.dtype())?, l, upper)?
+    };
+    if needs_grad(&[l]) {
+        record(
+            "CholeskyInverseBackward0",
+            &[l],
+            &[&out],
+            vec![Saved::Input(l.clone()), Saved::Output(out.clone(), 0)],
+            move |ctx| {
+                let g = ctx.grad(0)?;
+                let (l, x) = (&ctx.saved[0], &ctx.saved[1]);
+                let c = matmul(x, &matmul(&add(&g, &mt(&g)?)?, x)?)?;
+                let gl = if upper {
+                    neg(&matmul(l, &c)?)?
+                } else {
+                    neg(&matmul(&c, l)?)?
+                };
+                Ok(vec![Some(gl)])
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// The permutation matrices P (.. x m x m, A = P L U) of LAPACK's 1-based pivots
+/// (.. x k, each in 1..=m; checked by the caller).
+pub fn pivots_to_perm(piv: &Tensor, m: usize, dtype: DType) -> Result<Tensor> {
+    let k = piv.shape()[piv.ndim() - 1];
+    let bshape = &piv.shape()[..piv.ndim() - 1];
+    let batch: usize = bshape.iter().product();
+    let p: Vec<i64> = super::cast_vec::<i64>(piv)?;
+    let mut v = vec![0.0f64; batch * m * m];
+    for b in 0..batch {
+        let mut order: Vec<usize> = (0..m).collect();
+        for i in 0..k {
+            let j = (p[b * k + i] - 1).clamp(0, m as i64 - 1) as usize;
+            order.swap(i, j);
+        }
+        // row i of P^T A is row order[i] of A
+        for (i, &o) in order.iter().enumerate() {
+            v[b * m * m + o * m + i] = 1.0;
+        }
+    }
+    super::cast(&Tensor::from_vec(v, with_shape(bshape, &[m, m]))?, dtype)
+}
+
+/// L (m x k, unit lower) and U (k x n, upper) of packed LU factors, differentiably.
+fn unpack_lu(lu: &Tensor) -> Result<(Tensor, Tensor)> {
+    let (m, n) = (lu.shape()[lu.ndim() - 2], lu.shape()[lu.ndim() - 1]);
+    let k = m.min(n);
+    let l = narrow(&tri(lu, -1, false)?, -1, 0, k as i64)?;
+    let mut eshape = lu.shape()[..lu.ndim() - 2].to_vec();
+    eshape.extend_from_slice(&[m, k]);
+    let eye = {
+        let nb: usize = eshape[..eshape.len() - 2].iter().product();
+        let mut v = vec![0.0f64; nb * m * k];
+        for b in 0..nb {
+            for i in 0..k {
+                v[b * m * k + i * k + i] = 1.0;
+            }
+        }
+        super::cast(&Tensor::from_vec(v, eshape)?, lu.dtype())?
+    };
+    let l = add(&l, &eye)?;
+    let u = narrow(&tri(lu, 0, true)?, -2, 0, k as i64)?;
+    Ok((l, u))
+}
+
+/// PyTorch's linalg_lu_backward: gA of A = P L U from gL (m x k) and gU (k x n).
+fn lu_backward(
+    gl: Option<&Tensor>,
+    gu: Option<&Tensor>,
+    p: &Tensor,
+    l: &Tensor,
+    u: &Tensor,
+) -> Result<Tensor> {
+    let (m, n) = (l.shape()[l.ndim() - 2], u.shape()[u.ndim() - 1]);
+    let k = m.min(n) as i64;
+    let ga = if m == n {
+        let mut ga: Option<Tensor> = match gl {
+            Some(gl) => Some(tri(&matmul(&mt(l)?, gl)?, -1, false)?),
+            None => None,
+        };
+        if let Some(gu) = gu {
+            let t = tri(&matmul(gu, &mt(u)?)?, 0, true)?;
+            ga = Some(match ga {
+                Some(g) => add(&g, &t)?,
+                None => t,
+            });
+        }
+        let ga = match ga {
+            Some(g) => g,
+            None => Tensor::zeros(&with_shape(&l.shape()[..l.ndim() - 2], &[m, n]), l.dtype())?,
+        };
+        let ga = solve_triangular(&mt(u)?, &ga, false, false, false)?;
+        solve_triangular(&mt(l)?, &ga, true, true, true)?
+    } else if m < n {
+        // wide: U = [U1 U2]
+        let u1 = narrow(u, -1, 0, k)?;
+        let mut ga: Option<Tensor> = match gl {
+            Some(gl) => Some(matmul(&mt(l)?, gl)?),
+            None => None,
+        };
+        if let Some(gu) = gu {
+            let t = matmul(&tri(gu, 0, true)?, &mt(u)?)?;
+            ga = Some(match ga {
+                Some(g) => sub(&g, &t)?,
+                None => neg(&t)?,
+            });
+        }
+        let ga = match ga {
+            Some(g) => g,
+            None => Tensor::zeros(&with_shape(&l.shape()[..l.ndim() - 2], &[m, m]), l.dtype())?,
+        };
+        let ga = solve_triangular(&mt(&u1)?, &tri(&ga, -1, false)?, false, false, false)?;
+        let ga = match gu {
+            Some(gu) => cat(
+                &[
+                    add(&ga, &tri(&narrow(gu, -1, 0, k)?, 0, true)?)?,
+                    narrow(gu, -1, k, n as i64 - k)?,
+                ],
+                -1,
+            )?,
+            None => ga,
+        };
+        let ga = solve_triangular(&mt(l)?, &ga, true, true, true)?;
+        if gu.is_none() {
+            let z = Tensor::zeros(
+                &with_shape(&l.shape()[..l.ndim() - 2], &[m, n - m]),
+                l.dtype(),
+            )?;
+            cat(&[ga, z], -1)?
+        } else {
+            ga
+        }
+    } else {
+        // tall: L = [L1; L2]
+        let l1 = narrow(l, -2, 0, k)?;
+        let mut ga: Option<Tensor> = match gu {
+            Some(gu) => Some(matmul(gu, &mt(u)?)?),
+            None => None,
+        };
+        if let Some(gl) = gl {
+            let t = matmul(&mt(l)?, &tri(gl, -1, false)?)?;
+            ga = Some(match ga {
+                Some(g) => sub(&g, &t)?,
+                None => neg(&t)?,
+            });
+        }
+        let ga = match ga {
+            Some(g) => g,
+            None => Tensor::zeros(&with_shape(&u.shape()[..u.ndim() - 2], &[n, n]), u.dtype())?,
+        };
+        let ga = solve_triangular(&mt(&l1)?, &tri(&ga, 0, true)?, true, true, true)?;
+        let ga = match gl {
+            Some(gl) => cat(
+                &[
+                    add(&ga, &tri(&narrow(gl, -2, 0, k)?, -1, false)?)?,
+                    narrow(gl, -2, k, m as i64 - k)?,
+                ],
+                -2,
+            )?,
+            None => ga,
+        };
+        let ga = solve_triangular(&mt(u)?, &ga, false, false, false)?;
+        if gl.is_none() {
+            let z = Tensor::zeros(
+                &with_shape(&u.shape()[..u.ndim() - 2], &[m - n, n]),
+                u.dtype(),
+            )?;
+            cat(&[ga, z], -2)?
+        } else {
+            ga
+        }
+    };
+    matmul(p, &ga)
+}
+
+/// The packed LU, pivots (int32) and infos (int32) of each matrix of `a`, forward only.
+fn lu_values(a: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
+    let (batch, m, n) = dims(a);
+    let k = m.min(n);
+    let bs = &a.shape()[..a.ndim() - 2];
+    dispatch_float!(a.dtype(), T => {
+        let (lu, piv, info) = super::with_slice::<T, _>(a, |s| k::lu_factor(s, batch, m, n))?;
+        Ok((
+            Tensor::from_vec(lu, a.shape().to_vec())?,
+            Tensor::from_vec(piv, with_shape(bs, &[k]))?,
+            Tensor::from_vec(info, bs.to_vec())?,
+        ))
+    })
+}
+
+/// `linalg.lu_factor_ex` (LinalgLuFactorExBackward0): `(LU, pivots, info)` as LAPACK's getrf.
+pub fn lu_factor(a: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
+    let (lu, piv, info) = lu_values(a)?;
+    if needs_grad(&[a]) {
+        let m = a.shape()[a.ndim() - 2];
+        let p = pivots_to_perm(&piv, m, a.dtype())?;
+        record(
+            "LinalgLuFactorExBackward0",
+            &[a],
+            &[&lu],
+            vec![Saved::Output(lu.clone(), 0)],
+            move |ctx| {
+                let g = ctx.grad(0)?;
+                let (l, u) = unpack_lu(&ctx.saved[0])?;
+                let (gl, gu) = unpack_lu_grads(&g)?;
+                Ok(vec![Some(lu_backward(Some(&gl), Some(&gu), &p, &l, &u)?)])
+            },
+        );
+    }
+    Ok((lu, piv, info))
+}
+
+/// The parts of a gradient of packed LU factors that reach L (strictly lower, m x k) and U.
+fn unpack_lu_grads(g: &Tensor) -> Result<(Tensor, Tensor)> {
+    let (m, n) = (g.shape()[g.ndim() - 2], g.shape()[g.ndim() - 1]);
+    let k = m.min(n) as i64;
+    Ok((
+        narrow(&tri(g, -1, false)?, -1, 0, k)?,
+        narrow(&tri(g, 0, true)?, -2, 0, k)?,
+    ))
+}
+
+/// `lu_unpack(LU, pivots)` (LuUnpackBackward0): `(P, L, U)`; gLU = tril(gL, -1) + triu(gU)
+/// placed in LU's shape.
+pub fn lu_unpack(lu: &Tensor, piv: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
+    let m = lu.shape()[lu.ndim() - 2];
+    let p = pivots_to_perm(piv, m, lu.dtype())?;
+    let (l, u) = {
+        let _g = GradModeGuard::new(false);
+        let (l, u) = unpack_lu(lu)?;
+        (super::contiguous(&l)?, super::contiguous(&u)?)
+    };
+    if needs_grad(&[lu]) {
+        let shape = lu.shape().to_vec();
+        record("LuUnpackBackward0", &[lu], &[&l, &u], vec![], move |ctx| {
+            let (m, n) = (shape[shape.len() - 2], shape[shape.len() - 1]);
+            let k = m.min(n);
+            let bs = &shape[..shape.len() - 2];
+            let mut g = Tensor::zeros(&shape, ctx.output_meta[0].1)?;
+            if let Some(gl) = &ctx.grads[0] {
+                let gl = tri(gl, -1, false)?;
+                let gl = if k < n {
+                    cat(
+                        &[gl, Tensor::zeros(&with_shape(bs, &[m, n - k]), g.dtype())?],
+                        -1,
+                    )?
+                } else {
+                    gl
+                };
+                g = add(&g, &gl)?;
+            }
+            if let Some(gu) = &ctx.grads[1] {
+                let gu = tri(gu, 0, true)?;
+                let gu = if k < m {
+                    cat(
+                        &[gu, Tensor::zeros(&with_shape(bs, &[m - k, n]), g.dtype())?],
+                        -2,
+                    )?
+                } else {
+                    gu
+                };
+                g = add(&g, &gu)?;
+            }
+            Ok(vec![Some(g)])
+        });
+    }
+    Ok((p, l, u))
+}
+
+/// `linalg.lu` (LinalgLuBackward0): `(P, L, U)` with A = P L U.
+pub fn lu(a: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
+    let (p, l, u) = {
+        let _g = GradModeGuard::new(false);
+        let (lu, piv, _) = lu_values(a)?;
+        lu_unpack(&lu, &piv)?
+    };
+    if needs_grad(&[a]) {
+        let pc = p.clone();
+        record(
+            "LinalgLuBackward0",
+            &[a],
+            &[&l, &u],
+            vec![Saved::Output(l.clone(), 0), Saved::Output(u.clone(), 1)],
+            move |ctx| {
+                let (l, u) = (&ctx.saved[0], &ctx.saved[1]);
+                Ok(vec![Some(lu_backward(
+                    ctx.grads[0].as_ref(),
+                    ctx.grads[1].as_ref(),
+                    &pc,
+                    l,
+                    u,
+                )?)])
+            },
+        );
+    }
+    Ok((p, l, u))
+}
+
+/// `A X = B` (`adjoint`: `A^T X = B`) from packed LU factors, forward only; batch dims of LU
+/// (with its pivots) and B broadcast.
+fn lu_solve_values(lu: &Tensor, piv: &Tensor, b: &Tensor, adjoint: bool) -> Result<Tensor> {
+    let (batch, lue, be) = broadcast_pair(lu, b)?;
+    let n = lu.shape()[lu.ndim() - 1];
+    let k = b.shape()[b.ndim() - 1];
+    let pe = broadcast_to(piv, &with_shape(&batch, &[n]))?;
+    let pv: Vec<i32> = super::cast_vec::<i32>(&pe)?;
+    let nb: usize = batch.iter().product();
+    dispatch_float!(lu.dtype(), T => {
+        let v = super::with_slices::<T, _>(&[Some(&lue), Some(&be)], |s| {
+            k::lu_solve(s[0].expect("given"), &pv, s[1].expect("given"), nb, n, k, adjoint)
+        })?;
+        Tensor::from_vec(v, with_shape(&batch, &[n, k]))
+    })
+}
+
+/// `linalg.lu_solve` (LinalgLuSolveBackward0): X with `A X = B` for A = P L U given packed
+/// (`adjoint`: `A^T X = B`; `left` false: `X A = B` / `X A^T = B`). gB is the solve of the
+/// transposed equation; gA = -gB X^T (or its transposed forms) reaches LU through
+/// A = P L U: gL = tril(P^T gA U^T, -1), gU = triu(L^T P^T gA).
+pub fn lu_solve(
+    lu: &Tensor,
+    piv: &Tensor,
+    b: &Tensor,
+    left: bool,
+    adjoint: bool,
+) -> Result<Tensor> {
+    let out = {
+        let _g = GradModeGuard::new(false);
+        if left {
+            lu_solve_values(lu, piv, b, adjoint)?
+        } else {
+            mt(&lu_solve_values(lu, piv, &mt(b)?, !adjoint)?)?
+        }
+    };
+    if needs_grad(&[lu, b]) {
+        let (lshape, bshape) = (lu.shape().to_vec(), b.shape().to_vec());
+        let piv = piv.clone();
+        record(
+            "LinalgLuSolveBackward0",
+            &[lu, b],
+            &[&out],
+            vec![Saved::Input(lu.clone()), Saved::Output(out.clone(), 0)],
+            move |ctx| {
+                let g = ctx.grad(0)?;
+                let (lu, x) = (&ctx.saved[0], &ctx.saved[1]);
+                let gb = lu_solve(lu, &piv, &g, left, !adjoint)?;
+                let glu = if ctx.needs(0) {
+                    let ga = match (left, adjoint) {
+                        (true, false) => matmul(&gb, &mt(x)?)?,
+                        (true, true) => matmul(x, &mt(&gb)?)?,
+                        (false, false) => matmul(&mt(x)?, &gb)?,
+                        (false, true) => matmul(&mt(&gb)?, x)?,
+                    };
+                    let ga = neg(&ga)?;
+                    let n = lu.shape()[lu.ndim() - 1];
+                    let p = pivots_to_perm(&piv, n, lu.dtype())?;
+                    let (l, u) = unpack_lu(lu)?;
+                    let ptga = matmul(&mt(&p)?, &ga)?;
+                    let gl = tri(&matmul(&ptga, &mt(&u)?)?, -1, false)?;
+                    let gu = tri(&matmul(&mt(&l)?, &ptga)?, 0, true)?;
+                    Some(sum_to(&add(&gl, &gu)?, &lshape)?)
+                } else {
+                    None
+                };
+                let gb = if ctx.needs(1) {
+                    Some(sum_to(&gb, &bshape)?)
+                } else {
+                    None
+                };
+                Ok(vec![glu, gb])
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// `linalg.matrix_exp` (LinalgMatrixExpBackward0): the gradient is the upper-right block of
+/// exp([[A^T, g], [0, A^T]]), as PyTorch's backward_analytic_function_of_a_matrix.
+pub fn matrix_exp(a: &Tensor) -> Result<Tensor> {
+    let (batch, n, _) = dims(a);
+    let out = dispatch_float!(a.dtype(), T => {
+        let v = super::with_slice::<T, _>(a, |s| k::matrix_exp(s, batch, n))?;
+        Tensor::from_vec(v, a.shape().to_vec())?
+    });
+    if needs_grad(&[a]) {
+        record(
+            "LinalgMatrixExpBackward0",
+            &[a],
+            &[&out],
+            vec![Saved::Input(a.clone())],
+            move |ctx| {
+                let g = ctx.grad(0)?;
+                let at = mt(&ctx.saved[0])?;
+                let z = Tensor::zeros(at.shape(), at.dtype())?;
+                let top = cat(&[at.clone(), g], -1)?;
+                let bottom = cat(&[z, at], -1)?;
+                let e = matrix_exp(&cat(&[top, bottom], -2)?)?;
+                let n = n as i64;
+                Ok(vec![Some(narrow(&narrow(&e, -2, 0, n)?, -1, n, n)?)])
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// `linalg.cross` (LinalgCrossBackward0) over the (wrapped, size-3) dim `dim` of the
+/// broadcast inputs: gA = cross(B, g), gB = cross(g, A).
+pub fn cross(a: &Tensor, b: &Tensor, dim: usize) -> Result<Tensor> {
+    let out = {
+        let _g = GradModeGuard::new(false);
+        let shape = broadcast_shapes(a.shape(), b.shape())?;
+        let (ae, be) = (broadcast_to(a, &shape)?, broadcast_to(b, &shape)?);
+        let d = dim as i64;
+        let c = |t: &Tensor, i: i64| narrow(t, d, i, 1);
+        let comp = |i: i64, j: i64| -> Result<Tensor> {
+            sub(
+                &mul(&c(&ae, i)?, &c(&be, j)?)?,
+                &mul(&c(&ae, j)?, &c(&be, i)?)?,
+            )
+        };
+        cat(&[comp(1, 2)?, comp(2, 0)?, comp(0, 1)?], d)?
+    };
+    if needs_grad(&[a, b]) {
+        let (ashape, bshape) = (a.shape().to_vec(), b.shape().to_vec());
+        record(
+            "LinalgCrossBackward0",
+            &[a, b],
+            &[&out],
+            vec![Saved::Input(a.clone()), Saved::Input(b.clone())],
+            move |ctx| {
+                let g = ctx.grad(0)?;
+                let (a, b) = (&ctx.saved[0], &ctx.saved[1]);
+                let ga = if ctx.needs(0) {
+                    Some(sum_to(&cross(b, &g, dim)?, &ashape)?)
+                } else {
+                    None
+                };
+                let gb = if ctx.needs(1) {
+                    Some(sum_to(&cross(&g, a, dim)?, &bshape)?)
+                } else {
+                    None
+                };
+                Ok(vec![ga, gb])
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// PyTorch's deprecated `torch.triangular_solve(b, A)` (TriangularSolveBackward0):
+/// `(X, a copy of A broadcast to X's batch)` with `A X = b` (`transpose`: `A^T X = b`) on A's
+/// `upper` or lower triangle. gb = the solve of the transposed equation, gA = -gb X^T
+/// (transpose: -X gb^T) on the triangle, plus the copy's gradient.
+pub fn triangular_solve(
+    b: &Tensor,
+    a: &Tensor,
+    upper: bool,
+    transpose: bool,
+    unit: bool,
+) -> Result<(Tensor, Tensor)> {
+    let (x, copy) = {
+        let _g = GradModeGuard::new(false);
+        let at = if transpose { mt(a)? } else { a.clone() };
+        let x = solve_triangular(&at, b, upper != transpose, true, unit)?;
+        let batch = &x.shape()[..x.ndim() - 2];
+        let full = with_shape(batch, &a.shape()[a.ndim() - 2..]);
+        (x.clone(), super::contiguous(&broadcast_to(a, &full)?)?)
+    };
+    if needs_grad(&[b, a]) {
+        let (bshape, ashape) = (b.shape().to_vec(), a.shape().to_vec());
+        record(
+            "TriangularSolveBackward0",
+            &[b, a],
+            &[&x, &copy],
+            vec![Saved::Input(a.clone()), Saved::Output(x.clone(), 0)],
+            move |ctx| {
+                let (a, x) = (&ctx.saved[0], &ctx.saved[1]);
+                let (mut gb, mut ga) = (None, None);
+                if let Some(gx) = &ctx.grads[0] {
+                    let (g, _) = triangular_solve(gx, a, upper, !transpose, unit)?;
+                    if ctx.needs(1) {
+                        let t = if transpose {
+                            neg(&matmul(x, &mt(&g)?)?)?
+                        } else {
+                            neg(&matmul(&g, &mt(x)?)?)?
+                        };
+                        let d = i64::from(unit);
+                        ga = Some(tri(&t, if upper { d } else { -d }, upper)?);
+                    }
+                    gb = Some(sum_to(&g, &bshape)?);
+                }
+                if let (Some(gm), true) = (&ctx.grads[1], ctx.needs(1)) {
+                    ga = Some(match ga {
+                        Some(g) => add(&g, gm)?,
+                        None => gm.clone(),
+                    });
+                }
+                let ga = match ga {
+                    Some(g) => Some(sum_to(&g, &ashape)?),
+                    None => None,
+                };
+                Ok(vec![gb, ga])
+            },
+        );
+    }
+    Ok((x, copy))
+}

@@ -132,6 +132,126 @@ fn _linalg_lstsq(
     Ok((PyTensor::new(x), PyTensor::new(r)))
 }
 
+#[pyfunction]
+fn _linalg_solve_triangular(
+    py: Python<'_>,
+    a: PyRef<'_, PyTensor>,
+    b: PyRef<'_, PyTensor>,
+    upper: bool,
+    left: bool,
+    unitriangular: bool,
+) -> PyResult<PyTensor> {
+    let (a, b) = (a.t.clone(), b.t.clone());
+    run(py, cubic(&[&a, &b]), move || {
+        la::solve_triangular(&a, &b, upper, left, unitriangular)
+    })
+    .map(PyTensor::new)
+}
+
+#[pyfunction]
+fn _linalg_cholesky_solve(
+    py: Python<'_>,
+    b: PyRef<'_, PyTensor>,
+    l: PyRef<'_, PyTensor>,
+    upper: bool,
+) -> PyResult<PyTensor> {
+    let (b, l) = (b.t.clone(), l.t.clone());
+    run(py, cubic(&[&b, &l]), move || {
+        la::cholesky_solve(&b, &l, upper)
+    })
+    .map(PyTensor::new)
+}
+
+#[pyfunction]
+fn _linalg_cholesky_inverse(
+    py: Python<'_>,
+    l: PyRef<'_, PyTensor>,
+    upper: bool,
+) -> PyResult<PyTensor> {
+    let l = l.t.clone();
+    run(py, cubic(&[&l]), move || la::cholesky_inverse(&l, upper)).map(PyTensor::new)
+}
+
+#[pyfunction]
+fn _linalg_lu_factor(
+    py: Python<'_>,
+    a: PyRef<'_, PyTensor>,
+) -> PyResult<(PyTensor, PyTensor, PyTensor)> {
+    let a = a.t.clone();
+    let (lu, p, i) = run(py, cubic(&[&a]), move || la::lu_factor(&a))?;
+    Ok((PyTensor::new(lu), PyTensor::new(p), PyTensor::new(i)))
+}
+
+#[pyfunction]
+fn _linalg_lu(py: Python<'_>, a: PyRef<'_, PyTensor>) -> PyResult<(PyTensor, PyTensor, PyTensor)> {
+    let a = a.t.clone();
+    let (p, l, u) = run(py, cubic(&[&a]), move || la::lu(&a))?;
+    Ok((PyTensor::new(p), PyTensor::new(l), PyTensor::new(u)))
+}
+
+#[pyfunction]
+fn _linalg_lu_unpack(
+    py: Python<'_>,
+    lu: PyRef<'_, PyTensor>,
+    pivots: PyRef<'_, PyTensor>,
+) -> PyResult<(PyTensor, PyTensor, PyTensor)> {
+    let (lu, piv) = (lu.t.clone(), pivots.t.clone());
+    let (p, l, u) = run(py, cubic(&[&lu]), move || la::lu_unpack(&lu, &piv))?;
+    Ok((PyTensor::new(p), PyTensor::new(l), PyTensor::new(u)))
+}
+
+#[pyfunction]
+fn _linalg_lu_solve(
+    py: Python<'_>,
+    lu: PyRef<'_, PyTensor>,
+    pivots: PyRef<'_, PyTensor>,
+    b: PyRef<'_, PyTensor>,
+    left: bool,
+    adjoint: bool,
+) -> PyResult<PyTensor> {
+    let (lu, piv, b) = (lu.t.clone(), pivots.t.clone(), b.t.clone());
+    run(py, cubic(&[&lu, &b]), move || {
+        la::lu_solve(&lu, &piv, &b, left, adjoint)
+    })
+    .map(PyTensor::new)
+}
+
+#[pyfunction]
+fn _linalg_matrix_exp(py: Python<'_>, a: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+    let a = a.t.clone();
+    run(py, cubic(&[&a, &a, &a]), move || la::matrix_exp(&a)).map(PyTensor::new)
+}
+
+#[pyfunction]
+fn _linalg_cross(
+    py: Python<'_>,
+    a: PyRef<'_, PyTensor>,
+    b: PyRef<'_, PyTensor>,
+    dim: usize,
+) -> PyResult<PyTensor> {
+    let (a, b) = (a.t.clone(), b.t.clone());
+    run(py, Work::over([&a, &b], a.numel() + b.numel()), move || {
+        la::cross(&a, &b, dim)
+    })
+    .map(PyTensor::new)
+}
+
+#[pyfunction]
+fn _linalg_triangular_solve(
+    py: Python<'_>,
+    b: PyRef<'_, PyTensor>,
+    a: PyRef<'_, PyTensor>,
+    upper: bool,
+    transpose: bool,
+    unitriangular: bool,
+) -> PyResult<(PyTensor, PyTensor)> {
+    let (b, a) = (b.t.clone(), a.t.clone());
+    let (x, m) = run(py, cubic(&[&a, &b]), move || {
+        la::triangular_solve(&b, &a, upper, transpose, unitriangular)
+    })?;
+    Ok((PyTensor::new(x), PyTensor::new(m)))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("_LinAlgError", super::errors::linalg_error(m.py())?)?;
     m.add_function(wrap_pyfunction!(_linalg_inv, m)?)?;
@@ -145,5 +265,15 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_linalg_eigh, m)?)?;
     m.add_function(wrap_pyfunction!(_linalg_pinv, m)?)?;
     m.add_function(wrap_pyfunction!(_linalg_lstsq, m)?)?;
+    m.add_function(wrap_pyfunction!(_linalg_solve_triangular, m)?)?;
+    m.add_function(wrap_pyfunction!(_linalg_cholesky_solve, m)?)?;
+    m.add_function(wrap_pyfunction!(_linalg_cholesky_inverse, m)?)?;
+    m.add_function(wrap_pyfunction!(_linalg_lu_factor, m)?)?;
+    m.add_function(wrap_pyfunction!(_linalg_lu, m)?)?;
+    m.add_function(wrap_pyfunction!(_linalg_lu_unpack, m)?)?;
+    m.add_function(wrap_pyfunction!(_linalg_lu_solve, m)?)?;
+    m.add_function(wrap_pyfunction!(_linalg_matrix_exp, m)?)?;
+    m.add_function(wrap_pyfunction!(_linalg_cross, m)?)?;
+    m.add_function(wrap_pyfunction!(_linalg_triangular_solve, m)?)?;
     Ok(())
 }

@@ -10,6 +10,7 @@ import pytest
 
 import ferrograd as fg
 from ferrograd import linalg as LA
+from ferrograd.autograd import gradcheck, gradgradcheck
 
 
 def _t(a, dtype=fg.float64, **kw):
@@ -303,3 +304,305 @@ def test_errors_match_torch():
                 case(lib, lib)
             msgs.append((isinstance(e.value, lib.linalg.LinAlgError), str(e.value)))
         assert msgs[0] == msgs[1]
+
+
+# --- triangular / Cholesky / LU solves, LU, matrix functions (issue 13)
+
+
+def test_new_named_tuples_and_pivot_dtype():
+    a = _t(_rand(2, 4, 4))
+    f = LA.lu_factor(a)
+    assert type(f).__name__ == "linalg_lu_factor" and f._fields == ("LU", "pivots")
+    assert f.pivots.dtype == fg.int32 and tuple(f.pivots.shape) == (2, 4)
+    ex = LA.lu_factor_ex(a)
+    assert ex._fields == ("LU", "pivots", "info") and ex.info.dtype == fg.int32 and ex.info.tolist() == [0, 0]
+    assert LA.lu(a)._fields == ("P", "L", "U")
+    assert type(fg.lu_unpack(*f)).__name__ == "lu_unpack"
+    r = fg.triangular_solve(_t(_rand(4, 2)), _t(_wellcond(4, 4)))
+    assert r._fields == ("solution", "cloned_coefficient")
+
+
+def test_lu_factor_matches_lapack_pivots_and_reconstructs():
+    a = _rand(3, 5, 4, seed=3)
+    LU, piv = LA.lu_factor(_t(a))
+    P, L, U = fg.lu_unpack(LU, piv)
+    np.testing.assert_allclose((P @ L @ U).numpy(), a, atol=1e-12)
+    # LAPACK: the first pivot is the row of the largest entry of the first column (1-based)
+    assert piv[:, 0].tolist() == (np.abs(a[:, :, 0]).argmax(-1) + 1).tolist()
+    P2, L2, U2 = LA.lu(_t(a))
+    np.testing.assert_allclose(L2.numpy(), L.numpy())
+    np.testing.assert_allclose(U2.numpy(), U.numpy())
+
+
+def test_lu_factor_of_singular_matrices_as_lapack():
+    ex = LA.lu_factor_ex(_t([[1.0, 2.0], [2.0, 4.0]]))
+    np.testing.assert_allclose(ex.LU.numpy(), [[2.0, 4.0], [0.5, 0.0]])
+    assert ex.pivots.tolist() == [2, 2] and ex.info.item() == 2
+    z = LA.lu_factor_ex(fg.zeros(2, 3, 3, dtype=fg.float64))
+    assert z.info.tolist() == [1, 1] and z.pivots.tolist() == [[1, 2, 3]] * 2
+    assert not bool(z.LU.isnan().any())
+    with pytest.raises(RuntimeError, match=r"^torch\.linalg\.lu_factor: \(Batch element 0\): U\[1,1\] is zero"):
+        LA.lu_factor(fg.zeros(2, 3, 3))
+    with pytest.raises(RuntimeError, match=r"^torch\.linalg\.lu_factor_ex: U\[2,2\] is zero"):
+        LA.lu_factor_ex(_t([[1.0, 2.0], [2.0, 4.0]]), check_errors=True)
+
+
+def test_lu_solve_all_equations():
+    a, b = _wellcond(3, 3), _rand(3, 2, seed=1)
+    LU, piv = LA.lu_factor(_t(a))
+    np.testing.assert_allclose(LA.lu_solve(LU, piv, _t(b)).numpy(), np.linalg.solve(a, b), atol=1e-12)
+    np.testing.assert_allclose(LA.lu_solve(LU, piv, _t(b), adjoint=True).numpy(), np.linalg.solve(a.T, b), atol=1e-12)
+    bt = b.T
+    np.testing.assert_allclose(LA.lu_solve(LU, piv, _t(bt), left=False).numpy(), bt @ np.linalg.inv(a), atol=1e-12)
+    np.testing.assert_allclose(LA.lu_solve(LU, piv, _t(bt), left=False, adjoint=True).numpy(),
+                               bt @ np.linalg.inv(a.T), atol=1e-12)
+
+
+def test_solve_ex_reports_singular_instead_of_raising():
+    r = LA.solve_ex(_t(np.stack([np.eye(2), np.zeros((2, 2))])), _t(np.ones((2, 2))))
+    assert r.info.tolist() == [0, 1]
+    np.testing.assert_allclose(r.result[0].numpy(), np.ones(2))
+    with pytest.raises(LA.LinAlgError):
+        LA.solve_ex(fg.zeros(2, 2), fg.ones(2), check_errors=True)
+
+
+def test_solve_triangular_reads_one_triangle():
+    a = _wellcond(4, 4)
+    b = _rand(4, 3, seed=2)
+    x = LA.solve_triangular(_t(a), _t(b), upper=True).numpy()
+    np.testing.assert_allclose(x, np.linalg.solve(np.triu(a), b), atol=1e-12)
+    unit = np.tril(a, -1) + np.eye(4)
+    x = LA.solve_triangular(_t(a), _t(b), upper=False, unitriangular=True).numpy()
+    np.testing.assert_allclose(x, np.linalg.solve(unit, b), atol=1e-12)
+    # a zero on the diagonal: inf / NaN, no error (as PyTorch)
+    x = LA.solve_triangular(fg.zeros(2, 2, dtype=fg.float64), fg.ones(2, 1, dtype=fg.float64), upper=True)
+    assert not bool(x.isfinite().all())
+
+
+def test_solve_triangular_promotes_dtypes():
+    a = fg.tensor(_wellcond(3, 3), dtype=fg.float32)
+    assert LA.solve_triangular(a, _t(_rand(3, 2)), upper=True).dtype == fg.float64
+
+
+def test_matrix_exp_values():
+    # a rotation generator, a nilpotent matrix, a large norm (scaling and squaring)
+    t = 0.7
+    r = LA.matrix_exp(_t([[0.0, -t], [t, 0.0]])).numpy()
+    np.testing.assert_allclose(r, [[math.cos(t), -math.sin(t)], [math.sin(t), math.cos(t)]], atol=1e-14)
+    np.testing.assert_allclose(LA.matrix_exp(_t([[0.0, 3.0], [0.0, 0.0]])).numpy(), [[1.0, 3.0], [0.0, 1.0]])
+    d = LA.matrix_exp(_t(np.diag([-20.0, 0.5, 12.0]))).numpy()
+    np.testing.assert_allclose(d, np.diag(np.exp([-20.0, 0.5, 12.0])), rtol=1e-13)
+    assert LA.matrix_exp(fg.eye(3, dtype=fg.float16)).dtype == fg.float16
+
+
+def test_cholesky_inverse_and_solve():
+    a = _rand(3, 3)
+    spd = a @ a.T + 3 * np.eye(3)
+    L = LA.cholesky(_t(spd))
+    np.testing.assert_allclose(fg.cholesky_inverse(L).numpy(), np.linalg.inv(spd), atol=1e-12)
+    np.testing.assert_allclose(fg.cholesky_inverse(L.mT, upper=True).numpy(), np.linalg.inv(spd), atol=1e-12)
+    b = _rand(3, 2, seed=1)
+    np.testing.assert_allclose(fg.cholesky_solve(_t(b), L).numpy(), np.linalg.solve(spd, b), atol=1e-12)
+
+
+def test_matrix_power_and_multi_dot():
+    a = _wellcond(3, 3)
+    np.testing.assert_allclose(LA.matrix_power(_t(a), 6).numpy(), np.linalg.matrix_power(a, 6), rtol=1e-12)
+    np.testing.assert_allclose(_t(a).matrix_power(-2).numpy(), np.linalg.matrix_power(a, -2), rtol=1e-10)
+    np.testing.assert_allclose(fg.matrix_power(_t(a), 0).numpy(), np.eye(3))
+    i = fg.ones(3, 3, dtype=fg.long)
+    assert LA.matrix_power(i, 3).tolist() == [[9] * 3] * 3
+    ms = [_rand(10, 2), _rand(2, 8, seed=1), _rand(8, 1, seed=2), _rand(1, 7, seed=3)]
+    np.testing.assert_allclose(LA.multi_dot([_t(m) for m in ms]).numpy(), np.linalg.multi_dot(ms), atol=1e-12)
+    assert LA.multi_dot([_t(_rand(3)), _t(_rand(3, seed=1))]).dim() == 0
+
+
+def test_matrix_rank_and_cond():
+    low = _rand(4, 1) @ _rand(1, 4, seed=1)
+    assert LA.matrix_rank(_t(low)).item() == 1
+    assert LA.matrix_rank(_t(low)).dtype == fg.int64
+    assert LA.matrix_rank(_t(np.diag([1.0, 1e-3, 1e-9])), tol=1e-2).item() == 1
+    ranks = LA.matrix_rank(_t(np.stack([np.diag([1.0, 1e-3]), np.diag([1.0, 0.5])])), atol=_t([1e-4, 0.7]))
+    assert ranks.tolist() == [2, 1]
+    assert LA.cond(fg.zeros(3, 3, dtype=fg.float64), 1).item() == math.inf
+    a = _wellcond(3, 3)
+    assert LA.cond(_t(a), "fro").item() == pytest.approx(np.linalg.cond(a, "fro"))
+
+
+def test_cross_default_dim_picks_first_size_3():
+    a, b = _t(_rand(3, 4)), _t(_rand(3, 4, seed=1))
+    with pytest.warns(UserWarning, match="without specifying the dim arg is deprecated"):
+        r = fg.cross(a, b)
+    np.testing.assert_allclose(r.numpy(), np.cross(a.numpy(), b.numpy(), axis=0))
+    with pytest.raises(RuntimeError, match="no dimension of size 3 in input"):
+        fg.cross(fg.ones(4, 4), fg.ones(4, 4))
+
+
+def test_eig_not_implemented_complex():
+    for f in (LA.eig, LA.eigvals):
+        with pytest.raises(NotImplementedError, match=f"linalg.{f.__name__}: complex outputs are not supported"):
+            f(fg.eye(3))
+
+
+_OUT_CALLS = [
+    (LA.inv, lambda: (fg.eye(2),)), (LA.inv_ex, lambda: (fg.eye(2),)), (LA.det, lambda: (fg.eye(2),)),
+    (LA.slogdet, lambda: (fg.eye(2),)), (LA.solve, lambda: (fg.eye(2), fg.ones(2))),
+    (LA.solve_ex, lambda: (fg.eye(2), fg.ones(2))), (LA.pinv, lambda: (fg.eye(2),)),
+    (LA.cholesky, lambda: (fg.eye(2),)), (LA.cholesky_ex, lambda: (fg.eye(2),)), (LA.qr, lambda: (fg.eye(2),)),
+    (LA.svd, lambda: (fg.eye(2),)), (LA.svdvals, lambda: (fg.eye(2),)), (LA.eigh, lambda: (fg.eye(2),)),
+    (LA.eigvalsh, lambda: (fg.eye(2),)), (LA.vector_norm, lambda: (fg.eye(2),)),
+    (LA.matrix_norm, lambda: (fg.eye(2),)), (LA.norm, lambda: (fg.eye(2),)),
+    (LA.matrix_power, lambda: (fg.eye(2), 2)), (LA.multi_dot, lambda: ([fg.eye(2), fg.eye(2)],)),
+    (LA.lu_factor, lambda: (fg.eye(2),)), (LA.lu_factor_ex, lambda: (fg.eye(2),)), (LA.lu, lambda: (fg.eye(2),)),
+    (LA.matrix_rank, lambda: (fg.eye(2),)), (LA.cond, lambda: (fg.eye(2),)),
+    (LA.cross, lambda: (fg.ones(3), fg.ones(3))), (LA.vecdot, lambda: (fg.ones(3), fg.ones(3))),
+    (LA.tensorinv, lambda: (fg.eye(4).reshape(2, 2, 2, 2),)), (LA.tensorsolve, lambda: (fg.eye(2), fg.ones(2))),
+    (LA.householder_product, lambda: (fg.eye(2), fg.ones(2))),
+    (fg.inverse, lambda: (fg.eye(2),)), (fg.cholesky_inverse, lambda: (fg.eye(2),)),
+    (fg.cholesky_solve, lambda: (fg.ones(2, 1), fg.eye(2))), (fg.matrix_power, lambda: (fg.eye(2), 2)),
+    (fg.cross, lambda: (fg.ones(3), fg.ones(3))), (fg.triangular_solve, lambda: (fg.ones(2, 1), fg.eye(2))),
+    (fg.lu_unpack, lambda: tuple(LA.lu_factor(fg.eye(2)))),
+]
+
+
+@pytest.mark.parametrize("fn,args", _OUT_CALLS, ids=[f.__name__ for f, _ in _OUT_CALLS])
+def test_out_is_refused_not_ignored(fn, args):
+    with pytest.raises(NotImplementedError, match=r"\(out=\.\.\.\) is not supported by ferrograd"):
+        fn(*args(), out=fg.empty(0))
+
+
+def test_solve_triangular_upper_is_required_keyword():
+    with pytest.raises(TypeError):
+        LA.solve_triangular(fg.eye(3), fg.ones(3, 1))
+    with pytest.raises(TypeError):
+        LA.solve_triangular(fg.eye(3), fg.ones(3, 1), True)
+
+
+@pytest.mark.parametrize("fn,name", [
+    (lambda a: LA.solve_triangular(a, a, upper=True), "LinalgSolveTriangularBackward0"),
+    (lambda a: fg.cholesky_solve(a, LA.cholesky(a @ a.mT)), "CholeskySolveBackward0"),
+    (lambda a: fg.cholesky_inverse(LA.cholesky(a @ a.mT)), "CholeskyInverseBackward0"),
+    (lambda a: LA.lu_factor(a).LU, "LinalgLuFactorExBackward0"),
+    (lambda a: LA.lu_factor_ex(a).LU, "LinalgLuFactorExBackward0"),
+    (lambda a: LA.lu(a).L, "LinalgLuBackward0"),
+    (lambda a: LA.lu(a).U, "LinalgLuBackward0"),
+    (lambda a: fg.lu_unpack(*LA.lu_factor(a)).U, "LuUnpackBackward0"),
+    (lambda a: LA.lu_solve(*LA.lu_factor(a), a), "LinalgLuSolveBackward0"),
+    (lambda a: LA.matrix_exp(a), "LinalgMatrixExpBackward0"),
+    (lambda a: LA.cross(a, a), "LinalgCrossBackward0"),
+    (lambda a: fg.triangular_solve(a, a).solution, "TriangularSolveBackward0"),
+    (lambda a: fg.triangular_solve(a, a).cloned_coefficient, "TriangularSolveBackward0"),
+    (lambda a: fg.cross(a, a, dim=0), "LinalgCrossBackward0"),
+])
+def test_new_grad_fn_names(fn, name):
+    a = _t(_wellcond(3, 3), requires_grad=True)
+    assert fn(a).grad_fn.name() == name
+
+
+def test_lu_unpack_flags_give_empty_parts():
+    LU, piv = LA.lu_factor(_t(_rand(3, 3)))
+    P, L, U = fg.lu_unpack(LU, piv, unpack_data=False)
+    assert tuple(P.shape) == (3, 3) and tuple(L.shape) == (0,) and tuple(U.shape) == (0,)
+    P, L, U = fg.lu_unpack(LU, piv, unpack_pivots=False)
+    assert tuple(P.shape) == (0,) and tuple(L.shape) == (3, 3)
+
+
+_NEW_ERROR_CASES = [
+    (lambda L, m: L.linalg.lu_factor(m.zeros(3, 3)), RuntimeError),
+    (lambda L, m: L.linalg.lu_factor(m.zeros(2, 3, 3)), RuntimeError),
+    (lambda L, m: L.linalg.lu_factor(m.ones(3)), RuntimeError),
+    (lambda L, m: L.linalg.lu_factor(m.ones(3, 3, dtype=m.long)), NotImplementedError),
+    (lambda L, m: L.linalg.lu_factor(m.ones(3, 3), pivot=False), RuntimeError),
+    (lambda L, m: L.linalg.lu(m.ones(3)), RuntimeError),
+    (lambda L, m: L.linalg.lu_solve(m.eye(3), m.ones(2, dtype=m.int32), m.ones(3, 2)), RuntimeError),
+    (lambda L, m: L.linalg.lu_solve(m.eye(3), m.ones(3, dtype=m.long), m.ones(3, 2)), RuntimeError),
+    (lambda L, m: L.linalg.lu_solve(m.eye(3), m.ones(3, dtype=m.int32), m.ones(4, 2)), RuntimeError),
+    (lambda L, m: L.linalg.lu_solve(m.eye(3), m.ones(3, dtype=m.int32), m.ones(3)), RuntimeError),
+    (lambda L, m: L.linalg.lu_solve(m.ones(2, 3), m.ones(2, dtype=m.int32), m.ones(2, 2)), RuntimeError),
+    (lambda L, m: L.linalg.lu_solve(m.eye(3), m.ones(3, dtype=m.int32), m.ones(3, 2, dtype=m.float64)), RuntimeError),
+    (lambda L, m: L.linalg.lu_solve(m.ones(2, 3, 3), m.ones(3, 3, dtype=m.int32), m.ones(3, 2)), RuntimeError),
+    (lambda L, m: L.linalg.solve_triangular(m.eye(3), m.ones(3), upper=True), RuntimeError),
+    (lambda L, m: L.linalg.solve_triangular(m.eye(3), m.ones(4, 2), upper=True), RuntimeError),
+    (lambda L, m: L.linalg.solve_triangular(m.eye(3), m.ones(2, 4), upper=True, left=False), RuntimeError),
+    (lambda L, m: L.linalg.solve_triangular(m.ones(2, 3), m.ones(2, 4), upper=True), RuntimeError),
+    (lambda L, m: L.linalg.solve_triangular(m.ones(3, 3, dtype=m.half), m.ones(3, 2, dtype=m.half), upper=True),
+     NotImplementedError),
+    (lambda L, m: L.triangular_solve(m.ones(3), m.eye(3)), RuntimeError),
+    (lambda L, m: L.triangular_solve(m.ones(3, 2), m.ones(2, 3)), RuntimeError),
+    (lambda L, m: L.triangular_solve(m.ones(3, 2), m.ones(4, 4)), RuntimeError),
+    (lambda L, m: L.triangular_solve(m.ones(3, 2), m.eye(3, dtype=m.float64)), RuntimeError),
+    (lambda L, m: L.cholesky_solve(m.ones(3), m.eye(3)), RuntimeError),
+    (lambda L, m: L.cholesky_solve(m.ones(3, 2), m.ones(3)), RuntimeError),
+    (lambda L, m: L.cholesky_solve(m.ones(4, 2), m.eye(3)), RuntimeError),
+    (lambda L, m: L.cholesky_solve(m.ones(3, 2), m.eye(3, dtype=m.float64)), RuntimeError),
+    (lambda L, m: L.cholesky_solve(m.ones(3, 2, dtype=m.long), m.eye(3, dtype=m.long)), NotImplementedError),
+    (lambda L, m: L.cholesky_inverse(m.ones(2, 3)), RuntimeError),
+    (lambda L, m: L.cholesky_inverse(m.zeros(3, 3)), RuntimeError),
+    (lambda L, m: L.cholesky_inverse(m.zeros(2, 3, 3)), RuntimeError),
+    (lambda L, m: L.linalg.matrix_power(m.ones(2, 3), 2), RuntimeError),
+    (lambda L, m: L.linalg.matrix_power(m.zeros(3, 3), -1), RuntimeError),
+    (lambda L, m: L.linalg.matrix_power(m.ones(3, 3), 2.0), TypeError),
+    (lambda L, m: L.linalg.multi_dot([m.ones(3, 3)]), RuntimeError),
+    (lambda L, m: L.linalg.multi_dot([m.ones(3, 3), m.ones(4, 2)]), RuntimeError),
+    (lambda L, m: L.linalg.multi_dot([m.ones(3, 3), m.ones(2, 3, 3)]), RuntimeError),
+    (lambda L, m: L.linalg.multi_dot([m.ones(3, 3), m.ones(3, 3, dtype=m.float64)]), RuntimeError),
+    (lambda L, m: L.linalg.multi_dot([m.ones(3, 3, dtype=m.long), m.ones(3, 3)]), RuntimeError),
+    (lambda L, m: L.linalg.multi_dot([m.ones(3, 3), m.ones(2, 3, 3), m.ones(3)]), RuntimeError),
+    (lambda L, m: L.linalg.matrix_exp(m.ones(2, 3)), RuntimeError),
+    (lambda L, m: L.linalg.matrix_exp(m.ones(3, 3, dtype=m.long)), RuntimeError),
+    (lambda L, m: L.linalg.cross(m.ones(3, 2), m.ones(3, 2)), RuntimeError),
+    (lambda L, m: L.linalg.cross(m.ones(3, 3), m.ones(2, 3), dim=0), RuntimeError),
+    (lambda L, m: L.linalg.cross(m.ones(3), m.ones(2, 3)), RuntimeError),
+    (lambda L, m: L.linalg.cross(m.ones(3), m.ones(3, dtype=m.float64)), RuntimeError),
+    (lambda L, m: L.linalg.vecdot(m.ones(3), m.ones(3, dtype=m.float64)), RuntimeError),
+    (lambda L, m: L.linalg.vecdot(m.ones(3, dtype=m.long), m.ones(3, dtype=m.long)), RuntimeError),
+    (lambda L, m: L.linalg.matrix_rank(m.ones(3)), RuntimeError),
+    (lambda L, m: L.linalg.matrix_rank(m.ones(3, 3, dtype=m.long)), RuntimeError),
+    (lambda L, m: L.linalg.cond(m.ones(3)), RuntimeError),
+    (lambda L, m: L.linalg.cond(m.ones(2, 3), 1), RuntimeError),
+    (lambda L, m: L.linalg.cond(m.eye(3), 3), RuntimeError),
+    (lambda L, m: L.linalg.vander(m.ones(3), N=1), RuntimeError),
+    (lambda L, m: L.linalg.tensorinv(m.ones(2, 3), 1), RuntimeError),
+    (lambda L, m: L.linalg.tensorinv(m.ones(4, 2, 2), 0), RuntimeError),
+    (lambda L, m: L.linalg.tensorinv(m.zeros(4, 2, 2), 1), RuntimeError),
+    (lambda L, m: L.linalg.tensorsolve(m.ones(2, 3, 5), m.ones(2, 3)), RuntimeError),
+    (lambda L, m: L.linalg.householder_product(m.ones(3), m.ones(3)), RuntimeError),
+    (lambda L, m: L.linalg.householder_product(m.ones(2, 3), m.ones(2)), RuntimeError),
+    (lambda L, m: L.linalg.householder_product(m.ones(2, 3, 2), m.ones(3, 2)), RuntimeError),
+    (lambda L, m: L.linalg.householder_product(m.ones(3, 2), m.ones(2, dtype=m.float64)), RuntimeError),
+    (lambda L, m: L.lu_unpack(m.ones(3, 3), m.ones(3, dtype=m.long)), RuntimeError),
+    (lambda L, m: L.lu_unpack(m.ones(3, 3), m.tensor([4, 3, 3], dtype=m.int32)), RuntimeError),
+]
+
+
+@pytest.mark.parametrize("case,exc", _NEW_ERROR_CASES)
+def test_new_errors_match_torch(case, exc):
+    torch = pytest.importorskip("torch")
+    msgs = []
+    for lib in (fg, torch):
+        with pytest.raises(exc) as e:
+            case(lib, lib)
+        msgs.append((type(e.value).__name__.lstrip("_"), str(e.value)))
+    assert msgs[0] == msgs[1]
+
+
+def test_lu_against_torch_batched_float32():
+    torch = pytest.importorskip("torch")
+    a = _rand(4, 5, 5, seed=7)
+    ours = LA.lu_factor(fg.tensor(a, dtype=fg.float32))
+    theirs = torch.linalg.lu_factor(torch.tensor(a, dtype=torch.float32))
+    assert ours.pivots.tolist() == theirs.pivots.tolist()
+    np.testing.assert_allclose(ours.LU.numpy(), theirs.LU.numpy(), rtol=1e-4, atol=1e-5)
+    sing = [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]
+    ours = LA.lu_factor_ex(_t(sing))
+    theirs = torch.linalg.lu_factor_ex(torch.tensor(sing, dtype=torch.float64))
+    np.testing.assert_allclose(ours.LU.numpy(), theirs.LU.numpy(), atol=1e-14)
+    assert ours.pivots.tolist() == theirs.pivots.tolist() and ours.info.item() == theirs.info.item()
+
+
+@pytest.mark.parametrize("p", ["fro", "nuc", 1, -1, math.inf, -math.inf])
+def test_cond_through_inverse_gradcheck(p):
+    # not compared with PyTorch in the op table: its backward of these fails in 2.13
+    a = _t(_wellcond(2, 3, 3, seed=4), requires_grad=True)
+    assert gradcheck(lambda x: LA.cond(x, p), (a,))
+    assert gradgradcheck(lambda x: LA.cond(x, p), (a,))
