@@ -2085,6 +2085,24 @@ mod tests {
         let mut out = vec![0.0; xs.len()];
         assert_eq!(map2_into::<Atan2>(&ys, xs, &mut out), xs.len());
         check2("map2", &out);
+        // short and odd lengths (below 16 `map` runs the plain loop), and mismatched ones
+        for n in [0, 1, 5, 15, 16, 17, 31, 100] {
+            let mut out = vec![-7.0; n + 3];
+            assert_eq!(map_into::<Erf>(&xs[..n], &mut out), n);
+            assert_eq!(map_into::<Erf>(&xs[..n + 5], &mut out[..n]), n);
+            for (i, (&x, &v)) in xs.iter().zip(&out).enumerate() {
+                let want = if i < n { verf_f64(x) } else { -7.0 };
+                assert!(
+                    same_bits(v, want),
+                    "erf map of {n}: [{i}] = {v:e}, want {want:e}"
+                );
+            }
+            let mut out = vec![-7.0; n];
+            assert_eq!(map2_into::<Atan2>(&ys[..n + 1], &xs[..n], &mut out), n);
+            for ((&y, &x), &v) in ys.iter().zip(xs).zip(&out) {
+                assert!(same_bits(v, atan2_f64(y, x)), "atan2 map2 of {n}");
+            }
+        }
         #[cfg(target_arch = "x86_64")]
         {
             let avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
