@@ -38,6 +38,7 @@ pub mod sampling;
 pub mod scatter_reduce;
 pub mod simd;
 pub mod sort;
+pub mod vmath64;
 
 pub use crate::storage::alloc;
 pub use parallel::{
