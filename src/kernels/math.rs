@@ -5,10 +5,12 @@
 //! f32 versions of the functions PyTorch vectorises (SLEEF) are branch-free polynomial
 //! approximations (Cephes' single-precision ones) so that the elementwise loops vectorise; their
 //! measured error bounds are in `tests/native/test_kernel_engine.py`. f64 versions use the
-//! standard library or the `libm` crate. The special functions PyTorch itself computes one
-//! element at a time (erfc, lgamma, digamma, polygamma, erfinv) are scalar here too.
+//! vectorisable ones of `vmath64` (tan: the standard library's). The special functions PyTorch
+//! itself computes one element at a time (lgamma, digamma, polygamma) are scalar here too, and so
+//! is f32 erfc (libm's, faster than the vectorised f64 one rounded).
 
 use super::simd::{exp_f32, log_f32, sincos_f32, Real};
+use super::vmath64 as vm;
 use std::f32::consts as c32;
 
 /// The functions of this module for one float type.
@@ -128,55 +130,55 @@ impl Math for f64 {
     }
     #[inline(always)]
     fn atan_(self) -> f64 {
-        self.atan()
+        vm::atan_f64(self)
     }
     #[inline(always)]
     fn asin_(self) -> f64 {
-        self.asin()
+        vm::asin_f64(self)
     }
     #[inline(always)]
     fn acos_(self) -> f64 {
-        self.acos()
+        vm::acos_f64(self)
     }
     #[inline(always)]
     fn sinh_(self) -> f64 {
-        self.sinh()
+        vm::sinh_f64(self)
     }
     #[inline(always)]
     fn cosh_(self) -> f64 {
-        self.cosh()
+        vm::cosh_f64(self)
     }
     #[inline(always)]
     fn asinh_(self) -> f64 {
-        self.asinh()
+        vm::asinh_f64(self)
     }
     #[inline(always)]
     fn acosh_(self) -> f64 {
-        self.acosh()
+        vm::acosh_f64(self)
     }
     #[inline(always)]
     fn atanh_(self) -> f64 {
-        self.atanh()
+        vm::atanh_f64(self)
     }
     #[inline(always)]
     fn log2_(self) -> f64 {
-        self.log2()
+        vm::log2_f64(self)
     }
     #[inline(always)]
     fn log10_(self) -> f64 {
-        self.log10()
+        vm::log10_f64(self)
     }
     #[inline(always)]
     fn exp2_(self) -> f64 {
-        self.exp2()
+        vm::exp2_f64(self)
     }
     #[inline(always)]
     fn expm1_(self) -> f64 {
-        self.exp_m1()
+        vm::expm1_f64(self)
     }
     #[inline(always)]
     fn erfc_(self) -> f64 {
-        libm::erfc(self)
+        vm::erfc_f64(self)
     }
     #[inline(always)]
     fn erfinv_(self) -> f64 {
@@ -192,7 +194,7 @@ impl Math for f64 {
     }
     #[inline(always)]
     fn atan2_(self, x: f64) -> f64 {
-        self.atan2(x)
+        vm::atan2_f64(self, x)
     }
     #[inline(always)]
     fn hypot_(self, b: f64) -> f64 {

@@ -111,16 +111,17 @@ pub fn map_into<T: Copy, U: Copy, F: Fn(T) -> U>(src: &[T], dst: &mut [U], f: &F
     map(src, dst, f)
 }
 
-/// exp for f32, branch-free so it vectorises (Cody-Waite reduction, Cephes polynomial);
-/// max relative error ~2 ulp against `f32::exp`. Overflows to inf above ~88.72; NaN stays NaN.
+/// exp's reduction and polynomial for `xc` (already clamped to [-88, 88.75]): x = n ln2 + r
+/// with |r| <= ln2 / 2 (Cody-Waite), exp(r) - 1 = r + r^2 p(r) (Cephes' polynomial, without its
+/// 1), and 2^n as two factors 2^n1 * 2^n2, so that n = 128 and n = -126 stay in the exponent
+/// range. Returns (exp(r) - 1, 2^n1, 2^n2, n).
 #[inline(always)]
 #[allow(clippy::excessive_precision)] // Cephes' coefficients, as published
-pub fn exp_f32(x: f32) -> f32 {
+fn exp_reduced(xc: f32) -> (f32, f32, f32, i32) {
     const LOG2E: f32 = std::f32::consts::LOG2_E;
     const LN2_HI: f32 = 0.693_359_4;
     const LN2_LO: f32 = -2.121_944_4e-4;
     const MAGIC: f32 = 12_582_912.0; // 1.5 * 2^23: adding it rounds to an integer
-    let xc = x.clamp(-87.5, 88.75);
     let shifted = xc * LOG2E + MAGIC;
     let n = shifted - MAGIC;
     let ni = (shifted.to_bits() as i32).wrapping_sub(0x4B40_0000);
@@ -129,13 +130,19 @@ pub fn exp_f32(x: f32) -> f32 {
         + 1.666_666_5e-1)
         * r
         + 5.000_000_1e-1;
-    let y = p * r * r + r + 1.0;
-    // 2^n applied as two halves, so that n = 128 and n = -126 stay in the exponent range
     let n1 = ni >> 1;
     let n2 = ni - n1;
     let s1 = f32::from_bits(((n1 + 127).clamp(1, 254) as u32) << 23);
     let s2 = f32::from_bits(((n2 + 127).clamp(1, 254) as u32) << 23);
-    let r = y * s1 * s2;
+    (p * r * r + r, s1, s2, ni)
+}
+
+/// exp for f32, branch-free so it vectorises (`exp_reduced`); max relative error ~2 ulp
+/// against `f32::exp`. Overflows to inf above ~88.72; NaN stays NaN.
+#[inline(always)]
+pub fn exp_f32(x: f32) -> f32 {
+    let (em1, s1, s2, _) = exp_reduced(x.clamp(-87.5, 88.75));
+    let r = (em1 + 1.0) * s1 * s2;
     // below the normal range the result is (flushed) zero; exp(-inf) = 0
     if x < -87.5 {
         0.0
@@ -234,39 +241,20 @@ pub fn log1p_f32(x: f32) -> f32 {
     }
 }
 
-/// exp(x) - 1 for f32, accurate near 0: exp's reduction x = n ln2 + r with |r| <= ln2 / 2,
-/// then exp(r) - 1 = r + r^2 p(r) is exp's polynomial without its 1 (no cancellation), and
-/// expm1(x) = 2^n (exp(r) - 1) + (2^n - 1). Branch-free; -1 below -88, inf from ~88.72 on.
+/// exp(x) - 1 for f32, accurate near 0: with exp's reduction x = n ln2 + r, exp(r) - 1 comes
+/// without cancellation, and expm1(x) = 2^n (exp(r) - 1) + (2^n - 1). Branch-free; -1 below
+/// -88, inf from ~88.72 on.
 #[inline(always)]
-#[allow(clippy::excessive_precision)] // Cephes' coefficients, as published
 pub fn expm1_f32(x: f32) -> f32 {
-    const LOG2E: f32 = std::f32::consts::LOG2_E;
-    const LN2_HI: f32 = 0.693_359_4;
-    const LN2_LO: f32 = -2.121_944_4e-4;
-    const MAGIC: f32 = 12_582_912.0; // 1.5 * 2^23
-    let xc = x.clamp(-88.0, 88.75);
-    let shifted = xc * LOG2E + MAGIC;
-    let n = shifted - MAGIC;
-    let ni = (shifted.to_bits() as i32).wrapping_sub(0x4B40_0000);
-    let r = xc - n * LN2_HI - n * LN2_LO;
-    let p = ((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r
-        + 1.666_666_5e-1)
-        * r
-        + 5.000_000_1e-1;
-    let em1 = p * r * r + r;
-    // 2^n in two halves (n = 128 is past the exponent range)
-    let n1 = ni >> 1;
-    let n2 = ni - n1;
-    let s1 = f32::from_bits(((n1 + 127).clamp(1, 254) as u32) << 23);
-    let s2 = f32::from_bits(((n2 + 127).clamp(1, 254) as u32) << 23);
-    let big = (em1 + 1.0) * s1 * s2 - 1.0;
-    let s = s1 * s2;
+    let (em1, s1, s2, n) = exp_reduced(x.clamp(-88.0, 88.75));
+    let s = s1 * s2; // exact while n < 128, the only case it is used
     let near = s * em1 + (s - 1.0);
+    let big = (em1 + 1.0) * s1 * s2 - 1.0;
     if x.is_nan() {
         x
     } else if x < -88.0 {
         -1.0
-    } else if ni > 64 {
+    } else if n > 64 {
         big
     } else {
         near
@@ -520,7 +508,9 @@ macro_rules! real {
 }
 
 real!(f32, exp: exp_f32, ln: log_f32, tanh: tanh_f32, erf: erf_f32, sin: sin_f32, cos: cos_f32);
-real!(f64, exp: f64::exp, ln: f64::ln, tanh: f64::tanh, erf: erf_f64, sin: f64::sin, cos: f64::cos);
+// f64: the vectorisable functions of vmath64, except sin and cos, whose vector reduction is exact
+// only up to |x| = vmath64::TRIG_MAX
+real!(f64, exp: super::vmath64::exp_f64, ln: super::vmath64::log_f64, tanh: super::vmath64::tanh_f64, erf: super::vmath64::verf_f64, sin: f64::sin, cos: f64::cos);
 
 #[cfg(test)]
 mod tests {

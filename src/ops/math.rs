@@ -27,46 +27,46 @@ fn div(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     binary(BinOp::Div, &t(a), &t(b))
 }
 
-float_unary!(tan / tan_, "TanBackward0", f64::tan, f32::tan_, save: output, grad: math::tan_grad, |ctx, out, g| {
+float_unary!(tan / tan_, "TanBackward0", f64::tan_, f32::tan_, save: output, grad: math::tan_grad, |ctx, out, g| {
     mul(&g, &affine_sq(1.0, 1.0, &out)?)?
 });
-float_unary!(atan / atan_, "AtanBackward0", f64::atan, f32::atan_, save: input, grad: math::atan_grad, |ctx, x, g| {
+float_unary!(atan / atan_, "AtanBackward0", f64::atan_, f32::atan_, save: input, grad: math::atan_grad, |ctx, x, g| {
     div(&g, &affine_sq(1.0, 1.0, &x)?)?
 });
-float_unary!(asin / asin_, "AsinBackward0", f64::asin, f32::asin_, save: input, grad: math::asin_grad, |ctx, x, g| {
+float_unary!(asin / asin_, "AsinBackward0", f64::asin_, f32::asin_, save: input, grad: math::asin_grad, |ctx, x, g| {
     mul(&g, &rsqrt(&affine_sq(1.0, -1.0, &x)?)?)?
 });
-float_unary!(acos / acos_, "AcosBackward0", f64::acos, f32::acos_, save: input, grad: math::acos_grad, |ctx, x, g| {
+float_unary!(acos / acos_, "AcosBackward0", f64::acos_, f32::acos_, save: input, grad: math::acos_grad, |ctx, x, g| {
     neg(&mul(&g, &rsqrt(&affine_sq(1.0, -1.0, &x)?)?)?)?
 });
-float_unary!(sinh / sinh_, "SinhBackward0", f64::sinh, f32::sinh_, save: input, grad: math::sinh_grad, |ctx, x, g| {
+float_unary!(sinh / sinh_, "SinhBackward0", f64::sinh_, f32::sinh_, save: input, grad: math::sinh_grad, |ctx, x, g| {
     mul(&g, &cosh(&x)?)?
 });
-float_unary!(cosh / cosh_, "CoshBackward0", f64::cosh, f32::cosh_, save: input, grad: math::cosh_grad, |ctx, x, g| {
+float_unary!(cosh / cosh_, "CoshBackward0", f64::cosh_, f32::cosh_, save: input, grad: math::cosh_grad, |ctx, x, g| {
     mul(&g, &sinh(&x)?)?
 });
-float_unary!(asinh / asinh_, "AsinhBackward0", f64::asinh, f32::asinh_, save: input, grad: math::asinh_grad, |ctx, x, g| {
+float_unary!(asinh / asinh_, "AsinhBackward0", f64::asinh_, f32::asinh_, save: input, grad: math::asinh_grad, |ctx, x, g| {
     mul(&g, &rsqrt(&affine_sq(1.0, 1.0, &x)?)?)?
 });
-float_unary!(acosh / acosh_, "AcoshBackward0", f64::acosh, f32::acosh_, save: input, grad: math::acosh_grad, |ctx, x, g| {
+float_unary!(acosh / acosh_, "AcoshBackward0", f64::acosh_, f32::acosh_, save: input, grad: math::acosh_grad, |ctx, x, g| {
     mul(&g, &rsqrt(&affine_sq(-1.0, 1.0, &x)?)?)?
 });
-float_unary!(atanh / atanh_, "AtanhBackward0", f64::atanh, f32::atanh_, save: input, grad: math::atanh_grad, |ctx, x, g| {
+float_unary!(atanh / atanh_, "AtanhBackward0", f64::atanh_, f32::atanh_, save: input, grad: math::atanh_grad, |ctx, x, g| {
     div(&g, &affine_sq(1.0, -1.0, &x)?)?
 });
-float_unary!(log2 / log2_, "Log2Backward0", f64::log2, f32::log2_, save: input, grad: math::log2_grad, |ctx, x, g| {
+float_unary!(log2 / log2_, "Log2Backward0", f64::log2_, f32::log2_, save: input, grad: math::log2_grad, |ctx, x, g| {
     div(&g, &mul_scalar(&x, LN_2)?)?
 });
-float_unary!(log10 / log10_, "Log10Backward0", f64::log10, f32::log10_, save: input, grad: math::log10_grad, |ctx, x, g| {
+float_unary!(log10 / log10_, "Log10Backward0", f64::log10_, f32::log10_, save: input, grad: math::log10_grad, |ctx, x, g| {
     div(&g, &mul_scalar(&x, LN_10)?)?
 });
-float_unary!(exp2 / exp2_, "Exp2Backward0", f64::exp2, f32::exp2_, save: output, grad: math::exp2_grad, |ctx, out, g| {
+float_unary!(exp2 / exp2_, "Exp2Backward0", f64::exp2_, f32::exp2_, save: output, grad: math::exp2_grad, |ctx, out, g| {
     mul_scalar(&mul(&g, &out)?, LN_2)?
 });
-float_unary!(expm1 / expm1_, "Expm1Backward0", f64::exp_m1, f32::expm1_, save: output, grad: math::expm1_grad, |ctx, out, g| {
+float_unary!(expm1 / expm1_, "Expm1Backward0", f64::expm1_, f32::expm1_, save: output, grad: math::expm1_grad, |ctx, out, g| {
     mul(&g, &binary(BinOp::Add, &t(&out), &s(1.0))?)?
 });
-float_unary!(erfc / erfc_, "ErfcBackward0", libm::erfc, f32::erfc_, save: input, grad: math::erfc_grad, |ctx, x, g| {
+float_unary!(erfc / erfc_, "ErfcBackward0", f64::erfc_, f32::erfc_, save: input, grad: math::erfc_grad, |ctx, x, g| {
     let e = super::exp(&neg(&mul(&x, &x)?)?)?;
     mul(&g, &mul_scalar(&e, -FRAC_2_SQRT_PI)?)?
 });

@@ -5,7 +5,7 @@ use crate::autograd::graph::{needs_grad, record, Saved};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::kernels::elementwise::{Map1, Map2};
-use crate::kernels::{activation, elementwise, simd};
+use crate::kernels::{activation, elementwise, simd, vmath64 as vm};
 use crate::tensor::Tensor;
 
 /// Applies a float function elementwise; ints and bools are computed in float32.
@@ -180,9 +180,9 @@ fn s(v: f64) -> Operand {
     Operand::S(Scalar::Float(v))
 }
 
-float_unary!(exp / exp_, "ExpBackward0", f64::exp, simd::exp_f32, save: output, grad: exp_grad, |ctx, out, g| mul(&g, &out)?);
-float_unary!(log / log_, "LogBackward0", f64::ln, simd::log_f32, save: input, grad: log_grad, |ctx, x, g| binary(BinOp::Div, &t(&g), &t(&x))?);
-float_unary!(log1p / log1p_, "Log1PBackward0", f64::ln_1p, simd::log1p_f32, save: input, grad: log1p_grad, |ctx, x, g| {
+float_unary!(exp / exp_, "ExpBackward0", vm::exp_f64, simd::exp_f32, save: output, grad: exp_grad, |ctx, out, g| mul(&g, &out)?);
+float_unary!(log / log_, "LogBackward0", vm::log_f64, simd::log_f32, save: input, grad: log_grad, |ctx, x, g| binary(BinOp::Div, &t(&g), &t(&x))?);
+float_unary!(log1p / log1p_, "Log1PBackward0", vm::log1p_f64, simd::log1p_f32, save: input, grad: log1p_grad, |ctx, x, g| {
     binary(BinOp::Div, &t(&g), &t(&binary(BinOp::Add, &t(&x), &s(1.0))?))?
 });
 float_unary!(sqrt / sqrt_, "SqrtBackward0", f64::sqrt, f32::sqrt, save: output, grad: sqrt_grad, |ctx, out, g| {
@@ -196,24 +196,24 @@ float_unary!(sin / sin_, "SinBackward0", f64::sin, simd::sin_f32, save: input, g
 float_unary!(cos / cos_, "CosBackward0", f64::cos, simd::cos_f32, save: input, grad: cos_grad, |ctx, x, g| {
     mul(&g, &neg(&sin(&x)?)?)?
 });
-float_unary!(tanh / tanh_, "TanhBackward0", f64::tanh, simd::tanh_f32, save: output, grad: tanh_grad, |ctx, out, g| {
+float_unary!(tanh / tanh_, "TanhBackward0", vm::tanh_f64, simd::tanh_f32, save: output, grad: tanh_grad, |ctx, out, g| {
     // g * (1 - out^2)
     let one_minus = binary(BinOp::Sub, &s(1.0), &t(&mul(&out, &out)?))?;
     mul(&g, &one_minus)?
 });
-float_unary!(sigmoid / sigmoid_, "SigmoidBackward0", |x: f64| 1.0 / (1.0 + (-x).exp()), simd::sigmoid_f32, save: output, grad: sigmoid_grad, |ctx, out, g| {
+float_unary!(sigmoid / sigmoid_, "SigmoidBackward0", vm::sigmoid_f64, simd::sigmoid_f32, save: output, grad: sigmoid_grad, |ctx, out, g| {
     let one_minus = binary(BinOp::Sub, &s(1.0), &t(&out))?;
     mul(&mul(&g, &out)?, &one_minus)?
 });
 float_unary!(reciprocal / reciprocal_, "ReciprocalBackward0", |x: f64| 1.0 / x, |x: f32| 1.0 / x, save: output, grad: reciprocal_grad, |ctx, out, g| {
     neg(&mul(&g, &mul(&out, &out)?)?)?
 });
-float_unary!(erf / erf_, "ErfBackward0", erf_f64, simd::erf_f32, save: input, grad: erf_grad, |ctx, x, g| {
+float_unary!(erf / erf_, "ErfBackward0", vm::verf_f64, simd::erf_f32, save: input, grad: erf_grad, |ctx, x, g| {
     // 2/sqrt(pi) * exp(-x^2)
     let e = exp(&neg(&mul(&x, &x)?)?)?;
     mul(&g, &mul_scalar(&e, std::f64::consts::FRAC_2_SQRT_PI)?)?
 });
-float_unary!(silu / silu_, "SiluBackward0", |x: f64| x / (1.0 + (-x).exp()), |x: f32| x * simd::sigmoid_f32(x), save: input, grad: silu_grad, |ctx, x, g| {
+float_unary!(silu / silu_, "SiluBackward0", |x: f64| x / (1.0 + vm::exp_f64(-x)), |x: f32| x * simd::sigmoid_f32(x), save: input, grad: silu_grad, |ctx, x, g| {
     // sig(x) * (1 + x * (1 - sig(x)))
     let sg = sigmoid(&x)?;
     let one_minus = binary(BinOp::Sub, &s(1.0), &t(&sg))?;
@@ -521,9 +521,9 @@ impl<const TANH: bool> Map1<f64, f64> for GeluFn<TANH> {
     #[inline(always)]
     fn call(&self, v: f64) -> f64 {
         if TANH {
-            0.5 * v * (1.0 + (SQRT_2_OVER_PI * (v + 0.044715 * v * v * v)).tanh())
+            0.5 * v * (1.0 + vm::tanh_f64(SQRT_2_OVER_PI * (v + 0.044715 * v * v * v)))
         } else {
-            0.5 * v * (1.0 + erf_f64(v * std::f64::consts::FRAC_1_SQRT_2))
+            0.5 * v * (1.0 + vm::verf_f64(v * std::f64::consts::FRAC_1_SQRT_2))
         }
     }
 }
