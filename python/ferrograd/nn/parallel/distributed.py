@@ -7,9 +7,9 @@ How a step goes (PyTorch's reducer, in Python):
   default is used), in reverse order of registration: roughly the order backward produces
   their gradients. Each bucket owns one flat buffer.
 - ``forward`` arms the reducer (unless inside ``no_sync()`` or with grad disabled).
-- Each parameter's ``register_post_accumulate_grad_hook`` copies its ``.grad`` into its slot;
-  when a bucket's last slot is filled the bucket is scaled by ``1/world_size`` and its
-  ``MPI_Iallreduce`` starts, so the reduction runs while backward continues. Buckets start in
+- Each parameter's ``register_post_accumulate_grad_hook`` copies its ``.grad``, divided by the
+  world size, into its slot (one native pass, ``_core._copy_scaled_``; in place when ``.grad``
+  already is the slot); when a bucket's last slot is filled its ``MPI_Iallreduce`` starts, so the reduction runs while backward continues. Buckets start in
   index order on every rank (MPI needs the same order everywhere); every later hook polls the
   pending requests so MPI makes progress.
 - At the end of backward (a final callback of the engine, PyTorch's
@@ -67,6 +67,7 @@ class _Bucket:
             offset += p.numel()
         self.pending = len(params)
         self.request = None
+        self.buffer = None  # the MPI buffer over ``flat`` (made on first use, MPI is then up)
 
 
 def _make_buckets(params, cap_bytes, first_cap_bytes):
@@ -148,6 +149,7 @@ class _Reducer:
         for b, bucket in enumerate(self.buckets):
             for i, p in enumerate(bucket.params):
                 self.slot[id(p)] = (b, i)
+        self.scale = 1.0 / pg.size()
         self.armed = False
         self.next_bucket = 0
         self.used = None
@@ -190,9 +192,10 @@ class _Reducer:
         grad = p.grad
         if grad is None:
             view.zero_()
-        elif grad is not view:
-            view.copy_(grad)
-            if self.as_view:
+        else:
+            # divided by the world size on its way in (one pass; in place when .grad is the slot)
+            _core._copy_scaled_(view, grad, self.scale)
+            if self.as_view and grad is not view:
                 p.grad = view  # later steps accumulate into the bucket directly
         bucket.pending -= 1
         if bucket.pending == 0:
@@ -204,8 +207,9 @@ class _Reducer:
         MPI = c10d._mpi()
         while self.next_bucket < len(self.buckets) and self.buckets[self.next_bucket].pending == 0:
             bucket = self.buckets[self.next_bucket]
-            bucket.flat.mul_(1.0 / self.pg.size())
-            bucket.request = self.pg.comm.Iallreduce(MPI.IN_PLACE, c10d._buffer(bucket.flat), MPI.SUM)
+            if bucket.buffer is None:
+                bucket.buffer = c10d._buffer(bucket.flat)
+            bucket.request = self.pg.comm.Iallreduce(MPI.IN_PLACE, bucket.buffer, MPI.SUM)
             self._record("launch")
             self.next_bucket += 1
         if self.next_bucket == len(self.buckets) and not self.finish_queued:
