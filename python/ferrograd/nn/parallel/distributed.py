@@ -9,9 +9,10 @@ How a step goes (PyTorch's reducer, in Python):
 - ``forward`` arms the reducer (unless inside ``no_sync()`` or with grad disabled).
 - Each parameter's ``register_post_accumulate_grad_hook`` copies its ``.grad``, divided by the
   world size, into its slot (one native pass, ``_core._copy_scaled_``; in place when ``.grad``
-  already is the slot); when a bucket's last slot is filled its ``MPI_Iallreduce`` starts, so the reduction runs while backward continues. Buckets start in
-  index order on every rank (MPI needs the same order everywhere); every later hook polls the
-  pending requests so MPI makes progress.
+  already is the slot); when a bucket's last slot is filled its ``MPI_Iallreduce`` starts, so
+  the reduction runs while backward continues. Buckets start in index order on every rank (MPI
+  needs the same order everywhere); every later hook polls the pending requests so MPI makes
+  progress.
 - At the end of backward (a final callback of the engine, PyTorch's
   ``Variable._execution_engine.queue_callback``, queued by the first hook) the reducer waits for
   all buckets and copies the averages back into ``.grad``, before ``backward()`` returns
