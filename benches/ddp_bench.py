@@ -198,7 +198,7 @@ def main():
             print(f"| {name} (global batch {batch}) | {caps} | {ms(one)} | {ms(half)} | {ms(r['step'])} "
                   f"| {ratio} | {ms(r['allreduce'])} ({ms(r['mpi_allreduce'])}) "
                   f"| {ms(r['exposed'])} | {overlap:.0%} | {ms(r['skew'])} "
-                  f"| {r['bytes'] / 1e6:.2f} MB ({r['buckets']}) |")
+                  f"| {r['bytes'] / 1e6:.2f} MB ({int(r['buckets'])}) |")
     print()
     print("Paper estimate, 10 Gb/s, ring all-reduce, 25 us per message step; compute per node = "
           "the 1-thread half-batch step above (weak scaling: each node keeps its batch):")
