@@ -5,14 +5,17 @@ How a step goes (PyTorch's reducer, in Python):
 - At construction rank 0's parameters and buffers are broadcast, and the parameters that require
   grad are grouped into buckets of at most ``bucket_cap_mb`` MiB (the first one 1 MiB when the
   default is used), in reverse order of registration: roughly the order backward produces
-  their gradients. Each bucket owns one flat buffer.
+  their gradients. Each bucket owns one flat buffer: when all ranks share a node (and the
+  bucket is float32/float64), its rank's segment of an MPI shared-memory window, reduced with
+  plain loads and stores (``_SharedMemoryReduction``); otherwise a tensor reduced with
+  ``MPI_Iallreduce``.
 - ``forward`` arms the reducer (unless inside ``no_sync()`` or with grad disabled).
 - Each parameter's ``register_post_accumulate_grad_hook`` copies its ``.grad``, divided by the
   world size, into its slot (one native pass, ``_core._copy_scaled_``; in place when ``.grad``
-  already is the slot); when a bucket's last slot is filled its ``MPI_Iallreduce`` starts, so
-  the reduction runs while backward continues. Buckets start in index order on every rank (MPI
-  needs the same order everywhere); every later hook polls the pending requests so MPI makes
-  progress.
+  already is the slot); when a bucket's last slot is filled its all-reduce starts, so the
+  reduction runs while backward continues. Buckets start in index order on every rank (MPI
+  needs the same order everywhere); every later hook polls the reductions in flight so they
+  make progress.
 - At the end of backward (a final callback of the engine, PyTorch's
   ``Variable._execution_engine.queue_callback``, queued by the first hook) the reducer waits for
   all buckets and copies the averages back into ``.grad``, before ``backward()`` returns
