@@ -444,6 +444,7 @@ class DistributedDataParallel(Module):
             if init_sync_buffers:
                 states += [b for b in module.buffers()]
             _broadcast_coalesced(self.process_group, _unique(states))
+        self.modules_buffers = list(module.buffers())
         self.reducer = _Reducer(self.process_group, params, self.bucket_bytes_cap, first,
                                 find_unused_parameters, gradient_as_bucket_view)
 
@@ -456,10 +457,12 @@ class DistributedDataParallel(Module):
         self.forward_sync_buffers = value
 
     def forward(self, *inputs, **kwargs):
-        if self.forward_sync_buffers and self.require_forward_param_sync:
-            buffers = list(self.module.buffers())
-            if buffers and self.process_group.size() > 1:
-                _broadcast_coalesced(self.process_group, buffers)
+        # as PyTorch: a module without buffers at construction never syncs any (no walk of the
+        # module tree per step); one with buffers syncs the buffers it has now
+        if self.forward_sync_buffers and self.require_forward_param_sync and self.modules_buffers:
+            self.modules_buffers = list(self.module.buffers())
+            if self.modules_buffers and self.process_group.size() > 1:
+                _broadcast_coalesced(self.process_group, self.modules_buffers)
         sync = _core.is_grad_enabled() and self.require_backward_grad_sync
         if sync and self.reducer.armed:
             raise RuntimeError(_UNFINISHED_REDUCTION)
