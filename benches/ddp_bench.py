@@ -6,8 +6,10 @@ with 1 thread each, for an MLP and a small nanoGPT-style block.
 The script measures the 1-process figures itself, then runs itself under ``mpiexec -n 2``
 (``--worker``) and prints one table. For the 2-process runs it reports:
 
-- all-reduce: the time the step's bucket all-reduces take when run alone, blocking, on the same
-  buffers (median);
+- all-reduce: the time the step's bucket all-reduces take when run alone, one after the other,
+  as the reducer runs them (median; through shared memory when all ranks are on one node, see
+  ``_SharedMemoryReduction`` in ferrograd/nn/parallel/distributed.py), and in brackets the
+  time of a blocking ``MPI_Allreduce`` of the same buffers;
 - exposed: the time from the last rank reaching the final wait to the end of the reductions,
   i.e. the communication not hidden behind backward (median; the time a rank waits for a slower
   rank, reported as "skew", is left out);
@@ -90,8 +92,10 @@ def single_process(name, threads, batch, steps):
     return time_steps(model, loss_fn, steps)
 
 
-def allreduce_alone(ddp, repeats=50):
-    """Median time of the step's bucket all-reduces, blocking, one after the other."""
+def allreduce_alone(ddp, repeats=50, mpi=False):
+    """Median time of the step's bucket all-reduces, one after the other, each waited for: as
+    the reducer runs them (shared memory when all ranks are on this node), or, with ``mpi``,
+    with a blocking ``MPI_Allreduce`` on copies of the buckets."""
     from mpi4py import MPI
 
     comm = ddp.process_group.comm
@@ -102,8 +106,12 @@ def allreduce_alone(ddp, repeats=50):
     for _ in range(repeats):
         comm.Barrier()
         start = time.perf_counter()
-        for buffer in buffers:
-            comm.Allreduce(MPI.IN_PLACE, buffer, MPI.SUM)
+        for bucket, buffer in zip(ddp.reducer.buckets, buffers):
+            if mpi:
+                comm.Allreduce(MPI.IN_PLACE, buffer, MPI.SUM)
+            else:
+                bucket.start(comm)
+                bucket.progress(block=True)
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
@@ -133,6 +141,7 @@ def worker(steps):
         results[f"{name} {caps}"] = {
             "step": step,
             "allreduce": allreduce_alone(ddp),
+            "mpi_allreduce": allreduce_alone(ddp, mpi=True),
             "exposed": statistics.median(exposed),
             "skew": statistics.median(skew),
             "bytes": sum(b.flat.numel() * b.flat.element_size() for b in ddp.reducer.buckets),
@@ -150,6 +159,9 @@ def ring_allreduce(nbytes, buckets, nodes):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=60)
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="run everything this many times, interleaved, and report the medians "
+                             "(and the 2 procs / 1 proc ratios' range)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -158,23 +170,35 @@ def main():
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     command = ["mpiexec", "-n", "2", sys.executable, os.path.abspath(__file__), "--worker",
                "--steps", str(args.steps)]
-    out = subprocess.run(command, capture_output=True, text=True, env=env, check=True).stdout
-    two = json.loads(next(line for line in out.splitlines() if line.startswith("RESULTS "))[8:])
+    runs, singles = [], []
+    for _ in range(args.repeats):
+        out = subprocess.run(command, capture_output=True, text=True, env=env, check=True).stdout
+        runs.append(json.loads(next(line for line in out.splitlines() if line.startswith("RESULTS "))[8:]))
+        singles.append({name: (single_process(name, 2, batch, args.steps),
+                               single_process(name, 1, batch // 2, args.steps))
+                        for name, batch in GLOBAL_BATCH.items()})
+    two = {key: {k: statistics.median(run[key][k] for run in runs) for k in runs[0][key]} for key in runs[0]}
+    ratios = {key: sorted(run[key]["step"] / single[key.split()[0]][0] for run, single in zip(runs, singles))
+              for key in runs[0]}
 
     ms = lambda s: f"{s * 1e3:.2f} ms"  # noqa: E731
     print("| workload | buckets | 1 proc x 2 threads | 1 proc x 1 thread, half batch "
-          "| 2 procs x 1 thread | all-reduce alone | exposed | overlap | skew | bytes/step (buckets) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| 2 procs x 1 thread | 2 procs / 1 proc | all-reduce alone (MPI_Allreduce) | exposed "
+          "| overlap | skew | bytes/step (buckets) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, batch in GLOBAL_BATCH.items():
-        one = single_process(name, 2, batch, args.steps)
-        half = single_process(name, 1, batch // 2, args.steps)
+        one = statistics.median(single[name][0] for single in singles)
+        half = statistics.median(single[name][1] for single in singles)
         for caps in BUCKET_CAPS:
             r = two[f"{name} {caps}"]
             r["compute"] = half
             overlap = max(0.0, 1 - r["exposed"] / r["allreduce"]) if r["allreduce"] else 0.0
+            spread = ratios[f"{name} {caps}"]
+            ratio = f"{r['step'] / one:.2f}x" + (f" ({spread[0]:.2f}-{spread[-1]:.2f})" if len(spread) > 1 else "")
             print(f"| {name} (global batch {batch}) | {caps} | {ms(one)} | {ms(half)} | {ms(r['step'])} "
-                  f"| {ms(r['allreduce'])} | {ms(r['exposed'])} | {overlap:.0%} | {ms(r['skew'])} "
-                  f"| {r['bytes'] / 1e6:.2f} MB ({r['buckets']}) |")
+                  f"| {ratio} | {ms(r['allreduce'])} ({ms(r['mpi_allreduce'])}) "
+                  f"| {ms(r['exposed'])} | {overlap:.0%} | {ms(r['skew'])} "
+                  f"| {r['bytes'] / 1e6:.2f} MB ({int(r['buckets'])}) |")
     print()
     print("Paper estimate, 10 Gb/s, ring all-reduce, 25 us per message step; compute per node = "
           "the 1-thread half-batch step above (weak scaling: each node keeps its batch):")

@@ -62,6 +62,7 @@ __all__ = [
     "_pop_saved_tensors_hooks", "_set_anomaly_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
     # fused optimizer steps
     "_sgd_step", "_adam_step", "_rmsprop_step", "_adagrad_step", "_adadelta_step", "_foreach_norm", "_foreach_mul_",
+    "_copy_scaled_",
     # fused nn ops
     "linear", "_leaky_relu", "_pointwise_loss", "_nll_loss", "conv", "max_pool2d", "avg_pool2d",
     "adaptive_avg_pool2d", "im2col", "col2im", "layer_norm", "group_norm", "batch_norm", "_sdpa", "_lstm_cell",
@@ -831,6 +832,7 @@ def _adadelta_step(
 ) -> None: ...
 def _foreach_norm(tensors: Sequence[Tensor], ord: float) -> Tensor: ...
 def _foreach_mul_(tensors: Sequence[Tensor], scalar: Tensor | float) -> None: ...
+def _copy_scaled_(dst: Tensor, src: Tensor, scale: float) -> None: ...  # dst = src * scale, one pass
 
 # ---- fused nn ops, with PyTorch's nodes (src/py/nn.rs) ----
 

@@ -395,3 +395,69 @@ pub fn foreach_mul_(ts: &[Tensor], scalar: f64) -> Result<()> {
     ts.iter()
         .try_for_each(|t| super::binary_inplace(super::BinOp::Mul, t, &s))
 }
+
+/// `dst.copy_(src).mul_(scale)` in one pass, without autograd and without a temporary:
+/// DistributedDataParallel's bucket fill, each gradient divided by the world size on its way into
+/// its bucket slot. `src` may be `dst` itself (then `dst` is scaled in place). One version bump
+/// on `dst`, as `copy_`.
+pub fn copy_scaled_(dst: &Tensor, src: &Tensor, scale: f64) -> Result<()> {
+    if dst.shape() != src.shape() {
+        return Err(Error::Runtime(format!(
+            "_copy_scaled_: expected a source of shape {}, got {}",
+            fmt_list(dst.shape()),
+            fmt_list(src.shape())
+        )));
+    }
+    crate::ops::check_inplace(dst)?;
+    let ranges = (
+        dst.layout().contiguous_range(),
+        src.layout().contiguous_range(),
+    );
+    match (dst.dtype(), src.dtype(), ranges) {
+        (DType::F32, DType::F32, (Some(d), Some(s))) => scale_into::<f32>(dst, src, d, s, scale),
+        (DType::F64, DType::F64, (Some(d), Some(s))) => scale_into::<f64>(dst, src, d, s, scale),
+        _ => {
+            // other dtypes and layouts: the product, then written (mul_ and copy_'s casts)
+            let _g = crate::autograd::GradModeGuard::new(false);
+            let s = super::Operand::S(Scalar::Float(scale));
+            let product =
+                super::binary::binary(super::BinOp::Mul, &super::Operand::T(src.detach()), &s)?;
+            write_values(dst, &product)
+        }
+    }
+}
+
+fn scale_into<T: Real + Elem>(
+    dst: &Tensor,
+    src: &Tensor,
+    d: std::ops::Range<usize>,
+    s: std::ops::Range<usize>,
+    scale: f64,
+) -> Result<()> {
+    let c = T::of(scale);
+    if Arc::ptr_eq(dst.storage(), src.storage()) {
+        if d != s && d.start < s.end && s.start < d.end {
+            // overlapping, not identical: read from a copy
+            return scale_into::<T>(dst, &materialize(src)?, d, 0..s.len(), scale);
+        }
+        let mut w = dst.storage().write::<T>();
+        if d == s {
+            w[d].iter_mut().for_each(|x| *x = *x * c);
+        } else {
+            let (lo, hi) = (d.start.min(s.start), d.start.max(s.start));
+            let (head, tail) = w.split_at_mut(hi);
+            let (to, from) = if d.start < s.start {
+                (&mut head[lo..lo + d.len()], &tail[..s.len()])
+            } else {
+                (&mut tail[..d.len()], &head[lo..lo + s.len()])
+            };
+            to.iter_mut().zip(from).for_each(|(x, &y)| *x = y * c);
+        }
+    } else {
+        let r = src.storage().read::<T>();
+        let mut w = dst.storage().write::<T>();
+        w[d].iter_mut().zip(&r[s]).for_each(|(x, &y)| *x = y * c);
+    }
+    dst.bump_version();
+    Ok(())
+}

@@ -232,6 +232,20 @@ fn _foreach_mul_(
     run(py, Work::elems(&t), || optim::foreach_mul_(&t, s))
 }
 
+/// `dst.copy_(src).mul_(scale)` in one pass (DistributedDataParallel's bucket fill).
+#[pyfunction]
+fn _copy_scaled_(
+    py: Python<'_>,
+    dst: PyRef<'_, PyTensor>,
+    src: PyRef<'_, PyTensor>,
+    scale: f64,
+) -> PyResult<()> {
+    let (d, s) = (dst.t.clone(), src.t.clone());
+    run(py, Work::elems([&d, &s]), || {
+        optim::copy_scaled_(&d, &s, scale)
+    })
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_sgd_step, m)?)?;
     m.add_function(wrap_pyfunction!(_adam_step, m)?)?;
@@ -240,5 +254,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_adadelta_step, m)?)?;
     m.add_function(wrap_pyfunction!(_foreach_norm, m)?)?;
     m.add_function(wrap_pyfunction!(_foreach_mul_, m)?)?;
+    m.add_function(wrap_pyfunction!(_copy_scaled_, m)?)?;
     Ok(())
 }

@@ -220,6 +220,37 @@ def test_convert_sync_batchnorm_shares_parameters():
     assert list(converted.state_dict()) == list(model.state_dict())
 
 
+def test_copy_scaled_is_copy_then_mul():
+    """DDP's bucket fill ``_core._copy_scaled_(dst, src, s)``: ``dst = src * s`` in one pass,
+    also in place, between overlapping or disjoint parts of one storage, from a non-contiguous
+    source and in other dtypes; one version bump on ``dst``."""
+    _core = fg._core
+    fg.manual_seed(0)
+    for dtype in (fg.float32, fg.float64, fg.float16):
+        src = fg.randn(7, 5).to(dtype)
+        dst = fg.zeros(7, 5, dtype=dtype)
+        version = dst._version
+        _core._copy_scaled_(dst, src, 1 / 3)
+        assert fg.equal(dst, src * (1 / 3)) and dst._version == version + 1
+        expected = dst * 0.5
+        _core._copy_scaled_(dst, dst, 0.5)  # in place
+        assert fg.equal(dst, expected)
+    flat = fg.arange(10.0)
+    _core._copy_scaled_(flat[:5], flat[5:], 2.0)
+    assert flat.tolist() == [10.0, 12.0, 14.0, 16.0, 18.0, 5.0, 6.0, 7.0, 8.0, 9.0]
+    flat = fg.arange(10.0)
+    _core._copy_scaled_(flat[5:], flat[:5], 2.0)
+    assert flat.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 0.0, 2.0, 4.0, 6.0, 8.0]
+    flat = fg.arange(10.0)
+    _core._copy_scaled_(flat[2:7], flat[:5], 1.0)  # overlapping: read before written
+    assert flat.tolist() == [0.0, 1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 7.0, 8.0, 9.0]
+    dst = fg.zeros(3, 2)
+    _core._copy_scaled_(dst, fg.arange(6.0).view(2, 3).t(), -1.0)
+    assert dst.tolist() == [[-0.0, -3.0], [-1.0, -4.0], [-2.0, -5.0]]
+    with pytest.raises(RuntimeError, match="expected a source of shape"):
+        _core._copy_scaled_(fg.zeros(3), fg.zeros(4), 1.0)
+
+
 # --- several processes under mpiexec ---------------------------------------------------------
 
 

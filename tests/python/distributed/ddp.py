@@ -16,7 +16,7 @@ import ferrograd as torch
 import ferrograd.distributed as dist
 import ferrograd.nn as nn
 import ferrograd.nn.functional as F
-from ferrograd.nn.parallel import DistributedDataParallel as DDP
+from ferrograd.nn.parallel import DistributedDataParallel as DDP, distributed as ddp_module
 from ferrograd.utils.data import DistributedSampler
 
 B = 4  # samples per rank and step
@@ -82,6 +82,8 @@ def test_matches_single_process(rank, size, optimizer_class, batch_norm, bucket_
         model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
     ddp = DDP(model, bucket_cap_mb=bucket_cap_mb, gradient_as_bucket_view=as_view)
     assert len(ddp.reducer.buckets) > (1 if bucket_cap_mb else 0)
+    # all ranks run on this node: the buckets are reduced through shared memory unless disabled
+    assert all((b.shared is not None) == ddp_module._SHARED_MEMORY_REDUCTION for b in ddp.reducer.buckets)
     reference = mlp(seed=0, batch_norm=batch_norm)
     reference.load_state_dict(ddp.module.state_dict())
     assert_identical_across_ranks(ddp, "after construction")
@@ -243,6 +245,43 @@ def test_sampler(rank, size):
     passed(2)
 
 
+def test_bucket_reductions(rank, size):
+    """A bucket's all-reduce, through shared memory (all ranks are on this node) and through
+    MPI_Iallreduce: the sum over ranks, bitwise the same on every rank, for float32 and float64,
+    sizes that do not split evenly over the ranks (or leave some rank no part), polled or
+    waited for, several buckets in flight at once."""
+    comm = dist.distributed_c10d._world().comm
+    for shared in (True, False):
+        ddp_module._SHARED_MEMORY_REDUCTION = shared
+        try:
+            buckets = [ddp_module._Bucket([torch.zeros(n, dtype=dtype)], comm)
+                       for n in (1, 2, 7, 1000) for dtype in (torch.float32, torch.float64)]
+        finally:
+            ddp_module._SHARED_MEMORY_REDUCTION = True
+        assert all((b.shared is not None) == shared for b in buckets)
+        for step in range(3):
+            expected = []
+            for k, bucket in enumerate(buckets):
+                n = bucket.flat.numel()
+                mine = [torch.arange(n, dtype=bucket.flat.dtype) * (r + 1) / 3 + step + k for r in range(size)]
+                bucket.flat.copy_(mine[rank])
+                total = mine[0].clone()
+                for other in mine[1:]:
+                    total += other
+                expected.append(total)
+            for bucket in buckets:
+                bucket.start(comm)
+            while not all([b.progress(block=False) for b in buckets[::2]]):  # polled
+                pass
+            for bucket, total in zip(buckets, expected):
+                assert bucket.progress(block=True)
+                assert_close(bucket.flat, total, f"bucket of {bucket.flat.numel()} {bucket.flat.dtype}")
+                digests = [None] * size
+                dist.all_gather_object(digests, bucket.flat.numpy().tobytes())
+                assert len(set(digests)) == 1, "bucket sums differ across ranks"
+    passed(2)
+
+
 def main():
     torch.set_num_threads(1)
     dist.init_process_group("mpi")
@@ -254,6 +293,13 @@ def main():
                                 as_view=True)
     test_matches_single_process(rank, size, torch.optim.Adam, batch_norm=False, bucket_cap_mb=None,
                                 as_view=True, set_to_none=False)
+    # the same through MPI_Iallreduce (ranks on several nodes) instead of shared memory
+    ddp_module._SHARED_MEMORY_REDUCTION = False
+    test_matches_single_process(rank, size, torch.optim.SGD, batch_norm=False, bucket_cap_mb=0.001)
+    test_matches_single_process(rank, size, torch.optim.Adam, batch_norm=False, bucket_cap_mb=None,
+                                as_view=True, set_to_none=False)
+    ddp_module._SHARED_MEMORY_REDUCTION = True
+    test_bucket_reductions(rank, size)
     test_no_sync(rank, size)
     test_no_sync(rank, size, as_view=True)
     test_sync_batch_norm(rank, size)

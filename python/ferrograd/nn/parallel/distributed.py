@@ -5,13 +5,17 @@ How a step goes (PyTorch's reducer, in Python):
 - At construction rank 0's parameters and buffers are broadcast, and the parameters that require
   grad are grouped into buckets of at most ``bucket_cap_mb`` MiB (the first one 1 MiB when the
   default is used), in reverse order of registration: roughly the order backward produces
-  their gradients. Each bucket owns one flat buffer.
+  their gradients. Each bucket owns one flat buffer: when all ranks share a node (and the
+  bucket is float32/float64), its rank's segment of an MPI shared-memory window, reduced with
+  plain loads and stores (``_SharedMemoryReduction``); otherwise a tensor reduced with
+  ``MPI_Iallreduce``.
 - ``forward`` arms the reducer (unless inside ``no_sync()`` or with grad disabled).
-- Each parameter's ``register_post_accumulate_grad_hook`` copies its ``.grad`` into its slot;
-  when a bucket's last slot is filled the bucket is scaled by ``1/world_size`` and its
-  ``MPI_Iallreduce`` starts, so the reduction runs while backward continues. Buckets start in
-  index order on every rank (MPI needs the same order everywhere); every later hook polls the
-  pending requests so MPI makes progress.
+- Each parameter's ``register_post_accumulate_grad_hook`` copies its ``.grad``, divided by the
+  world size, into its slot (one native pass, ``_core._copy_scaled_``; in place when ``.grad``
+  already is the slot); when a bucket's last slot is filled its all-reduce starts, so the
+  reduction runs while backward continues. Buckets start in index order on every rank (MPI
+  needs the same order everywhere); every later hook polls the reductions in flight so they
+  make progress.
 - At the end of backward (a final callback of the engine, PyTorch's
   ``Variable._execution_engine.queue_callback``, queued by the first hook) the reducer waits for
   all buckets and copies the averages back into ``.grad``, before ``backward()`` returns
@@ -23,6 +27,7 @@ How a step goes (PyTorch's reducer, in Python):
   reduction" error.
 """
 
+import os
 import warnings
 from contextlib import contextmanager
 
@@ -55,34 +60,184 @@ _UNFINISHED_REDUCTION = (
 )
 
 
+# Set to False to reduce every bucket with MPI_Iallreduce even when all ranks share a node
+# (tests/distributed/ddp.py runs both ways).
+_SHARED_MEMORY_REDUCTION = True
+
+_NUMPY_DTYPES = {_core.float32: np.float32, _core.float64: np.float64}
+
+
+class _SharedMemoryReduction:
+    """A bucket's all-reduce through memory that every rank maps (an MPI shared-memory window,
+    one segment per rank): a reduce-scatter and an all-gather made of plain vectorised loads,
+    adds and stores, in three phases, each entered once every rank has finished the previous
+    one:
+
+    1. every rank has filled its segment: rank ``r`` sums part ``r`` of all segments, in rank
+       order, into its own segment;
+    2. every part is summed: each rank copies the other parts from their owners' segments (so
+       the result is bitwise the same everywhere);
+    3. every rank has copied: each segment may be written again, and backward may return.
+
+    A rank announces the end of a phase by storing the phase's number (counted since the
+    bucket was made, the same on every rank) into the 64-byte header of its segment, after an
+    ``MPI_Win_sync``; the others read the headers (and ``MPI_Win_sync`` before reading the
+    data). This replaces ``MPI_Ibarrier``, which took ~40 us per phase here even when the ranks
+    arrived together; a wait spins on the headers, yielding the core every few thousand reads.
+
+    Used when all ranks run on one node, instead of ``MPI_Iallreduce``, whose intra-node path
+    copies through the kernel (CMA) and sums with a scalar loop. Like MPI's non-blocking
+    collectives, a phase advances when the reducer polls (every gradient hook) or waits (end
+    of backward). The window is never freed: the bucket's tensors live in it.
+    """
+
+    HEADER = 64  # bytes before a segment's data: the phase counter, on its own cache line
+
+    def __init__(self, comm, numel, dtype):
+        MPI = c10d._mpi()
+        self.comm = comm.Dup()
+        self.rank, size = self.comm.Get_rank(), self.comm.Get_size()
+        itemsize = np.dtype(_NUMPY_DTYPES[dtype]).itemsize
+        info = MPI.Info.Create()
+        info.Set("alloc_shared_noncontig", "true")  # each segment on its own pages
+        self.win = MPI.Win.Allocate_shared(self.HEADER + numel * itemsize, 1, info=info, comm=self.comm)
+        info.Free()
+        self.win.Lock_all(MPI.MODE_NOCHECK)  # the passive epoch Win_sync needs
+        memory = [self.win.Shared_query(k)[0] for k in range(size)]
+        self.counters = [np.frombuffer(m, np.int64, count=1) for m in memory]
+        self.counters[self.rank][0] = 0
+        self.segments = [np.frombuffer(m, _NUMPY_DTYPES[dtype], count=numel, offset=self.HEADER)
+                         for m in memory]
+        # the tensor keeps the window alive
+        address = memory[self.rank].address + self.HEADER
+        self.flat = _core._from_ptr(address, numel, dtype, [numel], [1], self.win)
+        bounds = [k * numel // size for k in range(size + 1)]
+        self.parts = [slice(bounds[k], bounds[k + 1]) for k in range(size)]
+        mine = self.parts[self.rank]
+        self.scratch = np.empty(mine.stop - mine.start, _NUMPY_DTYPES[dtype]) if size > 2 else None
+        self.phase = 0
+        self.count = 0  # phases announced so far
+        self.comm.Barrier()  # every header is zero before anyone announces
+
+    def _announce(self):
+        self.win.Sync()  # this rank's stores into its segment before the header's
+        self.count += 1
+        self.counters[self.rank][0] = self.count
+
+    def _everyone_there(self):
+        count = self.count
+        for counter in self.counters:
+            if counter[0] < count:
+                return False
+        self.win.Sync()  # the other ranks' stores before their headers are visible
+        return True
+
+    def start(self):
+        self._announce()
+        self.phase = 1
+
+    def progress(self, block):
+        """Advances through the phases every rank has reached (all of them, waiting, if
+        ``block``); True when the reduction is complete."""
+        while self.phase:
+            spins = 0
+            while not self._everyone_there():
+                if not block:
+                    return False
+                spins += 1
+                if spins % 4096 == 0:
+                    os.sched_yield()  # let another process have the core a moment
+            segments, mine = self.segments, self.segments[self.rank]
+            if self.phase == 1:
+                part = self.parts[self.rank]
+                if self.scratch is None:
+                    np.add(segments[0][part], segments[1][part], out=mine[part])
+                else:
+                    np.add(segments[0][part], segments[1][part], out=self.scratch)
+                    for segment in segments[2:]:
+                        np.add(self.scratch, segment[part], out=self.scratch)
+                    mine[part] = self.scratch
+            elif self.phase == 2:
+                for k, part in enumerate(self.parts):
+                    if k != self.rank:
+                        mine[part] = segments[k][part]
+            else:
+                self.phase = 0
+                return True
+            self._announce()
+            self.phase += 1
+        return True
+
+
 class _Bucket:
     """Parameters whose gradients are reduced together through one flat buffer."""
 
-    def __init__(self, params):
+    def __init__(self, params, comm):
         self.params = params
-        self.flat = zeros(sum(p.numel() for p in params), dtype=params[0].dtype)
+        numel, dtype = sum(p.numel() for p in params), params[0].dtype
+        self.shared = None
+        if (comm is not None and _SHARED_MEMORY_REDUCTION and numel > 0 and dtype in _NUMPY_DTYPES
+                and comm.Get_size() > 1):
+            self.shared = _SharedMemoryReduction(comm, numel, dtype)
+            self.flat = self.shared.flat
+            self.flat.zero_()
+        else:
+            self.flat = zeros(numel, dtype=dtype)
         self.views, offset = [], 0
         for p in params:
             self.views.append(self.flat[offset:offset + p.numel()].view(p.shape))
             offset += p.numel()
         self.pending = len(params)
         self.request = None
+        self.buffer = None  # the MPI buffer over ``flat`` (made on first use, MPI is then up)
+
+    def start(self, comm):
+        """Starts the all-reduce (sum) of ``flat`` over ``comm``'s ranks."""
+        if self.shared is not None:
+            self.shared.start()
+            return
+        MPI = c10d._mpi()
+        if self.buffer is None:
+            self.buffer = c10d._buffer(self.flat)
+        self.request = comm.Iallreduce(MPI.IN_PLACE, self.buffer, MPI.SUM)
+
+    def progress(self, block):
+        """Lets the all-reduce advance (to its end if ``block``); True when it is done."""
+        if self.shared is not None:
+            return self.shared.progress(block)
+        if self.request is None:
+            return True
+        if block:
+            self.request.Wait()
+        elif not self.request.Test():
+            return False
+        self.request = None
+        return True
 
 
-def _make_buckets(params, cap_bytes, first_cap_bytes):
+def _make_buckets(params, cap_bytes, first_cap_bytes, comm):
     """Groups ``params`` (already in reverse registration order) into buckets of one dtype."""
     buckets, current, size = [], [], 0
     cap = first_cap_bytes
     for p in params:
         nbytes = p.numel() * p.element_size()
         if current and (size + nbytes > cap or p.dtype != current[0].dtype):
-            buckets.append(_Bucket(current))
+            buckets.append(_Bucket(current, comm))
             current, size, cap = [], 0, cap_bytes
         current.append(p)
         size += nbytes
     if current:
-        buckets.append(_Bucket(current))
+        buckets.append(_Bucket(current, comm))
     return buckets
+
+
+def _node_comm(comm):
+    """``comm`` when all its ranks share one node's memory, else None."""
+    MPI = c10d._mpi()
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    together = node.Get_size() == comm.Get_size()
+    node.Free()
+    return comm if together else None
 
 
 def _output_tensors(obj):
@@ -142,12 +297,14 @@ class _Reducer:
         self.as_view = gradient_as_bucket_view
         self.params = params
         self.find_unused_parameters = find_unused_parameters
-        self.buckets = _make_buckets(list(reversed(params)), bucket_cap_bytes, first_bucket_bytes)
+        self.buckets = _make_buckets(list(reversed(params)), bucket_cap_bytes, first_bucket_bytes,
+                                     _node_comm(pg.comm))
         self.index = {id(p): k for k, p in enumerate(params)}
         self.slot = {}
         for b, bucket in enumerate(self.buckets):
             for i, p in enumerate(bucket.params):
                 self.slot[id(p)] = (b, i)
+        self.scale = 1.0 / pg.size()
         self.armed = False
         self.next_bucket = 0
         self.used = None
@@ -161,7 +318,6 @@ class _Reducer:
         """Arms the reducer for the backward of this forward's ``outputs``."""
         for bucket in self.buckets:
             bucket.pending = len(bucket.params)
-            bucket.request = None
         self.next_bucket = 0
         self.armed = True
         self.finish_queued = False
@@ -190,9 +346,10 @@ class _Reducer:
         grad = p.grad
         if grad is None:
             view.zero_()
-        elif grad is not view:
-            view.copy_(grad)
-            if self.as_view:
+        else:
+            # divided by the world size on its way in (one pass; in place when .grad is the slot)
+            _core._copy_scaled_(view, grad, self.scale)
+            if self.as_view and grad is not view:
                 p.grad = view  # later steps accumulate into the bucket directly
         bucket.pending -= 1
         if bucket.pending == 0:
@@ -201,11 +358,8 @@ class _Reducer:
             self._poll()
 
     def _launch_ready_buckets(self):
-        MPI = c10d._mpi()
         while self.next_bucket < len(self.buckets) and self.buckets[self.next_bucket].pending == 0:
-            bucket = self.buckets[self.next_bucket]
-            bucket.flat.mul_(1.0 / self.pg.size())
-            bucket.request = self.pg.comm.Iallreduce(MPI.IN_PLACE, c10d._buffer(bucket.flat), MPI.SUM)
+            self.buckets[self.next_bucket].start(self.pg.comm)
             self._record("launch")
             self.next_bucket += 1
         if self.next_bucket == len(self.buckets) and not self.finish_queued:
@@ -219,18 +373,17 @@ class _Reducer:
             self._finalize()
 
     def _poll(self):
-        requests = [b.request for b in self.buckets[:self.next_bucket] if b.request is not None]
-        if requests:
-            c10d._mpi().Request.Testall(requests)
+        for bucket in self.buckets[:self.next_bucket]:
+            bucket.progress(block=False)
 
     def _record(self, what):
         if self.clock is not None:
             self.events.append((what, self.clock()))
 
     def _finalize(self):
-        MPI = c10d._mpi()
         self._record("wait")
-        MPI.Request.Waitall([b.request for b in self.buckets])
+        for bucket in self.buckets:
+            bucket.progress(block=True)
         if self.used_request is not None:
             self.used_request.Wait()
             self.used_request = None
@@ -291,6 +444,7 @@ class DistributedDataParallel(Module):
             if init_sync_buffers:
                 states += [b for b in module.buffers()]
             _broadcast_coalesced(self.process_group, _unique(states))
+        self.modules_buffers = list(module.buffers())
         self.reducer = _Reducer(self.process_group, params, self.bucket_bytes_cap, first,
                                 find_unused_parameters, gradient_as_bucket_view)
 
@@ -303,10 +457,12 @@ class DistributedDataParallel(Module):
         self.forward_sync_buffers = value
 
     def forward(self, *inputs, **kwargs):
-        if self.forward_sync_buffers and self.require_forward_param_sync:
-            buffers = list(self.module.buffers())
-            if buffers and self.process_group.size() > 1:
-                _broadcast_coalesced(self.process_group, buffers)
+        # as PyTorch: a module without buffers at construction never syncs any (no walk of the
+        # module tree per step); one with buffers syncs the buffers it has now
+        if self.forward_sync_buffers and self.require_forward_param_sync and self.modules_buffers:
+            self.modules_buffers = list(self.module.buffers())
+            if self.modules_buffers and self.process_group.size() > 1:
+                _broadcast_coalesced(self.process_group, self.modules_buffers)
         sync = _core.is_grad_enabled() and self.require_backward_grad_sync
         if sync and self.reducer.armed:
             raise RuntimeError(_UNFINISHED_REDUCTION)
