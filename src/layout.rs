@@ -124,6 +124,22 @@ impl Layout {
         }
         true
     }
+    /// True when no two elements share a storage place: with the dims sorted by stride, each
+    /// stride is past the span of the smaller ones (a sufficient test, exact for the layouts
+    /// views produce). Unlike `is_non_overlapping_and_dense`, gaps are allowed (a slice with a
+    /// step, a narrowed dim).
+    pub fn is_non_overlapping(&self) -> bool {
+        let mut dims: Vec<usize> = (0..self.ndim()).filter(|&d| self.shape[d] > 1).collect();
+        dims.sort_by_key(|&d| self.strides[d]);
+        let mut span = 0usize;
+        for d in dims {
+            if self.strides[d] <= span {
+                return false;
+            }
+            span += self.strides[d] * (self.shape[d] - 1);
+        }
+        true
+    }
     /// PyTorch's `is_non_overlapping_and_dense`: the elements fill a block of storage without
     /// gaps or overlaps, in some order of the dims.
     pub fn is_non_overlapping_and_dense(&self) -> bool {

@@ -498,6 +498,10 @@ impl BackwardCtx {
     pub fn needs(&self, i: usize) -> bool {
         self.needs_input_grad.get(i).copied().unwrap_or(false)
     }
+    /// Input `i`'s gradient from `f`, computed only when that input needs one.
+    pub fn grad_if(&self, i: usize, f: impl FnOnce() -> Result<Tensor>) -> Result<Option<Tensor>> {
+        self.needs(i).then(f).transpose()
+    }
 }
 
 fn make_saved(s: Saved) -> SavedTensor {

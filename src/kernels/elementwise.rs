@@ -428,7 +428,7 @@ fn run3_body<C: Copy, A: Copy, B: Copy, U, F: Map3<C, A, B, U>>(
 
 /// The inner loops compiled for AVX2+FMA and AVX-512 (see `best!`).
 #[cfg(target_arch = "x86_64")]
-mod wide {
+pub(crate) mod wide {
     use super::*;
 
     macro_rules! isa {

@@ -6,8 +6,7 @@
 //! approximations (Cephes' single-precision ones) so that the elementwise loops vectorise; their
 //! measured error bounds are in `tests/native/test_kernel_engine.py`. f64 versions use the
 //! vectorisable ones of `vmath64` (tan: the standard library's). The special functions PyTorch
-//! itself computes one element at a time (lgamma, digamma, polygamma) are scalar here too, and so
-//! is f32 erfc (libm's, faster than the vectorised f64 one rounded).
+//! itself computes one element at a time (lgamma, digamma, polygamma) are scalar here too.
 
 use super::simd::{exp_f32, log_f32, sincos_f32, Real};
 use super::vmath64 as vm;
@@ -34,6 +33,10 @@ pub trait Math: Real {
     fn digamma_(self) -> Self;
     fn atan2_(self, x: Self) -> Self;
     fn hypot_(self, b: Self) -> Self;
+    /// C's fmod(self, b), exactly, when |self / b| < 2^27 (or b is 0, infinite or NaN, or self
+    /// infinite or NaN), in a form that vectorises (see `fmod_small_f32`); f64 has no such
+    /// form and computes `self % b`.
+    fn fmod_small(self, b: Self) -> Self;
 }
 
 impl Math for f32 {
@@ -92,7 +95,7 @@ impl Math for f32 {
     }
     #[inline(always)]
     fn erfc_(self) -> f32 {
-        libm::erfcf(self)
+        erfc_f32(self)
     }
     #[inline(always)]
     fn erfinv_(self) -> f32 {
@@ -120,6 +123,10 @@ impl Math for f32 {
         } else {
             h
         }
+    }
+    #[inline(always)]
+    fn fmod_small(self, b: f32) -> f32 {
+        fmod_small_f32(self, b)
     }
 }
 
@@ -199,6 +206,10 @@ impl Math for f64 {
     #[inline(always)]
     fn hypot_(self, b: f64) -> f64 {
         self.hypot(b)
+    }
+    #[inline(always)]
+    fn fmod_small(self, b: f64) -> f64 {
+        self % b
     }
 }
 
@@ -459,6 +470,69 @@ pub fn erfinv_f32(x: f32) -> f32 {
         f32::INFINITY.copysign(x)
     } else {
         r
+    }
+}
+
+/// erfc for f32, branch-free: for x >= 0, erfc(x) = t exp(-x^2 + g(t)) with t = 2 / (2 + x)
+/// (the form of Numerical Recipes' erfcc), g a degree-11 polynomial fitted to
+/// log(erfc(x) exp(x^2) / t) over x in [0, 10.1] (Chebyshev least squares, within 2.7e-9), and
+/// erfc(-x) = 2 - erfc(x). Computed in f64 (vmath64's exp), so the one rounding to f32 is the
+/// main error: measured within 1 ulp. 0 beyond 10.1, where erfc is below f32's least subnormal.
+#[inline(always)]
+#[allow(clippy::excessive_precision)] // the fitted coefficients, as printed
+pub fn erfc_f32(x: f32) -> f32 {
+    let ax = (x as f64).abs().min(10.1);
+    let t = 2.0 / (2.0 + ax);
+    // t in [2 / 12.1, 1] mapped onto u in [-1, 1]
+    let u = t * 2.396_039_603_960_396 - 1.396_039_603_960_396;
+    let g = ((((((((((-4.905_981_459_923_465e-6 * u - 2.309_740_992_871_902_7e-5) * u
+        + 6.948_608_508_652_704e-5)
+        * u
+        + 1.304_540_100_544_222_6e-4)
+        * u
+        - 5.556_161_109_888_25e-4)
+        * u
+        - 2.722_139_170_312_81e-4)
+        * u
+        + 3.746_757_552_184_221_4e-3)
+        * u
+        - 1.083_411_662_898_447e-3)
+        * u
+        - 2.961_069_572_742_573_7e-2)
+        * u
+        + 1.594_377_498_000_392e-2)
+        * u
+        + 5.711_974_328_976_083e-1)
+        * u
+        - 5.595_379_670_804_984e-1;
+    let r = t * vm::exp_f64(g - ax * ax);
+    let r = if x < 0.0 { 2.0 - r } else { r };
+    if x.is_nan() {
+        x // (`min` above turned NaN into 10.1)
+    } else if ax >= 10.1 && x > 0.0 {
+        0.0
+    } else {
+        r as f32
+    }
+}
+
+/// fmod for f32 operands whose quotient |a / b| is below 2^27, exact and branch-free, in f64:
+/// the rounded a / b truncates to the true integer quotient q (a non-integer quotient is at
+/// least 2^-24 from an integer, far more than the division's rounding error below 2^-26), q b
+/// is exact (27 + 24 bits), and a - q b is exact (a multiple of the smaller operand's last
+/// place, smaller than |b|). A zero result takes a's sign, as fmod's; b = 0, a infinite or
+/// either NaN give NaN through the arithmetic, b infinite gives a. Larger quotients need
+/// `a % b` (callers check, see `ops::binary`).
+#[inline(always)]
+pub fn fmod_small_f32(a: f32, b: f32) -> f32 {
+    let (ad, bd) = (a as f64, b as f64);
+    let q = (ad / bd).trunc();
+    let r = ad - q * bd;
+    let r = if r == 0.0 { 0.0f64.copysign(ad) } else { r };
+    if bd.is_infinite() && ad.is_finite() {
+        a
+    } else {
+        r as f32
     }
 }
 

@@ -40,16 +40,12 @@
 //! Subnormal results are computed, not flushed (within the bounds, in units of the
 //! subnormal spacing). NaN propagates; infinities and signed zeros follow C99 Annex F.
 //!
-//! For slices use [`map`] with a [`Kernel64`] type (`vmath64::map::<vmath64::Exp>(src,
-//! dst)`), not `simd::map` with a closure: see [`Kernel64`].
+//! Over slices they run in the elementwise engine (`kernels::elementwise`), called through
+//! zero-sized kernel types whose `call` is `#[inline(always)]` (see its `Map1`): a closure
+//! calling one of the larger functions is inlined into at most one of the engine's loops.
 
 // the constants are written as published (fdlibm's with their 21 digits)
 #![allow(clippy::excessive_precision)]
-
-use std::mem::MaybeUninit;
-
-#[cfg(target_arch = "x86_64")]
-use super::simd::x86;
 
 const MAGIC: f64 = 6_755_399_441_055_744.0; // 1.5 * 2^52: adding it rounds to an integer
 const MAGIC_BITS: u64 = 0x4338_0000_0000_0000;
@@ -1135,177 +1131,75 @@ pub fn erfc_f64(x: f64) -> f64 {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// slice maps
-// ---------------------------------------------------------------------------------------
-
-/// An elementwise f64 function for [`map`], as a type: `eval` is `#[inline(always)]`, so it
-/// is inlined into each SIMD copy of the loop whatever its size.
-///
-/// A closure calling one of the larger functions, passed to `simd::map`, is not: LLVM will
-/// not inline a body of that size into the three copies `simd::map` makes (avx512, avx2,
-/// base), and the loop then calls it per element, unvectorised. Measured: `simd::map(src,
-/// dst, &|x| f(x))` vectorises exp, exp2, the logs, tanh, sigmoid, sinh, cosh, atan, asin
-/// and acos, but not expm1, sin, cos, tan, erf, erfc, asinh, acosh, atanh (12 - 23 ns per
-/// element instead of 2 - 7); a closure combining several of the small ones may fail too.
-pub trait Kernel64 {
-    fn eval(x: f64) -> f64;
-}
-
-/// A binary elementwise f64 function for [`map2`].
-pub trait Kernel64x2 {
-    fn eval(a: f64, b: f64) -> f64;
-}
-
-macro_rules! kernels64 {
-    ($($name:ident => $f:ident,)*) => {
-        $(
-            #[doc = concat!("[`", stringify!($f), "`] as a [`Kernel64`].")]
-            pub struct $name;
-            impl Kernel64 for $name {
-                #[inline(always)]
-                fn eval(x: f64) -> f64 {
-                    $f(x)
-                }
-            }
-        )*
-    };
-}
-
-kernels64! {
-    Exp => exp_f64,
-    Exp2 => exp2_f64,
-    Expm1 => expm1_f64,
-    Log => log_f64,
-    Log1p => log1p_f64,
-    Log2 => log2_f64,
-    Log10 => log10_f64,
-    Sin => sin_f64,
-    Cos => cos_f64,
-    Tan => tan_f64,
-    Tanh => tanh_f64,
-    Sigmoid => sigmoid_f64,
-    Erf => verf_f64,
-    Erfc => erfc_f64,
-    Atan => atan_f64,
-    Asin => asin_f64,
-    Acos => acos_f64,
-    Sinh => sinh_f64,
-    Cosh => cosh_f64,
-    Asinh => asinh_f64,
-    Acosh => acosh_f64,
-    Atanh => atanh_f64,
-}
-
-/// [`atan2_f64`] as a [`Kernel64x2`]: `eval(y, x)`.
-pub struct Atan2;
-impl Kernel64x2 for Atan2 {
-    #[inline(always)]
-    fn eval(a: f64, b: f64) -> f64 {
-        atan2_f64(a, b)
-    }
-}
-
-#[inline(always)]
-fn map_body<K: Kernel64>(src: &[f64], dst: &mut [MaybeUninit<f64>]) -> usize {
-    for (d, &x) in dst.iter_mut().zip(src) {
-        d.write(K::eval(x));
-    }
-    src.len().min(dst.len())
-}
-
-#[inline(always)]
-fn map2_body<K: Kernel64x2>(a: &[f64], b: &[f64], dst: &mut [MaybeUninit<f64>]) -> usize {
-    for ((d, &x), &y) in dst.iter_mut().zip(a).zip(b) {
-        d.write(K::eval(x, y));
-    }
-    dst.len().min(a.len()).min(b.len())
-}
-
-/// The `#[target_feature]` copies of the maps.
-#[cfg(target_arch = "x86_64")]
-pub(crate) mod wide {
-    use super::*;
-
-    #[target_feature(enable = "avx2,fma")]
-    pub fn map_avx2<K: Kernel64>(src: &[f64], dst: &mut [MaybeUninit<f64>]) -> usize {
-        map_body::<K>(src, dst)
-    }
-
-    #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
-    pub fn map_avx512<K: Kernel64>(src: &[f64], dst: &mut [MaybeUninit<f64>]) -> usize {
-        map_body::<K>(src, dst)
-    }
-
-    #[target_feature(enable = "avx2,fma")]
-    pub fn map2_avx2<K: Kernel64x2>(a: &[f64], b: &[f64], dst: &mut [MaybeUninit<f64>]) -> usize {
-        map2_body::<K>(a, b, dst)
-    }
-
-    #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
-    pub fn map2_avx512<K: Kernel64x2>(a: &[f64], b: &[f64], dst: &mut [MaybeUninit<f64>]) -> usize {
-        map2_body::<K>(a, b, dst)
-    }
-}
-
-/// `dst[i] = K::eval(src[i])`, compiled for the best instruction set the CPU has (as
-/// `simd::map`). Returns the number of elements written (`min` of the two lengths).
-#[inline]
-pub fn map<K: Kernel64>(src: &[f64], dst: &mut [MaybeUninit<f64>]) -> usize {
-    #[cfg(target_arch = "x86_64")]
-    if src.len() >= 16 {
-        match x86::level() {
-            // SAFETY: level() returned Avx512 only after is_x86_feature_detected! confirmed
-            // avx512f, avx512dq, avx2 and fma on this CPU, the features the function enables.
-            x86::Level::Avx512 => return unsafe { wide::map_avx512::<K>(src, dst) },
-            // SAFETY: level() returned Avx2 only after detecting avx2 and fma.
-            x86::Level::Avx2 => return unsafe { wide::map_avx2::<K>(src, dst) },
-            x86::Level::Base => {}
-        }
-    }
-    map_body::<K>(src, dst)
-}
-
-/// `dst[i] = K::eval(a[i], b[i])`, compiled for the best instruction set the CPU has.
-/// Returns the number of elements written (the shortest length).
-#[inline]
-pub fn map2<K: Kernel64x2>(a: &[f64], b: &[f64], dst: &mut [MaybeUninit<f64>]) -> usize {
-    #[cfg(target_arch = "x86_64")]
-    if a.len() >= 16 {
-        match x86::level() {
-            // SAFETY: level() returned Avx512 only after is_x86_feature_detected! confirmed
-            // avx512f, avx512dq, avx2 and fma on this CPU, the features the function enables.
-            x86::Level::Avx512 => return unsafe { wide::map2_avx512::<K>(a, b, dst) },
-            // SAFETY: level() returned Avx2 only after detecting avx2 and fma.
-            x86::Level::Avx2 => return unsafe { wide::map2_avx2::<K>(a, b, dst) },
-            x86::Level::Base => {}
-        }
-    }
-    map2_body::<K>(a, b, dst)
-}
-
-/// [`map`] into an initialised slice (overwriting it).
-#[inline]
-pub fn map_into<K: Kernel64>(src: &[f64], dst: &mut [f64]) -> usize {
-    map::<K>(src, as_uninit(dst))
-}
-
-/// [`map2`] into an initialised slice (overwriting it).
-#[inline]
-pub fn map2_into<K: Kernel64x2>(a: &[f64], b: &[f64], dst: &mut [f64]) -> usize {
-    map2::<K>(a, b, as_uninit(dst))
-}
-
-fn as_uninit(dst: &mut [f64]) -> &mut [MaybeUninit<f64>] {
-    // SAFETY: MaybeUninit<f64> has the same size, alignment and layout as f64, and the maps
-    // only write initialised values, so viewing initialised memory as MaybeUninit is sound;
-    // f64 is Copy, so overwriting without dropping the old values leaks nothing.
-    unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr() as *mut MaybeUninit<f64>, dst.len()) }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "x86_64")]
+    use crate::kernels::elementwise::wide;
+    use crate::kernels::elementwise::{run1, run2, Map1, Map2};
+    use std::mem::MaybeUninit;
+
+    /// The functions as the engine's kernel types (as `float_unary!` makes them for the ops).
+    macro_rules! kernels64 {
+        ($($name:ident => $f:ident,)*) => {
+            $(
+                struct $name;
+                impl Map1<f64, f64> for $name {
+                    #[inline(always)]
+                    fn call(&self, x: f64) -> f64 {
+                        $f(x)
+                    }
+                }
+            )*
+        };
+    }
+
+    kernels64! {
+        Exp => exp_f64,
+        Exp2 => exp2_f64,
+        Expm1 => expm1_f64,
+        Log => log_f64,
+        Log1p => log1p_f64,
+        Log2 => log2_f64,
+        Log10 => log10_f64,
+        Sin => sin_f64,
+        Cos => cos_f64,
+        Tan => tan_f64,
+        Tanh => tanh_f64,
+        Sigmoid => sigmoid_f64,
+        Erf => verf_f64,
+        Erfc => erfc_f64,
+        Atan => atan_f64,
+        Asin => asin_f64,
+        Acos => acos_f64,
+        Sinh => sinh_f64,
+        Cosh => cosh_f64,
+        Asinh => asinh_f64,
+        Acosh => acosh_f64,
+        Atanh => atanh_f64,
+    }
+
+    struct Atan2;
+    impl Map2<f64, f64, f64> for Atan2 {
+        #[inline(always)]
+        fn call(&self, y: f64, x: f64) -> f64 {
+            atan2_f64(y, x)
+        }
+    }
+
+    fn as_uninit(dst: &mut [f64]) -> &mut [MaybeUninit<f64>] {
+        // SAFETY: MaybeUninit<f64> has the same size, alignment and layout as f64, and the
+        // loops only write initialised values, so viewing initialised memory as MaybeUninit
+        // is sound; f64 is Copy, so overwriting without dropping the old values leaks nothing.
+        unsafe {
+            std::slice::from_raw_parts_mut(dst.as_mut_ptr() as *mut MaybeUninit<f64>, dst.len())
+        }
+    }
+
+    /// `dst[i] = k(src[i])` through the engine's dispatching loop.
+    fn map_into<K: Map1<f64, f64>>(k: &K, src: &[f64], dst: &mut [f64]) {
+        run1(src, 0, 1, as_uninit(&mut dst[..src.len()]), k)
+    }
 
     type F64 = fn(f64) -> f64;
 
@@ -2079,28 +1973,22 @@ mod tests {
         };
         for (name, f) in all_unary() {
             let mut out = vec![0.0; xs.len()];
-            assert_eq!((f.dispatch)(xs, &mut out), xs.len());
-            check(name, "map", &out);
+            (f.dispatch)(xs, &mut out);
+            check(name, "engine", &out);
         }
         let mut out = vec![0.0; xs.len()];
-        assert_eq!(map2_into::<Atan2>(&ys, xs, &mut out), xs.len());
-        check2("map2", &out);
-        // short and odd lengths (below 16 `map` runs the plain loop), and mismatched ones
-        for n in [0, 1, 5, 15, 16, 17, 31, 100] {
+        run2(&ys, 0, 1, xs, 0, 1, as_uninit(&mut out), &Atan2);
+        check2("engine", &out);
+        // short and odd lengths (below 64 the engine runs the plain loop)
+        for n in [0, 1, 5, 15, 16, 17, 31, 63, 64, 65, 100] {
             let mut out = vec![-7.0; n + 3];
-            assert_eq!(map_into::<Erf>(&xs[..n], &mut out), n);
-            assert_eq!(map_into::<Erf>(&xs[..n + 5], &mut out[..n]), n);
+            map_into(&Erf, &xs[..n], &mut out);
             for (i, (&x, &v)) in xs.iter().zip(&out).enumerate() {
                 let want = if i < n { verf_f64(x) } else { -7.0 };
                 assert!(
                     same_bits(v, want),
                     "erf map of {n}: [{i}] = {v:e}, want {want:e}"
                 );
-            }
-            let mut out = vec![-7.0; n];
-            assert_eq!(map2_into::<Atan2>(&ys[..n + 1], &xs[..n], &mut out), n);
-            for ((&y, &x), &v) in ys.iter().zip(xs).zip(&out) {
-                assert!(same_bits(v, atan2_f64(y, x)), "atan2 map2 of {n}");
             }
         }
         #[cfg(target_arch = "x86_64")]
@@ -2123,7 +2011,7 @@ mod tests {
             }
             if avx2 {
                 // SAFETY: avx2 and fma were detected above.
-                unsafe { wide::map2_avx2::<Atan2>(&ys, xs, as_uninit(&mut out)) };
+                unsafe { wide::run2_avx2(&ys, 0, 1, xs, 0, 1, as_uninit(&mut out), &Atan2) };
                 check2("avx2", &out);
             }
             if !avx2 {
@@ -2224,12 +2112,12 @@ mod tests {
         let (yc, xc) = (chunk(&ys, 0), chunk(&xs, 0));
         // SAFETY: avx2 and fma were detected above.
         let t_avx2 = time(&mut |_| unsafe {
-            wide::map2_avx2::<Atan2>(&yc, &xc, as_uninit(&mut out));
+            wide::run2_avx2(&yc, 0, 1, &xc, 0, 1, as_uninit(&mut out), &Atan2);
         });
         let t_avx512 = if avx512 {
             // SAFETY: avx512f, avx512dq (and avx2, fma) were detected above.
             time(&mut |_| unsafe {
-                wide::map2_avx512::<Atan2>(&yc, &xc, as_uninit(&mut out));
+                wide::run2_avx512(&yc, 0, 1, &xc, 0, 1, as_uninit(&mut out), &Atan2);
             })
         } else {
             f64::NAN
@@ -2246,27 +2134,34 @@ mod tests {
         );
     }
 
-    /// A unary function: its scalar form and its slice map for each instruction set (the
-    /// SIMD ones to call only where the CPU has the features).
+    /// A unary function: its scalar form and the engine's loop over a slice for each
+    /// instruction set (the SIMD ones to call only where the CPU has the features).
     #[derive(Clone, Copy)]
     struct Unary {
         scalar: fn(f64) -> f64,
         #[cfg(target_arch = "x86_64")]
-        avx2: unsafe fn(&[f64], &mut [MaybeUninit<f64>]) -> usize,
+        avx2: unsafe fn(&[f64], &mut [MaybeUninit<f64>]),
         #[cfg(target_arch = "x86_64")]
-        avx512: unsafe fn(&[f64], &mut [MaybeUninit<f64>]) -> usize,
-        dispatch: fn(&[f64], &mut [f64]) -> usize,
+        avx512: unsafe fn(&[f64], &mut [MaybeUninit<f64>]),
+        dispatch: fn(&[f64], &mut [f64]),
     }
     macro_rules! unary_table {
-        ($($name:literal => $k:ty),* $(,)?) => {
+        ($($name:literal => $k:ident),* $(,)?) => {
             fn all_unary() -> Vec<(&'static str, Unary)> {
                 vec![$(($name, Unary {
-                    scalar: <$k as Kernel64>::eval,
+                    scalar: |x| $k.call(x),
                     #[cfg(target_arch = "x86_64")]
-                    avx2: wide::map_avx2::<$k>,
+                    avx2: |s, d| {
+                        // SAFETY: `Unary`'s contract: the caller checked avx2 and fma
+                        unsafe { wide::run1_avx2(s, 0, 1, d, &$k) }
+                    },
                     #[cfg(target_arch = "x86_64")]
-                    avx512: wide::map_avx512::<$k>,
-                    dispatch: map_into::<$k>,
+                    avx512: |s, d| {
+                        // SAFETY: `Unary`'s contract: the caller checked avx512f, avx512dq,
+                        // avx2 and fma
+                        unsafe { wide::run1_avx512(s, 0, 1, d, &$k) }
+                    },
+                    dispatch: |s, d| map_into(&$k, s, d),
                 })),*]
             }
         };

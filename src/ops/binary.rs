@@ -92,6 +92,7 @@ macro_rules! for_each_binary_op {
                 minimum => Minimum,
                 floor_divide => FloorDiv,
                 remainder => Rem,
+                fmod => Fmod,
                 bitwise_and => BitAnd,
                 bitwise_or => BitOr,
                 bitwise_xor => BitXor,
@@ -202,6 +203,108 @@ pub trait Arith {
     /// Records the node of `out = op(a, b)` (`inputs`: the operands, numbers as stand-ins);
     /// called only when a float output needs a gradient. Not differentiable by default.
     fn backward(_a: &Operand, _b: &Operand, _inputs: [&Tensor; 2], _out: &Tensor) {}
+    /// The op computed by a faster exact kernel where the operands allow one (see [`Small`]),
+    /// or None. `a` and `b` are in the kernel's dtype.
+    fn fast_kernel(_a: &Tensor, _b: &Tensor, _shape: &[usize]) -> Option<Result<Tensor>> {
+        None
+    }
+    /// [`Arith::fast_kernel`] in place: `x = op(x, b)`.
+    fn fast_inplace(_x: &Tensor, _b: &Tensor) -> Option<Result<()>> {
+        None
+    }
+}
+
+/// An fmod-based op (remainder, floor division) with its element function for quotients
+/// |a / b| below 2^27, where float32's fmod has an exact form that vectorises
+/// (`Math::fmod_small`).
+trait FmodArith: Arith {
+    fn float_small<F: Math>(a: F, b: F) -> F;
+}
+
+/// `A` with `float_small` as its float element function: the kernel for float32 operands
+/// whose quotients [`small_quotients`] bounds.
+struct Small<A>(PhantomData<A>);
+impl<A: FmodArith> Arith for Small<A> {
+    #[inline(always)]
+    fn float<F: Math>(a: F, b: F) -> F {
+        A::float_small(a, b)
+    }
+    #[inline(always)]
+    fn int(a: i64, b: i64) -> i64 {
+        A::int(a, b)
+    }
+    #[inline(always)]
+    fn boolean(a: bool, b: bool) -> bool {
+        A::boolean(a, b)
+    }
+}
+
+/// True when `a` and `b` are float32 and every quotient |a / b| of their elements is below
+/// 2^27, from the largest finite |a| and the smallest finite non-zero |b| (other values are
+/// exact in `fmod_small` whatever the quotient). Each operand is scanned over the storage
+/// span its elements lie in (for a strided view, a superset: the bound only gets safer).
+fn small_quotients(a: &Tensor, b: &Tensor) -> bool {
+    fn span(t: &Tensor) -> std::ops::Range<usize> {
+        let l = t.layout();
+        if l.numel() == 0 {
+            return 0..0;
+        }
+        let last: usize = l
+            .shape
+            .iter()
+            .zip(&l.strides)
+            .map(|(&n, &s)| (n - 1) * s)
+            .sum();
+        l.offset..l.offset + last + 1
+    }
+    const LANES: usize = 16;
+    // lane-wise folds, so that they vectorise; NaN compares false and is skipped
+    let (da, db) = (a.storage().read::<f32>(), b.storage().read::<f32>());
+    let mut big = [0.0f32; LANES];
+    let xs = &da[span(a)];
+    let mut chunks = xs.chunks_exact(LANES);
+    for c in &mut chunks {
+        for (m, &v) in big.iter_mut().zip(c) {
+            let v = v.abs();
+            *m = if v > *m && v < f32::INFINITY { v } else { *m };
+        }
+    }
+    let mut max_a = chunks
+        .remainder()
+        .iter()
+        .map(|v| v.abs())
+        .filter(|v| v.is_finite())
+        .fold(0.0f32, f32::max);
+    max_a = big.iter().copied().fold(max_a, f32::max);
+    let mut small = [f32::INFINITY; LANES];
+    let ys = &db[span(b)];
+    let mut chunks = ys.chunks_exact(LANES);
+    for c in &mut chunks {
+        for (m, &v) in small.iter_mut().zip(c) {
+            let v = v.abs();
+            *m = if v < *m && v > 0.0 { v } else { *m };
+        }
+    }
+    let mut min_b = chunks
+        .remainder()
+        .iter()
+        .map(|v| v.abs())
+        .filter(|&v| v > 0.0)
+        .fold(f32::INFINITY, f32::min);
+    min_b = small.iter().copied().fold(min_b, f32::min);
+    (max_a as f64) < (min_b as f64) * 134_217_728.0 // 2^27
+}
+
+/// `A`'s kernel through [`Small`] where [`small_quotients`] allows it.
+fn fmod_kernel<A: FmodArith>(a: &Tensor, b: &Tensor, shape: &[usize]) -> Option<Result<Tensor>> {
+    (a.dtype() == DType::F32 && b.dtype() == DType::F32 && small_quotients(a, b))
+        .then(|| arith_kernel::<Small<A>>(a, b, shape))
+}
+
+/// [`fmod_kernel`] in place.
+fn fmod_inplace<A: FmodArith>(x: &Tensor, b: &Tensor) -> Option<Result<()>> {
+    (x.dtype() == DType::F32 && b.dtype() == DType::F32 && small_quotients(x, b))
+        .then(|| arith_inplace_kernel::<Small<A>>(x, b))
 }
 
 /// A comparison or logical op: a bool per element pair; never differentiable.
@@ -261,6 +364,9 @@ impl<A: Arith, T: ArithElem> elementwise::Map2<T, T, T> for ArithFn<A, T> {
 }
 
 fn arith_kernel<A: Arith>(a: &Tensor, b: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    if let Some(r) = A::fast_kernel(a, b, shape) {
+        return r;
+    }
     fn run<A: Arith, T: ArithElem>(a: &Tensor, b: &Tensor, shape: &[usize]) -> Result<Tensor> {
         let (la, lb) = (
             a.layout().broadcast_to(shape)?,
@@ -281,6 +387,9 @@ fn arith_kernel<A: Arith>(a: &Tensor, b: &Tensor, shape: &[usize]) -> Result<Ten
 }
 
 fn arith_inplace_kernel<A: Arith>(x: &Tensor, b: &Tensor) -> Result<()> {
+    if let Some(r) = A::fast_inplace(x, b) {
+        return r;
+    }
     fn run<A: Arith, T: ArithElem>(x: &Tensor, b: &Tensor) -> Result<()> {
         let lb = b.layout().broadcast_to(x.shape())?;
         let db = b.storage().read::<T>();
@@ -922,30 +1031,9 @@ fn reject_int_zero(dtype: DType, db: &Tensor) -> Result<()> {
 
 impl Arith for op::FloorDiv {
     const NUMBER_FIRST: bool = true;
-    /// PyTorch's `div_floor_floating`: the quotient of `a - fmod(a, b)` (exact where
-    /// `floor(a / b)` rounds, as Python's `//`: `1.0 // 0.1 == 9.0`), zero keeping the sign of
-    /// `a / b`, and IEEE's `a / b` for a zero divisor.
     #[inline(always)]
     fn float<F: Math>(a: F, b: F) -> F {
-        let (zero, one) = (F::c(0.0), F::c(1.0));
-        if b == zero {
-            return a / b;
-        }
-        let m = a % b;
-        let mut div = (a - m) / b;
-        if m != zero && (b < zero) != (m < zero) {
-            div = div - one;
-        }
-        if div == zero {
-            // |a| < |b|: a zero with the quotient's sign
-            return zero * (a / b);
-        }
-        let floor = div.floor();
-        if div - floor > F::c(0.5) {
-            floor + one
-        } else {
-            floor
-        }
+        floor_div(a, b, a % b)
     }
     #[inline(always)]
     fn int(a: i64, b: i64) -> i64 {
@@ -969,6 +1057,12 @@ impl Arith for op::FloorDiv {
         }
         reject_int_zero(dtype, db)
     }
+    fn fast_kernel(a: &Tensor, b: &Tensor, shape: &[usize]) -> Option<Result<Tensor>> {
+        fmod_kernel::<Self>(a, b, shape)
+    }
+    fn fast_inplace(x: &Tensor, b: &Tensor) -> Option<Result<()>> {
+        fmod_inplace::<Self>(x, b)
+    }
     /// `floor_divide` has no derivative in PyTorch: its node raises when backward reaches it
     /// (`div(rounding_mode="floor")` is the differentiable form, see [`div_rounding`]).
     fn backward(_: &Operand, _: &Operand, inputs: [&Tensor; 2], out: &Tensor) {
@@ -983,6 +1077,38 @@ impl Arith for op::FloorDiv {
                 ))
             },
         )
+    }
+}
+
+impl FmodArith for op::FloorDiv {
+    #[inline(always)]
+    fn float_small<F: Math>(a: F, b: F) -> F {
+        floor_div(a, b, a.fmod_small(b))
+    }
+}
+
+/// PyTorch's `div_floor_floating`: the quotient of `a - fmod(a, b)` (exact where
+/// `floor(a / b)` rounds, as Python's `//`: `1.0 // 0.1 == 9.0`), zero keeping the sign of
+/// `a / b`, and IEEE's `a / b` for a zero divisor; `m` is fmod(a, b).
+#[inline(always)]
+fn floor_div<F: Math>(a: F, b: F, m: F) -> F {
+    let (zero, one) = (F::c(0.0), F::c(1.0));
+    if b == zero {
+        return a / b;
+    }
+    let mut div = (a - m) / b;
+    if m != zero && (b < zero) != (m < zero) {
+        div = div - one;
+    }
+    if div == zero {
+        // |a| < |b|: a zero with the quotient's sign
+        return zero * (a / b);
+    }
+    let floor = div.floor();
+    if div - floor > F::c(0.5) {
+        floor + one
+    } else {
+        floor
     }
 }
 
@@ -1050,16 +1176,93 @@ pub fn div_rounding(a: &Operand, b: &Operand, trunc: bool) -> Result<Tensor> {
     Ok(out)
 }
 
+impl Arith for op::Fmod {
+    /// C's fmod (the sign of `a`), truncating integer remainder.
+    #[inline(always)]
+    fn float<F: Math>(a: F, b: F) -> F {
+        a % b
+    }
+    fn fast_kernel(a: &Tensor, b: &Tensor, shape: &[usize]) -> Option<Result<Tensor>> {
+        fmod_kernel::<Self>(a, b, shape)
+    }
+    fn fast_inplace(x: &Tensor, b: &Tensor) -> Option<Result<()>> {
+        fmod_inplace::<Self>(x, b)
+    }
+    #[inline(always)]
+    fn int(a: i64, b: i64) -> i64 {
+        if b == 0 {
+            return 0; // rejected before the kernel runs
+        }
+        a.wrapping_rem(b)
+    }
+    #[inline(always)]
+    fn boolean(_: bool, _: bool) -> bool {
+        false // never reached: `check` rejects bools
+    }
+    fn check(_: &Operand, _: &Operand, dtype: DType, db: &Tensor) -> Result<()> {
+        if dtype == DType::Bool {
+            return Err(Error::dtype_not_implemented("fmod_cpu", dtype));
+        }
+        reject_int_zero(dtype, db)
+    }
+    /// d/da = 1, d/db = -trunc(a / b) (FmodBackward0 for a number `b`, FmodBackward1).
+    fn backward(_: &Operand, b: &Operand, [ea, eb]: [&Tensor; 2], out: &Tensor) {
+        match b {
+            Operand::S(_) => record("FmodBackward0", &[ea], &[out], vec![], |ctx| {
+                Ok(vec![Some(ctx.grad(0)?)])
+            }),
+            Operand::T(_) => {
+                let saved = vec![Saved::Input(ea.clone()), Saved::Input(eb.clone())];
+                record("FmodBackward1", &[ea, eb], &[out], saved, |ctx| {
+                    let g = ctx.grad(0)?;
+                    let (x, y) = (
+                        Operand::T(ctx.saved[0].detach()),
+                        Operand::T(ctx.saved[1].detach()),
+                    );
+                    let q = div_rounding(&x, &y, true)?;
+                    let gb = unary::neg(&mul(&g, &q)?)?;
+                    Ok(vec![Some(g), Some(gb)])
+                })
+            }
+        }
+    }
+}
+
+impl FmodArith for op::Fmod {
+    #[inline(always)]
+    fn float_small<F: Math>(a: F, b: F) -> F {
+        a.fmod_small(b)
+    }
+}
+
+impl FmodArith for op::Rem {
+    #[inline(always)]
+    fn float_small<F: Math>(a: F, b: F) -> F {
+        remainder(b, a.fmod_small(b))
+    }
+}
+
+/// Python's remainder from C's `r = fmod(a, b)`: the sign of the divisor `b`.
+#[inline(always)]
+fn remainder<F: Math>(b: F, r: F) -> F {
+    if r != F::c(0.0) && ((r < F::c(0.0)) != (b < F::c(0.0))) {
+        r + b
+    } else {
+        r
+    }
+}
+
 impl Arith for op::Rem {
     const NUMBER_FIRST: bool = true;
     #[inline(always)]
     fn float<F: Math>(a: F, b: F) -> F {
-        let r = a % b;
-        if r != F::c(0.0) && ((r < F::c(0.0)) != (b < F::c(0.0))) {
-            r + b
-        } else {
-            r
-        }
+        remainder(b, a % b)
+    }
+    fn fast_kernel(a: &Tensor, b: &Tensor, shape: &[usize]) -> Option<Result<Tensor>> {
+        fmod_kernel::<Self>(a, b, shape)
+    }
+    fn fast_inplace(x: &Tensor, b: &Tensor) -> Option<Result<()>> {
+        fmod_inplace::<Self>(x, b)
     }
     #[inline(always)]
     fn int(a: i64, b: i64) -> i64 {

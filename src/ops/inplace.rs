@@ -143,23 +143,7 @@ fn snapshot(x: &Tensor) -> Result<Tensor> {
 /// kernels do: no graph to record (else `apply_inplace` rebases the history) and no two
 /// elements at one storage place (an expanded tensor takes the general way).
 pub fn writes_directly(x: &Tensor) -> bool {
-    !needs_grad(&[x]) && non_overlapping(x.layout())
-}
-
-/// True when no two elements of `l` share a storage place: with the dims sorted by stride, each
-/// stride is past the span of the smaller ones (a sufficient test, exact for the layouts views
-/// produce).
-fn non_overlapping(l: &crate::layout::Layout) -> bool {
-    let mut dims: Vec<usize> = (0..l.ndim()).filter(|&d| l.shape[d] > 1).collect();
-    dims.sort_by_key(|&d| l.strides[d]);
-    let mut span = 0usize;
-    for d in dims {
-        if l.strides[d] <= span {
-            return false;
-        }
-        span += l.strides[d] * (l.shape[d] - 1);
-    }
-    true
+    !needs_grad(&[x]) && x.layout().is_non_overlapping()
 }
 
 /// Runs `f` (an out-of-place op on x's value) and stores its result into `x`.
@@ -230,10 +214,8 @@ pub fn binary_inplace(op: BinOp, x: &Tensor, other: &Operand) -> Result<()> {
 /// `x.op_(other)` in one pass over x's own elements when there is no graph to record
 /// (`binary::binary_inplace_direct` says when else); false when it must go the general way.
 fn direct(op: BinOp, x: &Tensor, others: &[&Tensor], other: &Operand) -> Result<bool> {
-    let mut all = vec![x];
-    all.extend_from_slice(others);
-    if needs_grad(&all)
-        || !non_overlapping(x.layout())
+    if !writes_directly(x)
+        || needs_grad(others)
         || !super::binary::binary_inplace_direct(op, x, other)?
     {
         return Ok(false);

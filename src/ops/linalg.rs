@@ -165,21 +165,15 @@ pub fn solve(a: &Tensor, b: &Tensor) -> Result<Tensor> {
                 };
                 let ae = broadcast_to(a, &full_a)?;
                 let gb = solve(&mt(&ae)?, &g)?;
-                let ga = if ctx.needs(0) {
-                    Some(sum_to(&neg(&matmul(&gb, &mt(&x)?)?)?, &ashape)?)
-                } else {
-                    None
-                };
-                let gb = if ctx.needs(1) {
+                let ga = ctx.grad_if(0, || sum_to(&neg(&matmul(&gb, &mt(&x)?)?)?, &ashape))?;
+                let gb = ctx.grad_if(1, || {
                     let gb = if vector {
                         squeeze(&gb, Some(&[-1]))?
                     } else {
                         gb
                     };
-                    Some(sum_to(&gb, &bshape)?)
-                } else {
-                    None
-                };
+                    sum_to(&gb, &bshape)
+                })?;
                 Ok(vec![ga, gb])
             },
         );
@@ -694,24 +688,20 @@ pub fn lstsq(a: &Tensor, b: &Tensor, rcond: Option<f64>) -> Result<(Tensor, Tens
                     (g, b.clone())
                 };
                 let p = pinv(a, 0.0, default_rtol(a), false)?;
-                let ga = if ctx.needs(0) {
+                let ga = ctx.grad_if(0, || {
                     let gp = matmul(&g, &mt(&bm)?)?;
                     let ga = pinv_backward(&gp, &p, a)?;
-                    Some(sum_to(&ga, &ashape)?)
-                } else {
-                    None
-                };
-                let gb = if ctx.needs(1) {
+                    sum_to(&ga, &ashape)
+                })?;
+                let gb = ctx.grad_if(1, || {
                     let gb = matmul(&mt(&p)?, &g)?;
                     let gb = if vector {
                         squeeze(&gb, Some(&[-1]))?
                     } else {
                         gb
                     };
-                    Some(sum_to(&gb, &bshape)?)
-                } else {
-                    None
-                };
+                    sum_to(&gb, &bshape)
+                })?;
                 Ok(vec![ga, gb])
             },
         );
@@ -776,7 +766,7 @@ pub fn solve_triangular(
                 let g = ctx.grad(0)?;
                 let (a, x) = (&ctx.saved[0], &ctx.saved[1]);
                 let gb = solve_triangular(&mt(a)?, &g, !upper, left, unit)?;
-                let ga = if ctx.needs(0) {
+                let ga = ctx.grad_if(0, || {
                     let ga = if left {
                         neg(&matmul(&gb, &mt(x)?)?)?
                     } else {
@@ -784,15 +774,9 @@ pub fn solve_triangular(
                     };
                     let d = i64::from(unit);
                     let ga = tri(&ga, if upper { d } else { -d }, upper)?;
-                    Some(sum_to(&ga, &ashape)?)
-                } else {
-                    None
-                };
-                let gb = if ctx.needs(1) {
-                    Some(sum_to(&gb, &bshape)?)
-                } else {
-                    None
-                };
+                    sum_to(&ga, &ashape)
+                })?;
+                let gb = ctx.grad_if(1, || sum_to(&gb, &bshape))?;
                 Ok(vec![ga, gb])
             },
         );
@@ -824,7 +808,7 @@ pub fn cholesky_solve(b: &Tensor, l: &Tensor, upper: bool) -> Result<Tensor> {
                 let g = ctx.grad(0)?;
                 let (l, x) = (&ctx.saved[0], &ctx.saved[1]);
                 let gb = cholesky_solve(&g, l, upper)?;
-                let gl = if ctx.needs(1) {
+                let gl = ctx.grad_if(1, || {
                     let c = matmul(&gb, &mt(x)?)?;
                     let c = add(&c, &mt(&c)?)?;
                     let gl = if upper {
@@ -832,15 +816,9 @@ pub fn cholesky_solve(b: &Tensor, l: &Tensor, upper: bool) -> Result<Tensor> {
                     } else {
                         neg(&matmul(&c, l)?)?
                     };
-                    Some(sum_to(&gl, &lshape)?)
-                } else {
-                    None
-                };
-                let gb = if ctx.needs(0) {
-                    Some(sum_to(&gb, &bshape)?)
-                } else {
-                    None
-                };
+                    sum_to(&gl, &lshape)
+                })?;
+                let gb = ctx.grad_if(0, || sum_to(&gb, &bshape))?;
                 Ok(vec![gb, gl])
             },
         );
@@ -1215,7 +1193,7 @@ pub fn lu_solve(
                 let g = ctx.grad(0)?;
                 let (lu, x) = (&ctx.saved[0], &ctx.saved[1]);
                 let gb = lu_solve(lu, &piv, &g, left, !adjoint)?;
-                let glu = if ctx.needs(0) {
+                let glu = ctx.grad_if(0, || {
                     let ga = match (left, adjoint) {
                         (true, false) => matmul(&gb, &mt(x)?)?,
                         (true, true) => matmul(x, &mt(&gb)?)?,
@@ -1229,15 +1207,9 @@ pub fn lu_solve(
                     let ptga = matmul(&mt(&p)?, &ga)?;
                     let gl = tri(&matmul(&ptga, &mt(&u)?)?, -1, false)?;
                     let gu = tri(&matmul(&mt(&l)?, &ptga)?, 0, true)?;
-                    Some(sum_to(&add(&gl, &gu)?, &lshape)?)
-                } else {
-                    None
-                };
-                let gb = if ctx.needs(1) {
-                    Some(sum_to(&gb, &bshape)?)
-                } else {
-                    None
-                };
+                    sum_to(&add(&gl, &gu)?, &lshape)
+                })?;
+                let gb = ctx.grad_if(1, || sum_to(&gb, &bshape))?;
                 Ok(vec![glu, gb])
             },
         );
@@ -1301,16 +1273,8 @@ pub fn cross(a: &Tensor, b: &Tensor, dim: usize) -> Result<Tensor> {
             move |ctx| {
                 let g = ctx.grad(0)?;
                 let (a, b) = (&ctx.saved[0], &ctx.saved[1]);
-                let ga = if ctx.needs(0) {
-                    Some(sum_to(&cross(b, &g, dim)?, &ashape)?)
-                } else {
-                    None
-                };
-                let gb = if ctx.needs(1) {
-                    Some(sum_to(&cross(&g, a, dim)?, &bshape)?)
-                } else {
-                    None
-                };
+                let ga = ctx.grad_if(0, || sum_to(&cross(b, &g, dim)?, &ashape))?;
+                let gb = ctx.grad_if(1, || sum_to(&cross(&g, a, dim)?, &bshape))?;
                 Ok(vec![ga, gb])
             },
         );

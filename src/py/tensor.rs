@@ -707,6 +707,9 @@ impl PyTensor {
     fn __imod__(slf: &Bound<'_, Self>, o: &Bound<'_, PyAny>) -> PyResult<()> {
         inplace(slf, BinOp::Rem, o).map(|_| ())
     }
+    fn fmod_<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        inplace(slf, BinOp::Fmod, o)
+    }
     fn atan2_<'py>(
         slf: &Bound<'py, Self>,
         other: &Bound<'py, PyAny>,

@@ -1539,6 +1539,7 @@ OP_DB: List[OpInfo] = [
     _binary("floor_divide", np.floor_divide, operator.floordiv, make_b=_nz, differentiable=False),
     # away from the jumps of a - b * floor(a / b), so finite differences see the slopes
     _binary("remainder", np.remainder, operator.mod, make_a=_quarter_grid, make_b=_twos),
+    _binary("fmod", np.fmod, make_a=_quarter_grid, make_b=_twos),
     OpInfo("pow", V(fn="pow", method="pow", op=operator.pow), np.power,
            lambda g: binary_samples(_pos, scalars=())(g) + [
                Sample(g.f(3, 4), 2),  # tensor ** int scalar (negative base is fine)
@@ -3637,6 +3638,8 @@ PROMOTION_CASES += [
     ("div_floor_(int64)", lambda lib: _i(lib).div_(2, rounding_mode="floor"), "int64"),
     ("floor_divide_(int64)", lambda lib: _i(lib).floor_divide_(2), "int64"),
     ("remainder_(float64)", lambda lib: _d(lib).remainder_(2), "float64"),
+    ("fmod_(float64)", lambda lib: _d(lib).fmod_(2), "float64"),
+    ("fmod(int64,2.5)", lambda lib: lib.fmod(_i(lib), 2.5), "float32"),
 ]
 
 ERROR_CASES += [
@@ -3678,6 +3681,9 @@ ERROR_CASES += [
      "\"div_trunc_cpu\" not implemented for 'Bool'"),
     ("remainder_bool", lambda lib: _b(lib) % _b(lib), NotImplementedError,
      "\"remainder_cpu\" not implemented for 'Bool'"),
+    ("fmod_bool", lambda lib: lib.fmod(_b(lib), _b(lib)), NotImplementedError,
+     "\"fmod_cpu\" not implemented for 'Bool'"),
+    ("fmod_int_zero", lambda lib: lib.fmod(_i(lib), lib.tensor([1, 0, 1])), RuntimeError, "ZeroDivisionError"),
     ("div_trunc_zero", lambda lib: lib.div(_i(lib), lib.tensor([1, 0, 1]), rounding_mode="trunc"),
      RuntimeError, "ZeroDivisionError"),
     ("div_floor_inplace_cast", lambda lib: _i(lib).div_(2.5, rounding_mode="floor"), RuntimeError,
