@@ -79,6 +79,45 @@ where
     float_map_inplace(x, move |v: f32| ff(v as f64) as f32, ff, op)
 }
 
+/// `op_` of an op whose backward reads only its output (relu, sigmoid, tanh, exp...), while a
+/// graph is recorded: x's elements are overwritten in one pass, as without one, then `node(x)`
+/// records the op's node with x as its input (the history so far) and as its output (saved),
+/// as PyTorch's in-place ops rebase a tensor's history. A view, or a dtype without a direct
+/// kernel, goes through `apply_inplace`.
+pub(crate) fn inplace_saving_output<F32, F64>(
+    x: &Tensor,
+    f32f: F32,
+    f64f: F64,
+    op: fn(&Tensor) -> Result<Tensor>,
+    node: impl FnOnce(&Tensor),
+) -> Result<()>
+where
+    F32: Map1<f32, f32> + Send,
+    F64: Map1<f64, f64> + Send,
+{
+    if !needs_grad(&[x]) {
+        return float_map_inplace(x, f32f, f64f, op);
+    }
+    super::check_no_internal_overlap(x)?;
+    super::check_inplace(x)?;
+    if x.meta().view_base.is_some() || !matches!(x.dtype(), DType::F32 | DType::F64) {
+        return super::apply_inplace(x, &[], op);
+    }
+    match x.dtype() {
+        DType::F32 => {
+            let mut d = x.storage().write::<f32>();
+            elementwise::map_inplace(&mut d, x.layout(), true, f32f);
+        }
+        _ => {
+            let mut d = x.storage().write::<f64>();
+            elementwise::map_inplace(&mut d, x.layout(), true, f64f);
+        }
+    }
+    x.bump_version();
+    node(x);
+    Ok(())
+}
+
 /// The gradient of an elementwise op from the incoming gradient `g` and a saved tensor (its
 /// input or output) in one pass of the kernel `k` (see kernels::activation), as PyTorch's fused
 /// backward kernels. When that gradient must itself be differentiable (create_graph), it is
@@ -121,37 +160,50 @@ macro_rules! float_unary {
         #[doc = concat!("`", stringify!($name), "` in place.")]
         pub fn $inplace(t: &Tensor) -> Result<()> {
             float_unary!(@fwd $f, $f32);
-            float_map_inplace(t, Fwd, Fwd, $name)
+            float_unary!(@inplace $save, t, $name, $node, $km::$k, |$ctx, $s, $g| $bw)
         }
 
         pub fn $name(t: &Tensor) -> Result<Tensor> {
-            use $crate::kernels::elementwise::Map2;
             float_unary!(@fwd $f, $f32);
-            struct Bwd;
-            impl Map2<f32, f32, f32> for Bwd {
-                #[inline(always)]
-                fn call(&self, g: f32, s: f32) -> f32 {
-                    $km::$k::<f32>(g, s)
-                }
-            }
-            impl Map2<f64, f64, f64> for Bwd {
-                #[inline(always)]
-                fn call(&self, g: f64, s: f64) -> f64 {
-                    $km::$k::<f64>(g, s)
-                }
-            }
             let out = float_map(t, Fwd, Fwd)?;
             if needs_grad(&[t]) {
-                let saved = float_unary!(@save $save, t, out);
-                record($node, &[t], &[&out], saved, |$ctx| {
-                    let $g = $ctx.grad(0)?;
-                    let $s = $ctx.saved[0].clone();
-                    let grad = fused_grad(&$g, &$s, Bwd, Bwd, || Ok($bw))?;
-                    Ok(vec![Some(grad)])
-                });
+                float_unary!(@record $save, t, &out, $node, $km::$k, |$ctx, $s, $g| $bw);
             }
             Ok(out)
         }
+    };
+    // the node of `out = op(x)`, saving x or out, with the fused backward kernel `Bwd`
+    (@record $save:ident, $x:expr, $out:expr, $node:literal, $km:ident :: $k:ident, |$ctx:ident, $s:ident, $g:ident| $bw:expr) => {{
+        use $crate::kernels::elementwise::Map2;
+        struct Bwd;
+        impl Map2<f32, f32, f32> for Bwd {
+            #[inline(always)]
+            fn call(&self, g: f32, s: f32) -> f32 {
+                $km::$k::<f32>(g, s)
+            }
+        }
+        impl Map2<f64, f64, f64> for Bwd {
+            #[inline(always)]
+            fn call(&self, g: f64, s: f64) -> f64 {
+                $km::$k::<f64>(g, s)
+            }
+        }
+        let saved = float_unary!(@save $save, $x, $out);
+        record($node, &[$x], &[$out], saved, |$ctx| {
+            let $g = $ctx.grad(0)?;
+            let $s = $ctx.saved[0].clone();
+            let grad = fused_grad(&$g, &$s, Bwd, Bwd, || Ok($bw))?;
+            Ok(vec![Some(grad)])
+        });
+    }};
+    // an op whose backward reads its output overwrites x in one pass under autograd too
+    (@inplace output, $t:ident, $name:ident, $node:literal, $km:ident :: $k:ident, |$ctx:ident, $s:ident, $g:ident| $bw:expr) => {
+        $crate::ops::unary::inplace_saving_output($t, Fwd, Fwd, $name, |x: &Tensor| {
+            float_unary!(@record output, x, x, $node, $km::$k, |$ctx, $s, $g| $bw)
+        })
+    };
+    (@inplace input, $t:ident, $name:ident, $node:literal, $km:ident :: $k:ident, |$ctx:ident, $s:ident, $g:ident| $bw:expr) => {
+        float_map_inplace($t, Fwd, Fwd, $name)
     };
     (@fwd $f:expr, $f32:expr) => {
         struct Fwd;
@@ -168,8 +220,8 @@ macro_rules! float_unary {
             }
         }
     };
-    (@save input, $t:ident, $out:ident) => { vec![Saved::Input($t.clone())] };
-    (@save output, $t:ident, $out:ident) => { vec![Saved::Output($out.clone(), 0)] };
+    (@save input, $t:expr, $out:expr) => { vec![Saved::Input($t.clone())] };
+    (@save output, $t:expr, $out:expr) => { vec![Saved::Output($out.clone(), 0)] };
 }
 pub(crate) use float_unary;
 
@@ -305,27 +357,37 @@ pub fn abs(x: &Tensor) -> Result<Tensor> {
 }
 
 pub fn relu(x: &Tensor) -> Result<Tensor> {
-    let out = same_dtype_map(
-        x,
-        |v| if v > 0.0 || v.is_nan() { v } else { 0.0 },
-        |v| v.max(0),
-    )?;
+    let out = same_dtype_map(x, relu_f, |v| v.max(0))?;
     if needs_grad(&[x]) {
-        record(
-            "ReluBackward0",
-            &[x],
-            &[&out],
-            vec![Saved::Output(out.clone(), 0)],
-            |ctx| {
-                Ok(vec![Some(threshold_backward(
-                    &ctx.grad(0)?,
-                    &ctx.saved[0],
-                    0.0,
-                )?)])
-            },
-        );
+        relu_node(x, &out);
     }
     Ok(out)
+}
+
+#[inline(always)]
+fn relu_f(v: f64) -> f64 {
+    if v > 0.0 || v.is_nan() {
+        v
+    } else {
+        0.0
+    }
+}
+
+/// ReluBackward0 of `out = relu(x)`, from the saved output.
+fn relu_node(x: &Tensor, out: &Tensor) {
+    record(
+        "ReluBackward0",
+        &[x],
+        &[out],
+        vec![Saved::Output(out.clone(), 0)],
+        |ctx| {
+            Ok(vec![Some(threshold_backward(
+                &ctx.grad(0)?,
+                &ctx.saved[0],
+                0.0,
+            )?)])
+        },
+    );
 }
 
 /// `threshold_backward(grad, x, threshold)`: `grad` where `x > threshold` (or NaN), else 0, in
@@ -778,7 +840,8 @@ pub fn sign_(x: &Tensor) -> Result<()> {
     same_dtype_inplace(x, sign_f, sign)
 }
 pub fn relu_(x: &Tensor) -> Result<()> {
-    same_dtype_inplace(x, |v| if v > 0.0 || v.is_nan() { v } else { 0.0 }, relu)
+    let f32f = |v: f32| relu_f(v as f64) as f32;
+    inplace_saving_output(x, f32f, relu_f, relu, |x| relu_node(x, x))
 }
 pub fn floor_(x: &Tensor) -> Result<()> {
     same_dtype_inplace(x, f64::floor, floor)

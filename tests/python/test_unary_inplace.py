@@ -54,10 +54,23 @@ def test_in_place_gradient_is_the_ops():
     assert x.grad.tolist() == pytest.approx([v * (1 - v) for v in s])
     x.grad = None
     y = x * 1
+    y.sin_()  # saves its input: the next in-place op may overwrite the output
     y.relu_()
-    y.exp_()
     y.sum().backward()
-    assert x.grad.tolist() == pytest.approx([math.exp(0.5), 0.0, math.exp(2.0)])
+    assert x.grad.tolist() == pytest.approx([math.cos(0.5), 0.0, math.cos(2.0)])
+
+
+def test_in_place_op_saving_its_output_is_checked_as_pytorchs():
+    # relu_, sigmoid_, tanh_, exp_ save the tensor they overwrite (in one pass, as PyTorch):
+    # writing it again before backward is PyTorch's version error, naming the op
+    x = T.tensor([0.5, -1.0, 2.0], dtype=T.float64, requires_grad=True)
+    for first, name in [("relu_", "Relu"), ("sigmoid_", "Sigmoid"), ("tanh_", "Tanh"), ("exp_", "Exp")]:
+        y = x * 1
+        getattr(y, first)()
+        assert y.grad_fn.name() == name + "Backward0" and y._version == 1
+        y.exp_()
+        with pytest.raises(RuntimeError, match=f"which is output 0 of {name}, is at version 2; expected version 1"):
+            y.sum().backward()
 
 
 def test_in_place_rules():
