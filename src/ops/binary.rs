@@ -257,41 +257,27 @@ fn small_quotients(a: &Tensor, b: &Tensor) -> bool {
             .sum();
         l.offset..l.offset + last + 1
     }
-    const LANES: usize = 16;
-    // lane-wise folds, so that they vectorise; NaN compares false and is skipped
+    /// The |x| of `xs` that `better(|x|, best)` prefers to all others (and to `init`), in
+    /// lanes, so that it vectorises; NaN compares false and is skipped.
+    fn best_abs(xs: &[f32], init: f32, better: impl Fn(f32, f32) -> bool) -> f32 {
+        const LANES: usize = 16;
+        let pick = |m: f32, v: f32| if better(v.abs(), m) { v.abs() } else { m };
+        let mut best = [init; LANES];
+        let mut chunks = xs.chunks_exact(LANES);
+        for c in &mut chunks {
+            for (m, &v) in best.iter_mut().zip(c) {
+                *m = pick(*m, v);
+            }
+        }
+        chunks
+            .remainder()
+            .iter()
+            .chain(&best)
+            .fold(init, |m, &v| pick(m, v))
+    }
     let (da, db) = (a.storage().read::<f32>(), b.storage().read::<f32>());
-    let mut big = [0.0f32; LANES];
-    let xs = &da[span(a)];
-    let mut chunks = xs.chunks_exact(LANES);
-    for c in &mut chunks {
-        for (m, &v) in big.iter_mut().zip(c) {
-            let v = v.abs();
-            *m = if v > *m && v < f32::INFINITY { v } else { *m };
-        }
-    }
-    let mut max_a = chunks
-        .remainder()
-        .iter()
-        .map(|v| v.abs())
-        .filter(|v| v.is_finite())
-        .fold(0.0f32, f32::max);
-    max_a = big.iter().copied().fold(max_a, f32::max);
-    let mut small = [f32::INFINITY; LANES];
-    let ys = &db[span(b)];
-    let mut chunks = ys.chunks_exact(LANES);
-    for c in &mut chunks {
-        for (m, &v) in small.iter_mut().zip(c) {
-            let v = v.abs();
-            *m = if v < *m && v > 0.0 { v } else { *m };
-        }
-    }
-    let mut min_b = chunks
-        .remainder()
-        .iter()
-        .map(|v| v.abs())
-        .filter(|&v| v > 0.0)
-        .fold(f32::INFINITY, f32::min);
-    min_b = small.iter().copied().fold(min_b, f32::min);
+    let max_a = best_abs(&da[span(a)], 0.0, |v, m| v > m && v < f32::INFINITY);
+    let min_b = best_abs(&db[span(b)], f32::INFINITY, |v, m| v < m && v > 0.0);
     (max_a as f64) < (min_b as f64) * 134_217_728.0 // 2^27
 }
 
@@ -1052,10 +1038,7 @@ impl Arith for op::FloorDiv {
         a & b
     }
     fn check(_: &Operand, _: &Operand, dtype: DType, db: &Tensor) -> Result<()> {
-        if dtype == DType::Bool {
-            return Err(Error::dtype_not_implemented("div_floor_cpu", dtype));
-        }
-        reject_int_zero(dtype, db)
+        reject_bool_and_int_zero("div_floor_cpu", dtype, db)
     }
     fn fast_kernel(a: &Tensor, b: &Tensor, shape: &[usize]) -> Option<Result<Tensor>> {
         fmod_kernel::<Self>(a, b, shape)
@@ -1139,10 +1122,7 @@ impl Arith for DivTrunc {
         a // never reached: `check` rejects bools
     }
     fn check(_: &Operand, _: &Operand, dtype: DType, db: &Tensor) -> Result<()> {
-        if dtype == DType::Bool {
-            return Err(Error::dtype_not_implemented("div_trunc_cpu", dtype));
-        }
-        reject_int_zero(dtype, db)
+        reject_bool_and_int_zero("div_trunc_cpu", dtype, db)
     }
 }
 
@@ -1176,6 +1156,42 @@ pub fn div_rounding(a: &Operand, b: &Operand, trunc: bool) -> Result<Tensor> {
     Ok(out)
 }
 
+/// The integer division ops reject bools, and division by zero.
+fn reject_bool_and_int_zero(kernel: &str, dtype: DType, db: &Tensor) -> Result<()> {
+    if dtype == DType::Bool {
+        return Err(Error::dtype_not_implemented(kernel, dtype));
+    }
+    reject_int_zero(dtype, db)
+}
+
+/// The node of `out = a - q(a, b) * b` (fmod, remainder): the gradient passes to `a`, and `b`
+/// gets `-q(a, b)` times it; `names`: the node for a number `b`, and for a tensor `b`.
+fn quotient_backward(
+    names: [&'static str; 2],
+    q: fn(&Operand, &Operand) -> Result<Tensor>,
+    b: &Operand,
+    [ea, eb]: [&Tensor; 2],
+    out: &Tensor,
+) {
+    match b {
+        Operand::S(_) => record(names[0], &[ea], &[out], vec![], |ctx| {
+            Ok(vec![Some(ctx.grad(0)?)])
+        }),
+        Operand::T(_) => {
+            let saved = vec![Saved::Input(ea.clone()), Saved::Input(eb.clone())];
+            record(names[1], &[ea, eb], &[out], saved, move |ctx| {
+                let g = ctx.grad(0)?;
+                let (x, y) = (
+                    Operand::T(ctx.saved[0].detach()),
+                    Operand::T(ctx.saved[1].detach()),
+                );
+                let gb = unary::neg(&mul(&g, &q(&x, &y)?)?)?;
+                Ok(vec![Some(g), Some(gb)])
+            })
+        }
+    }
+}
+
 impl Arith for op::Fmod {
     /// C's fmod (the sign of `a`), truncating integer remainder.
     #[inline(always)]
@@ -1200,31 +1216,12 @@ impl Arith for op::Fmod {
         false // never reached: `check` rejects bools
     }
     fn check(_: &Operand, _: &Operand, dtype: DType, db: &Tensor) -> Result<()> {
-        if dtype == DType::Bool {
-            return Err(Error::dtype_not_implemented("fmod_cpu", dtype));
-        }
-        reject_int_zero(dtype, db)
+        reject_bool_and_int_zero("fmod_cpu", dtype, db)
     }
-    /// d/da = 1, d/db = -trunc(a / b) (FmodBackward0 for a number `b`, FmodBackward1).
-    fn backward(_: &Operand, b: &Operand, [ea, eb]: [&Tensor; 2], out: &Tensor) {
-        match b {
-            Operand::S(_) => record("FmodBackward0", &[ea], &[out], vec![], |ctx| {
-                Ok(vec![Some(ctx.grad(0)?)])
-            }),
-            Operand::T(_) => {
-                let saved = vec![Saved::Input(ea.clone()), Saved::Input(eb.clone())];
-                record("FmodBackward1", &[ea, eb], &[out], saved, |ctx| {
-                    let g = ctx.grad(0)?;
-                    let (x, y) = (
-                        Operand::T(ctx.saved[0].detach()),
-                        Operand::T(ctx.saved[1].detach()),
-                    );
-                    let q = div_rounding(&x, &y, true)?;
-                    let gb = unary::neg(&mul(&g, &q)?)?;
-                    Ok(vec![Some(g), Some(gb)])
-                })
-            }
-        }
+    /// d/da = 1, d/db = -trunc(a / b).
+    fn backward(_: &Operand, b: &Operand, inputs: [&Tensor; 2], out: &Tensor) {
+        let trunc = |x: &Operand, y: &Operand| div_rounding(x, y, true);
+        quotient_backward(["FmodBackward0", "FmodBackward1"], trunc, b, inputs, out)
     }
 }
 
@@ -1281,30 +1278,18 @@ impl Arith for op::Rem {
         false // never reached: `check` rejects bools
     }
     fn check(_: &Operand, _: &Operand, dtype: DType, db: &Tensor) -> Result<()> {
-        if dtype == DType::Bool {
-            return Err(Error::dtype_not_implemented("remainder_cpu", dtype));
-        }
-        reject_int_zero(dtype, db)
+        reject_bool_and_int_zero("remainder_cpu", dtype, db)
     }
-    fn backward(_: &Operand, b: &Operand, [ea, eb]: [&Tensor; 2], out: &Tensor) {
-        match b {
-            Operand::S(_) => record("RemainderBackward0", &[ea], &[out], vec![], |ctx| {
-                Ok(vec![Some(ctx.grad(0)?)])
-            }),
-            Operand::T(_) => {
-                let saved = vec![Saved::Input(ea.clone()), Saved::Input(eb.clone())];
-                record("RemainderBackward1", &[ea, eb], &[out], saved, |ctx| {
-                    let g = ctx.grad(0)?;
-                    let (x, y) = (
-                        Operand::T(ctx.saved[0].detach()),
-                        Operand::T(ctx.saved[1].detach()),
-                    );
-                    let q = binary(BinOp::FloorDiv, &x, &y)?;
-                    let gb = unary::neg(&mul(&g, &q)?)?;
-                    Ok(vec![Some(g), Some(gb)])
-                })
-            }
-        }
+    /// d/da = 1, d/db = -floor(a / b).
+    fn backward(_: &Operand, b: &Operand, inputs: [&Tensor; 2], out: &Tensor) {
+        let floor = |x: &Operand, y: &Operand| binary(BinOp::FloorDiv, x, y);
+        quotient_backward(
+            ["RemainderBackward0", "RemainderBackward1"],
+            floor,
+            b,
+            inputs,
+            out,
+        )
     }
 }
 
