@@ -49,6 +49,8 @@ __all__ = [
     # element-moving ops
     "_tri", "_flip", "_roll", "_repeat", "_sort", "_topk", "_scatter", "_embedding", "_constant_pad_nd", "_one_hot",
     "_index_pad",
+    # scans and order statistics (src/py/scans.rs)
+    "_cumprod", "_logcumsumexp", "_cum_extreme", "_kthvalue", "_median_dim", "_median_all", "_mode",
     # diagonals, scatter with reductions, index_put (src/py/breadth.rs)
     "_diagonal", "_diag_embed", "_scatter_reduce", "_index_put", "_polygamma",
     # random sampling

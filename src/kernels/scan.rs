@@ -3,12 +3,15 @@
 //! median, nanmedian, mode) along the last dim of a contiguous `(rows, n)` buffer.
 //!
 //! Scans run the `outer` slices in parallel and go across `inner` in the innermost loop (one
-//! accumulator per column, so the loop vectorises when the scanned dim is not innermost).
+//! accumulator per column, so the loop vectorises when the scanned dim is not innermost); along
+//! the innermost dim, `GROUP` rows go together so their dependency chains overlap. Each element
+//! waits for the previous result (1-5 ns), so scans split across threads from
+//! `PAR_THRESHOLD_COSTLY` elements on.
 //! Selections copy each row once and select in O(n) (`select_nth_unstable_by`), rows in
 //! parallel.
 
-use super::vmath64;
 use super::parallel::{map_each, num_threads, par_ok, PAR_THRESHOLD, PAR_THRESHOLD_COSTLY};
+use super::vmath64;
 use crate::error::Result;
 use crate::storage::{try_vec, Elem};
 use std::cmp::Ordering;
@@ -141,7 +144,7 @@ pub fn cumprod<T: Elem>(s: &[T], red: usize, inner: usize) -> Result<Vec<T>> {
     let mut out = try_vec::<T>(s.len())?;
     let slice = red * inner;
     let inner1 = inner.max(1);
-    per_rows(s, &mut out, slice, PAR_THRESHOLD, &|x, o| {
+    per_rows(s, &mut out, slice, PAR_THRESHOLD_COSTLY, &|x, o| {
         if inner == 1 {
             if T::DTYPE.is_float() {
                 let step = |a: &mut f64, v: T, _| *a *= v.to_f64();
@@ -188,37 +191,43 @@ pub fn cumprod_backward<T: Elem>(x: &[T], g: &[T], red: usize, inner: usize) -> 
     let mut out = try_vec::<T>(x.len())?;
     let slice = red * inner;
     let inner1 = inner.max(1);
-    // the slices of x and g side by side, so one `per_rows` splits both
-    let pairs: Vec<(T, T)> = x.iter().copied().zip(g.iter().copied()).collect();
-    per_rows(&pairs, &mut out, slice, PAR_THRESHOLD, &|xg, o| {
+    let slices = x.len() / slice;
+    let run = |first: usize, o: &mut [T]| {
         let mut s = vec![0.0f64; inner1];
         let mut p = vec![1.0f64; inner1];
         let mut col = vec![0.0f64; slice];
         let mut next_x = vec![0.0f64; inner1];
-        for (xg, o) in xg.chunks_exact(slice).zip(o.chunks_exact_mut(slice)) {
+        for (sl, o) in o.chunks_exact_mut(slice).enumerate() {
+            let base = (first + sl) * slice;
+            let (x, g) = (&x[base..base + slice], &g[base..base + slice]);
             // S from the right, kept in `col`
             s.iter_mut().for_each(|a| *a = 0.0);
             next_x.iter_mut().for_each(|a| *a = 0.0);
             for i in (0..red).rev() {
-                let r = &xg[i * inner1..(i + 1) * inner1];
-                let c = &mut col[i * inner1..(i + 1) * inner1];
+                let k = i * inner1;
                 for j in 0..inner1 {
-                    let (xv, gv) = (r[j].0.to_f64(), r[j].1.to_f64());
-                    s[j] = gv + next_x[j] * s[j];
-                    c[j] = s[j];
-                    next_x[j] = xv;
+                    s[j] = g[k + j].to_f64() + next_x[j] * s[j];
+                    col[k + j] = s[j];
+                    next_x[j] = x[k + j].to_f64();
                 }
             }
             p.iter_mut().for_each(|a| *a = 1.0);
             for i in 0..red {
-                let r = &xg[i * inner1..(i + 1) * inner1];
+                let k = i * inner1;
                 for j in 0..inner1 {
-                    o[i * inner1 + j] = T::from_f64(p[j] * col[i * inner1 + j]);
-                    p[j] *= r[j].0.to_f64();
+                    o[k + j] = T::from_f64(p[j] * col[k + j]);
+                    p[j] *= x[k + j].to_f64();
                 }
             }
         }
-    });
+    };
+    if slices < 2 || !par_ok(x.len(), PAR_THRESHOLD) {
+        run(0, &mut out);
+    } else {
+        let per = slices.div_ceil(num_threads().max(1));
+        let parts: Vec<_> = out.chunks_mut(per * slice).collect();
+        map_each(parts, &|p, o| run(p * per, o));
+    }
     Ok(out)
 }
 
@@ -229,10 +238,7 @@ fn log_add_exp(x: f64, y: f64) -> f64 {
         (y, y)
     } else {
         // std::min / std::max return the first argument when either is NaN
-        (
-            if y < x { y } else { x },
-            if x < y { y } else { x },
-        )
+        (if y < x { y } else { x }, if x < y { y } else { x })
     };
     if min != max || min.is_finite() {
         vmath64::log1p_f64(vmath64::exp_f64(min - max)) + max
@@ -252,7 +258,9 @@ pub fn logcumsumexp<T: Elem>(s: &[T], red: usize, inner: usize) -> Result<Vec<T>
     per_rows(s, &mut out, slice, PAR_THRESHOLD_COSTLY, &|x, o| {
         if inner == 1 {
             let step = |a: &mut f64, v: T, _| *a = log_add_exp(v.to_f64(), *a);
-            scan_rows(x, red, f64::NEG_INFINITY, step, |k, a| o[k] = T::from_f64(*a));
+            scan_rows(x, red, f64::NEG_INFINITY, step, |k, a| {
+                o[k] = T::from_f64(*a)
+            });
             return;
         }
         let mut acc = vec![f64::NEG_INFINITY; inner1];
@@ -266,6 +274,67 @@ pub fn logcumsumexp<T: Elem>(s: &[T], red: usize, inner: usize) -> Result<Vec<T>
             }
         }
     });
+    Ok(out)
+}
+
+/// The gradient of logcumsumexp along the middle dim of `(outer, red, inner)` from the input
+/// `x`, the result `y` and the output gradient `g`, in one reverse pass (float64):
+/// grad_i = exp(x_i - y_i) * Q_i with Q_i = g_i + exp(y_i - y_{i+1}) Q_{i+1}, the sum over
+/// j >= i of g_j exp(y_i - y_j). Every factor is at most 1 (`y` never decreases), so nothing
+/// overflows.
+#[allow(clippy::needless_range_loop)]
+pub fn logcumsumexp_backward<T: Elem>(
+    x: &[T],
+    g: &[T],
+    y: &[T],
+    red: usize,
+    inner: usize,
+) -> Result<Vec<T>> {
+    if x.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut out = try_vec::<T>(x.len())?;
+    let slice = red * inner;
+    let inner1 = inner.max(1);
+    let slices = x.len() / slice;
+    let run = |first: usize, o: &mut [T]| {
+        let mut q = vec![0.0f64; inner1];
+        for (s, o) in o.chunks_exact_mut(slice).enumerate() {
+            let base = (first + s) * slice;
+            q.iter_mut().for_each(|a| *a = 0.0);
+            for i in (0..red).rev() {
+                for j in 0..inner1 {
+                    let k = i * inner1 + j;
+                    let yk = y[base + k].to_f64();
+                    let f = if i + 1 == red {
+                        0.0
+                    } else {
+                        let yn = y[base + k + inner1].to_f64();
+                        if yk == yn {
+                            1.0
+                        } else {
+                            vmath64::exp_f64(yk - yn)
+                        }
+                    };
+                    q[j] = g[base + k].to_f64() + f * q[j];
+                    let xk = x[base + k].to_f64();
+                    let w = if xk == f64::NEG_INFINITY {
+                        0.0
+                    } else {
+                        vmath64::exp_f64(xk - yk)
+                    };
+                    o[k] = T::from_f64(w * q[j]);
+                }
+            }
+        }
+    };
+    if slices < 2 || !par_ok(x.len(), PAR_THRESHOLD_COSTLY) {
+        run(0, &mut out);
+    } else {
+        let per = slices.div_ceil(num_threads().max(1));
+        let parts: Vec<_> = out.chunks_mut(per * slice).collect();
+        map_each(parts, &|p, o| run(p * per, o));
+    }
     Ok(out)
 }
 
@@ -291,14 +360,15 @@ pub fn cum_extreme<T: Elem>(
         slice,
         (&mut vals, &mut idx),
         slice,
-        PAR_THRESHOLD,
+        PAR_THRESHOLD_COSTLY,
         &|x, ov, oi| {
             if inner == 1 {
+                // branch-free: the running extreme is replaced at unpredictable positions
                 let step = |st: &mut (T, i64), v: T, i: usize| {
                     let better = if want_max { v >= st.0 } else { v <= st.0 };
-                    if i == 0 || is_nan(v) || (!is_nan(st.0) && better) {
-                        *st = (v, i as i64);
-                    }
+                    let take = (i == 0) | is_nan(v) | (!is_nan(st.0) & better);
+                    st.0 = if take { v } else { st.0 };
+                    st.1 = if take { i as i64 } else { st.1 };
                 };
                 scan_rows(x, red, (T::default(), 0i64), step, |k, st| {
                     ov[k] = st.0;
@@ -368,9 +438,8 @@ fn select_one<T: Elem>(row: &[T], pick: Pick, scratch: &mut Vec<T>) -> (T, i64) 
             .map_or(0, |p| p.0);
         return (row[i], i as i64);
     }
-    let (lower, &mut v, _) = scratch.select_nth_unstable_by(r, |a, b| {
-        a.partial_cmp(b).unwrap_or(Ordering::Equal)
-    });
+    let (lower, &mut v, _) =
+        scratch.select_nth_unstable_by(r, |a, b| a.partial_cmp(b).unwrap_or(Ordering::Equal));
     let less = lower.iter().filter(|&&u| u < v).count();
     // the (r - less)-th element equal to v, in index order
     let i = row
@@ -477,7 +546,9 @@ mod tests {
 
     fn same(a: &[f64], b: &[f64]) -> bool {
         a.len() == b.len()
-            && a.iter().zip(b).all(|(x, y)| x == y || (x.is_nan() && y.is_nan()))
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| x == y || (x.is_nan() && y.is_nan()))
     }
 
     #[test]
@@ -497,7 +568,9 @@ mod tests {
     fn grouped_rows_match_one_row_at_a_time() {
         // 19 rows of 150: two groups of 8 through tiles of 64, 86 and 22 columns, then 3 rows
         let (rows, n) = (19, 150);
-        let x: Vec<f64> = (0..rows * n).map(|i| 1.0 + ((i * 37) % 11) as f64 / 100.0).collect();
+        let x: Vec<f64> = (0..rows * n)
+            .map(|i| 1.0 + ((i * 37) % 11) as f64 / 100.0)
+            .collect();
         let got = cumprod(&x, n, 1).unwrap();
         let t: Vec<f64> = (0..rows * n).map(|i| ((i * 13) % 7) as f64).collect();
         let (mv, mi) = cum_extreme(&t, n, 1, true).unwrap();
@@ -544,6 +617,26 @@ mod tests {
         );
         let ninf = [f64::NEG_INFINITY, f64::NEG_INFINITY];
         assert_eq!(logcumsumexp(&ninf, 2, 1).unwrap(), ninf.to_vec());
+    }
+
+    #[test]
+    fn logcumsumexp_backward_is_the_softmax_weighted_sum() {
+        // (2, 3) along the last dim, and the same as (3, 2) columns
+        let x = [0.5, -1.0, 2.0, 1000.0, f64::NEG_INFINITY, 999.0];
+        let g = [1.0, -2.0, 0.5, 0.25, 1.0, -1.0];
+        let y = logcumsumexp(&x, 3, 1).unwrap();
+        let got = logcumsumexp_backward(&x, &g, &y, 3, 1).unwrap();
+        for r in 0..2 {
+            for i in 0..3 {
+                let want: f64 = (i..3)
+                    .map(|j| g[r * 3 + j] * (x[r * 3 + i] - y[r * 3 + j]).exp())
+                    .sum();
+                assert!((got[r * 3 + i] - want).abs() < 1e-12, "{r} {i}");
+            }
+        }
+        let t = |v: &[f64]| vec![v[0], v[3], v[1], v[4], v[2], v[5]];
+        let cols = logcumsumexp_backward(&t(&x), &t(&g), &t(&y), 3, 2).unwrap();
+        assert_eq!(cols, t(&got));
     }
 
     #[test]
@@ -604,7 +697,10 @@ mod tests {
         assert_eq!(mode_rows(&x, 5).unwrap(), (vec![1.0, 1.0], vec![3, 4]));
         let x = [0.0, NAN, NAN, 1.0];
         assert_eq!(mode_rows(&x, 4).unwrap(), (vec![0.0], vec![0]));
-        assert_eq!(mode_rows(&[-0.0, 0.0, 1.0], 3).unwrap(), (vec![0.0], vec![1]));
+        assert_eq!(
+            mode_rows(&[-0.0, 0.0, 1.0], 3).unwrap(),
+            (vec![0.0], vec![1])
+        );
         let (v, i) = mode_rows(&[NAN, NAN], 2).unwrap();
         assert!(v[0].is_nan() && i[0] == 0);
         let b: Vec<u8> = vec![1, 0, 1];

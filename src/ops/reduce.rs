@@ -1164,7 +1164,8 @@ fn cumprod_backward(g: &Tensor, x: &Tensor, out: &Tensor, d: usize) -> Result<Te
     let mut ones_shape = shape.clone();
     ones_shape[d] = 1;
     let ones = Tensor::full(&ones_shape, Scalar::Float(1.0), x.dtype())?;
-    let narrow = |t: &Tensor, a: usize, len: usize| super::shape::narrow(t, dd, a as i64, len as i64);
+    let narrow =
+        |t: &Tensor, a: usize, len: usize| super::shape::narrow(t, dd, a as i64, len as i64);
     let mut cols = Vec::with_capacity(n);
     for k in 0..n {
         let omitted = if k == 0 {
@@ -1188,7 +1189,10 @@ fn cumprod_backward(g: &Tensor, x: &Tensor, out: &Tensor, d: usize) -> Result<Te
 /// float32), as PyTorch's `_log_add_exp_helper`.
 pub fn logcumsumexp(t: &Tensor, dim: i64) -> Result<Tensor> {
     if !t.dtype().is_float() {
-        return Err(Error::dtype_not_implemented("logcumsumexp_out_cpu", t.dtype()));
+        return Err(Error::dtype_not_implemented(
+            "logcumsumexp_out_cpu",
+            t.dtype(),
+        ));
     }
     let d = wrap_dim(dim, t.ndim())?;
     let out = if t.ndim() == 0 {
@@ -1220,6 +1224,23 @@ fn logcumsumexp_backward(g: &Tensor, x: &Tensor, out: &Tensor, d: usize) -> Resu
     if g.ndim() == 0 || g.numel() == 0 {
         return Ok(g.clone());
     }
+    if !needs_grad(&[g, x, out]) {
+        // the fused reverse pass
+        let shape = x.shape().to_vec();
+        let (xc, gc, yc) = (
+            dense(&super::widen(x)?)?,
+            dense(&super::widen(&super::cast(g, x.dtype())?)?)?,
+            dense(&super::widen(out)?)?,
+        );
+        let inner: usize = shape[d + 1..].iter().product();
+        let v = dispatch_float!(xc.dtype(), T => {
+            let (xs, gs, ys) = (xc.storage().read::<T>(), gc.storage().read::<T>(), yc.storage().read::<T>());
+            let r = |t: &Tensor| t.layout().contiguous_range().expect("dense");
+            let v = ks::logcumsumexp_backward(&xs[r(&xc)], &gs[r(&gc)], &ys[r(&yc)], shape[d], inner)?;
+            Tensor::from_vec(v, shape.clone())?
+        });
+        return super::narrow_to(v, x.dtype());
+    }
     let lowest = match g.dtype() {
         DType::F64 => f64::MIN,
         DType::F16 => half::f16::MIN.to_f64(),
@@ -1243,18 +1264,31 @@ fn logcumsumexp_backward(g: &Tensor, x: &Tensor, out: &Tensor, d: usize) -> Resu
 /// The backward of an op whose output `d`-slices pick input elements at `idx` (of the
 /// output's shape with `d` kept, `kshape`): the gradient added at those indices (PyTorch's
 /// `cummaxmin_backward` / `value_selecting_reduction_backward`).
-fn record_picked(name: &'static str, t: &Tensor, vals: &Tensor, idx: &Tensor, d: usize, kshape: Vec<usize>) {
+fn record_picked(
+    name: &'static str,
+    t: &Tensor,
+    vals: &Tensor,
+    idx: &Tensor,
+    d: usize,
+    kshape: Vec<usize>,
+) {
     let ishape = t.shape().to_vec();
-    record(name, &[t], &[vals], vec![Saved::Input(idx.clone())], move |ctx| {
-        let g = ctx.grad(0)?;
-        if ishape.is_empty() {
-            return Ok(vec![Some(g)]);
-        }
-        let g = reshape(&g, &kshape)?;
-        let i = reshape(&ctx.saved[0], &kshape)?;
-        let z = Tensor::zeros(&ishape, g.dtype())?;
-        Ok(vec![Some(super::index::scatter_add(&z, d as i64, &i, &g)?)])
-    });
+    record(
+        name,
+        &[t],
+        &[vals],
+        vec![Saved::Input(idx.clone())],
+        move |ctx| {
+            let g = ctx.grad(0)?;
+            if ishape.is_empty() {
+                return Ok(vec![Some(g)]);
+            }
+            let g = reshape(&g, &kshape)?;
+            let i = reshape(&ctx.saved[0], &kshape)?;
+            let z = Tensor::zeros(&ishape, g.dtype())?;
+            Ok(vec![Some(super::index::scatter_add(&z, d as i64, &i, &g)?)])
+        },
+    );
 }
 
 /// `cummax(dim)` / `cummin(dim)` (CummaxBackward0 / CumminBackward0): values and int64
@@ -1357,7 +1391,12 @@ pub fn kthvalue(t: &Tensor, k: i64, dim: i64, keepdim: bool) -> Result<(Tensor, 
 }
 
 /// `median(dim, keepdim)` / `nanmedian(dim, keepdim)` (MedianBackward1 / NanmedianBackward1).
-pub fn median_dim(t: &Tensor, dim: i64, keepdim: bool, ignore_nan: bool) -> Result<(Tensor, Tensor)> {
+pub fn median_dim(
+    t: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    ignore_nan: bool,
+) -> Result<(Tensor, Tensor)> {
     let pick = if ignore_nan {
         Pick::NanMedian
     } else {

@@ -19,7 +19,10 @@ fn _cumprod(py: Python<'_>, input: PyRef<'_, PyTensor>, dim: i64) -> PyResult<Py
 #[pyfunction]
 fn _logcumsumexp(py: Python<'_>, input: PyRef<'_, PyTensor>, dim: i64) -> PyResult<PyTensor> {
     let x = input.t.clone();
-    run(py, Work::elems([&input.t]), move || rd::logcumsumexp(&x, dim)).map(PyTensor::new)
+    run(py, Work::elems([&input.t]), move || {
+        rd::logcumsumexp(&x, dim)
+    })
+    .map(PyTensor::new)
 }
 
 #[pyfunction]
@@ -83,7 +86,10 @@ fn _mode(
     keepdim: bool,
 ) -> PyResult<(PyTensor, PyTensor)> {
     let x = input.t.clone();
-    run(py, Work::elems([&input.t]), move || rd::mode(&x, dim, keepdim)).map(pair)
+    run(py, Work::elems([&input.t]), move || {
+        rd::mode(&x, dim, keepdim)
+    })
+    .map(pair)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
