@@ -43,7 +43,7 @@ fn per_rows<T: Sync, U: Send>(
     threshold: usize,
     f: &(dyn Fn(&[T], &mut [U]) + Sync),
 ) {
-    let rows = if row == 0 { 0 } else { out.len() / row };
+    let rows = out.len().checked_div(row).unwrap_or(0);
     if rows < 2 || !par_ok(out.len(), threshold) {
         f(s, out);
         return;
@@ -53,6 +53,7 @@ fn per_rows<T: Sync, U: Send>(
     map_each(parts, &|_, (a, b)| f(a, b));
 }
 
+#[allow(clippy::type_complexity)]
 /// `per_rows` with two outputs of `out_row` elements per input row of `row` elements.
 fn per_rows2<T: Sync, U: Send, V: Send>(
     s: &[T],
@@ -62,7 +63,7 @@ fn per_rows2<T: Sync, U: Send, V: Send>(
     threshold: usize,
     f: &(dyn Fn(&[T], &mut [U], &mut [V]) + Sync),
 ) {
-    let rows = if row == 0 { 0 } else { s.len() / row };
+    let rows = s.len().checked_div(row).unwrap_or(0);
     if rows < 2 || out_row == 0 || !par_ok(s.len(), threshold) {
         f(s, out.0, out.1);
         return;
