@@ -3,21 +3,22 @@
 ``kthvalue`` and ``quantile`` / ``nanquantile``.
 
 Each is one function taking ``input`` first; the Tensor methods of the same names
-(``_tensor.py``) are these functions. All are composed of differentiable ops:
+(``_tensor.py``) are these functions. The scans and order statistics check their arguments
+here and run as native ops (``_core._cumprod``, ``_cum_extreme``, ``_kthvalue``, ...: kernels
+in src/kernels/scan.rs, ops and backwards in src/ops/reduce.rs):
 
-* the scans (``cumprod``, ``logcumsumexp``, ``cummax``) combine along the dim in log2(n)
-  doubling steps (each element with the one 1, 2, 4, ... before it), so ``cumprod`` has the
-  exact gradient with zeros in the input;
-* the selections (``cummax``, ``median(dim)``, ``mode``, ``kthvalue``) find indices without
-  a graph and ``gather`` the values, whose backward sends the gradient to those indices (as
-  PyTorch's);
+* ``cumprod``'s gradient is exact with zeros in the input;
+* ``cummax`` / ``cummin``, ``median(dim)``, ``mode`` and ``kthvalue`` send the gradient to
+  the indices they return (as PyTorch's);
 * the whole-tensor ``median`` / ``nanmedian`` spread the gradient evenly over the elements
   equal to the result (PyTorch's ``evenly_distribute_backward``).
+
+The rest are composed of differentiable ops.
 """
 
 from . import _core
-from ._core import Tensor, int64
-from ._factories import arange, tensor
+from ._core import Tensor
+from ._factories import tensor
 from ._functions import isnan
 from ._return_types import (
     aminmax_result,
@@ -109,136 +110,53 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 # --- scans
 
 
-def _scan(x, dim, combine):
-    """The inclusive scan of ``x`` along ``dim`` (at least 1-D) in log2(n) doubling steps:
-    ``combine(later, earlier)`` joins each element with the one ``s`` before it."""
-    n = x.shape[dim]
-    s = 1
-    while s < n:
-        later = combine(x.narrow(dim, s, n - s), x.narrow(dim, 0, n - s))
-        x = _core.cat([x.narrow(dim, 0, s), later], dim)
-        s *= 2
-    return x
-
-
 def _scan_input(fname, input, dim):
-    """``input`` as at least 1-D and the wrapped dim."""
+    """The wrapped dim of ``input`` for a scan."""
     _check_tensor(fname, input)
-    d = _wrap_dim(dim, input.dim())
-    return (input.reshape(1) if input.dim() == 0 else input), d
+    return _wrap_dim(dim, input.dim())
 
 
 def cumprod(input, dim, *, dtype=None, out=None):
     """The cumulative product along ``dim`` (int64 for integer and bool inputs). Its gradient
     is exact with zeros in the input."""
     _no_out("cumprod", out)
-    x, d = _scan_input("cumprod", input, dim)
+    d = _scan_input("cumprod", input, dim)
     if dtype is not None:
-        x = x.to(dtype)
-    elif not x.is_floating_point():
-        x = x.to(int64)
-    r = _scan(x, d, lambda later, earlier: earlier * later)
-    if r is x:
-        r = x.clone()
-    return r.reshape(()) if input.dim() == 0 else r
-
-
-def _logaddexp(a, b):
-    """``log(exp(a) + exp(b))`` around the larger of the two (held constant, so the gradient
-    is the exact softmax weight); infinities and NaN come out as they go in."""
-    m = _core.maximum(a, b).detach()
-    m = _core.where((m == m) & (m.abs() != float("inf")), m, 0.0)
-    return m + ((a - m).exp() + (b - m).exp()).log()
+        input = input.to(dtype)
+    return _core._cumprod(input, d)
 
 
 def logcumsumexp(input, dim, *, out=None):
     """``log(cumsum(exp(input)))`` along ``dim``, computed stably."""
     _no_out("logcumsumexp", out)
-    x, d = _scan_input("logcumsumexp", input, dim)
-    if not x.is_floating_point():
-        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{_scalar_type_name(x.dtype)}'")
-    r = _scan(x, d, _logaddexp)
-    if r is x:
-        r = x.clone()
-    return r.reshape(()) if input.dim() == 0 else r
-
-
-def _positions(x, d):
-    """``arange(size)`` along dim ``d`` of ``x``, expanded to its shape."""
-    shape = [1] * x.dim()
-    shape[d] = x.shape[d]
-    return arange(x.shape[d]).reshape(shape).expand(x.shape)
-
-
-def _cum_extreme(fname, input, dim, want_max, result):
-    x, d = _scan_input(fname, input, dim)
-    v = x.detach()
-
-    def combine(later, earlier):
-        (vl, il), (ve, ie) = later, earlier
-        better = vl >= ve if want_max else vl <= ve
-        # NaN wins, and a later NaN replaces an earlier one (PyTorch's indices)
-        take = isnan(vl) | (isnan(ve).logical_not() & better)
-        return _core.where(take, vl, ve), _core.where(take, il, ie)
-
-    n = v.shape[d]
-    vals, idx = v, _positions(v, d)
-    s = 1
-    while s < n:
-        lv, li = combine((vals.narrow(d, s, n - s), idx.narrow(d, s, n - s)),
-                         (vals.narrow(d, 0, n - s), idx.narrow(d, 0, n - s)))
-        vals = _core.cat([vals.narrow(d, 0, s), lv], d)
-        idx = _core.cat([idx.narrow(d, 0, s), li], d)
-        s *= 2
-    values = x.gather(d, idx)
-    if input.dim() == 0:
-        values, idx = values.reshape(()), idx.reshape(())
-    return result(values, idx)
+    d = _scan_input("logcumsumexp", input, dim)
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{_scalar_type_name(input.dtype)}'")
+    return _core._logcumsumexp(input, d)
 
 
 def cummax(input, dim):
     """(values, indices) of the running maximum along ``dim``: the latest index of the
     maximum (NaN counts as the largest)."""
-    return _cum_extreme("cummax", input, dim, True, cummax_result)
+    return cummax_result(*_core._cum_extreme(input, _scan_input("cummax", input, dim), True))
 
 
 def cummin(input, dim):
     """(values, indices) of the running minimum along ``dim``: the latest index of the
     minimum (NaN counts as the smallest)."""
-    return _cum_extreme("cummin", input, dim, False, cummin_result)
+    return cummin_result(*_core._cum_extreme(input, _scan_input("cummin", input, dim), False))
 
 
 # --- order statistics
 
 
-def _evenly_distributed(x, value):
-    """``value`` (a number from ``x``, found without a graph) as a function of ``x`` whose
-    gradient is spread evenly over the elements equal to it (over the NaNs if it is NaN)."""
-    mask = (x == value) | (isnan(x) & isnan(value))
-    return value + _core.where(mask, x - value, 0.0).sum() / mask.sum()
-
-
-def _row_selection(fname, input, dim, keepdim, pick, result):
-    """(values, indices) of the element of each row along ``dim`` at the sorted position
-    ``pick(sorted_values, n)`` (positions with keepdim), as a named tuple ``result``."""
+def _reduced_dim(fname, input, dim):
+    """The wrapped dim of ``input`` for a reduction that needs at least one element in it."""
     _check_tensor(fname, input)
     d = _wrap_dim(dim, input.dim())
-    x = input.reshape(1) if input.dim() == 0 else input
-    if x.shape[d] == 0:
+    if input.dim() and input.shape[d] == 0:
         raise IndexError(f"{fname}(): Expected reduction dim {d} to have non-zero size.")
-    s, order = _core._sort(x.detach(), d, False, True)
-    pos = pick(s, d, x.shape[d])
-    idx = order.gather(d, pos)
-    values = x.gather(d, idx)
-    if input.dim() == 0:
-        return result(values.reshape(()), idx.reshape(()))
-    if not keepdim:
-        values, idx = values.squeeze(d), idx.squeeze(d)
-    return result(values, idx)
-
-
-def _nan_count(s, d):
-    return isnan(s).sum(d, keepdim=True)
+    return d
 
 
 def median(input, dim=None, keepdim=False):
@@ -246,39 +164,16 @@ def median(input, dim=None, keepdim=False):
     lower median along ``dim``."""
     if dim is None:
         _check_tensor("median", input)
-        flat = input.reshape(-1)
-        n = flat.numel()
-        if n == 0:
-            return _core._full([], float("nan"), input.dtype)
-        s = _core._sort(flat.detach(), 0, False, True)[0]
-        value = s[n - 1] if isnan(s[n - 1]) else s[(n - 1) // 2]
-        return _evenly_distributed(flat, value) if input.is_floating_point() else value.clone()
-
-    def pick(s, d, n):
-        nans = _nan_count(s, d)
-        return _core.where(nans > 0, n - nans, (n - 1) // 2)
-
-    return _row_selection("median", input, dim, keepdim, pick, median_result)
+        return _core._median_all(input, False)
+    return median_result(*_core._median_dim(input, _reduced_dim("median", input, dim), keepdim, False))
 
 
 def nanmedian(input, dim=None, keepdim=False):
     """``median`` ignoring NaN (NaN only where all are NaN)."""
     if dim is None:
         _check_tensor("nanmedian", input)
-        flat = input.reshape(-1)
-        n = flat.numel()
-        if n == 0:
-            return _core._full([], float("nan"), input.dtype)
-        s = _core._sort(flat.detach(), 0, False, True)[0]
-        k = n - int(_nan_count(s, 0).item())
-        value = s[(k - 1) // 2] if k else s[0]
-        return _evenly_distributed(flat, value) if input.is_floating_point() else value.clone()
-
-    def pick(s, d, n):
-        k = n - _nan_count(s, d)
-        return _core.where(k > 0, _core.floor_divide(k - 1, 2), (n - 1) // 2)
-
-    return _row_selection("nanmedian", input, dim, keepdim, pick, nanmedian_result)
+        return _core._median_all(input, True)
+    return nanmedian_result(*_core._median_dim(input, _reduced_dim("nanmedian", input, dim), keepdim, True))
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
@@ -288,39 +183,13 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     n = input.shape[d] if input.dim() else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
-
-    def pick(s, d, n):
-        shape = list(s.shape)
-        shape[d] = 1
-        return _core._full(shape, k - 1, int64)
-
-    return _row_selection("kthvalue", input, dim, keepdim, pick, kthvalue_result)
+    return kthvalue_result(*_core._kthvalue(input, k, d, keepdim))
 
 
 def mode(input, dim=-1, keepdim=False):
     """(values, indices) of the most frequent value along ``dim``: the smallest of the most
     frequent ones, at its last index."""
-    _check_tensor("mode", input)
-    d = _wrap_dim(dim, input.dim())
-    x = input.reshape(1) if input.dim() == 0 else input
-    n = x.shape[d]
-    if n == 0:
-        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
-    s, order = _core._sort(x.detach(), d, False, True)
-    # runs of equal values in each sorted row (NaN equals nothing): their ids and lengths
-    first = _core._full([1 if i == d else x.shape[i] for i in range(x.dim())], 1, int64)
-    starts = _core.cat([first, (s.narrow(d, 1, n - 1) != s.narrow(d, 0, n - 1)).long()], d)
-    run = starts.cumsum(d) - 1
-    counts = _core._full(list(run.shape), 0, int64).scatter_add(d, run, _core._full(list(run.shape), 1, int64))
-    best = counts.argmax(d, keepdim=True)  # the first longest run: the smallest value
-    last = counts.cumsum(d).gather(d, best) - 1  # its last sorted position
-    idx = order.gather(d, last)
-    values = x.gather(d, idx)
-    if input.dim() == 0:
-        return mode_result(values.reshape(()), idx.reshape(()))
-    if not keepdim:
-        values, idx = values.squeeze(d), idx.squeeze(d)
-    return mode_result(values, idx)
+    return mode_result(*_core._mode(input, _reduced_dim("mode", input, dim), keepdim))
 
 
 # --- quantiles

@@ -35,6 +35,7 @@ pub mod rearrange;
 pub mod reduce;
 pub mod rnn;
 pub mod sampling;
+pub mod scan;
 pub mod scatter_reduce;
 pub mod simd;
 pub mod sort;

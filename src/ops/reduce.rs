@@ -7,6 +7,7 @@ use crate::autograd::graph::{needs_grad, record, Saved};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::kernels::reduce as kr;
+use crate::kernels::scan as ks;
 use crate::layout::{reduce_dims, wrap_dim, Layout};
 use crate::storage::Elem;
 use crate::tensor::Tensor;
@@ -1063,6 +1064,390 @@ pub fn cumsum(t: &Tensor, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
             let total = sum_dims(&g, Some(&[d as i64]), true, None)?;
             let c = cumsum(&g, d as i64, None)?;
             Ok(vec![Some(super::binary::add(&sub(&total, &c)?, &g)?)])
+        });
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------
+// scans and order statistics on the kernels of `kernels::scan`
+
+/// A result computed in the arrangement of `plan_along(x, d)`, seen in `x`'s shape: as it is
+/// for a contiguous `x`, else the permutation that put `d` last undone (a view, with the dims
+/// in `x`'s memory order when `x` was a permuted dense tensor, as PyTorch lays its result out).
+fn unplan_along(x: &Tensor, d: usize, v: Tensor) -> Result<Tensor> {
+    if x.is_contiguous() {
+        return Ok(v);
+    }
+    let n = x.ndim();
+    let order: Vec<usize> = (0..n).filter(|&i| i != d).chain([d]).collect();
+    let mut inv = vec![0usize; n];
+    for (i, &o) in order.iter().enumerate() {
+        inv[o] = i;
+    }
+    Ok(v.with_layout(v.layout().permute(&inv)))
+}
+
+/// `t` itself when its elements lie contiguously, else a contiguous copy.
+fn dense(t: &Tensor) -> Result<Tensor> {
+    if t.layout().contiguous_range().is_some() {
+        Ok(t.clone())
+    } else {
+        super::materialize(t)
+    }
+}
+
+/// `cumprod(dim)` (CumprodBackward0): integers and bools multiply in int64, floats accumulate
+/// in float64. The gradient is exact with zeros in the input.
+pub fn cumprod(t: &Tensor, dim: i64) -> Result<Tensor> {
+    let dtype = if t.dtype().is_float() {
+        t.dtype()
+    } else {
+        DType::I64
+    };
+    let d = wrap_dim(dim, t.ndim())?;
+    let out = if t.ndim() == 0 {
+        super::clone(&to_dtype(&t.detach(), dtype)?)?
+    } else {
+        let x = super::widen(&super::cast(&t.detach(), dtype)?)?;
+        let p = plan_along(&x, d)?;
+        let (red, inner) = (p.red, p.inner);
+        let v = dispatch!(@ "cumprod_cpu"; x.dtype(), T => {
+            let v = contiguous_slice::<T, _>(&p.data, |s| ks::cumprod(s, red, inner))?;
+            Tensor::from_vec(v, p.data.shape().to_vec())?
+        });
+        super::narrow_to(unplan_along(&x, d, v)?, dtype)?
+    };
+    if dtype.is_float() && needs_grad(&[t]) {
+        let saved = vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)];
+        record("CumprodBackward0", &[t], &[&out], saved, move |ctx| {
+            let g = ctx.grad(0)?;
+            let (x, y) = (&ctx.saved[0], &ctx.saved[1]);
+            Ok(vec![Some(cumprod_backward(&g, x, y, d)?)])
+        });
+    }
+    Ok(out)
+}
+
+/// PyTorch's `cumprod_backward`: without a graph of the gradient, the exact O(n) kernel
+/// (zeros included, no division); with one, `reversed_cumsum(out * g) / x` when `x` has no
+/// zero, else the O(n^2) sum over omitted products, both differentiable again.
+fn cumprod_backward(g: &Tensor, x: &Tensor, out: &Tensor, d: usize) -> Result<Tensor> {
+    if x.ndim() == 0 || x.numel() <= 1 || x.shape()[d] == 1 {
+        return Ok(g.clone());
+    }
+    let shape = x.shape().to_vec();
+    let n = shape[d];
+    if !needs_grad(&[g, x]) {
+        let xc = dense(&super::widen(x)?)?;
+        let gc = dense(&super::widen(&super::cast(g, x.dtype())?)?)?;
+        let inner: usize = shape[d + 1..].iter().product();
+        let v = dispatch_float!(xc.dtype(), T => {
+            let (xs, gs) = (xc.storage().read::<T>(), gc.storage().read::<T>());
+            let (xr, gr) = (
+                xc.layout().contiguous_range().expect("dense"),
+                gc.layout().contiguous_range().expect("dense"),
+            );
+            let v = ks::cumprod_backward(&xs[xr], &gs[gr], n, inner)?;
+            Tensor::from_vec(v, shape.clone())?
+        });
+        return super::narrow_to(v, x.dtype());
+    }
+    let dd = d as i64;
+    if !x.any_f64(|v| v == 0.0) {
+        let w = mul(out, g)?;
+        let flip = |t: &Tensor| super::rearrange::flip(t, &[dd]);
+        let rc = flip(&cumsum(&flip(&w)?, dd, None)?)?;
+        return binary(BinOp::Div, &Operand::T(rc), &Operand::T(x.clone()));
+    }
+    // grad_k = sum over j >= k of g_j * prod(x[..=j] without x_k)
+    let mut ones_shape = shape.clone();
+    ones_shape[d] = 1;
+    let ones = Tensor::full(&ones_shape, Scalar::Float(1.0), x.dtype())?;
+    let narrow =
+        |t: &Tensor, a: usize, len: usize| super::shape::narrow(t, dd, a as i64, len as i64);
+    let mut cols = Vec::with_capacity(n);
+    for k in 0..n {
+        let omitted = if k == 0 {
+            super::shape::cat(&[ones.clone(), cumprod(&narrow(x, 1, n - 1)?, dd)?], dd)?
+        } else {
+            let until = prod(&narrow(x, 0, k)?, Some(dd), true, None)?;
+            if k == n - 1 {
+                until
+            } else {
+                let from = cumprod(&narrow(x, k + 1, n - k - 1)?, dd)?;
+                super::shape::cat(&[until.clone(), mul(&until, &from)?], dd)?
+            }
+        };
+        let gk = mul(&narrow(g, k, n - k)?, &omitted)?;
+        cols.push(sum_dims(&gk, Some(&[dd]), true, None)?);
+    }
+    super::shape::cat(&cols, dd)
+}
+
+/// `logcumsumexp(dim)` (LogcumsumexpBackward0), in float64 (float16 / bfloat16 through
+/// float32), as PyTorch's `_log_add_exp_helper`.
+pub fn logcumsumexp(t: &Tensor, dim: i64) -> Result<Tensor> {
+    if !t.dtype().is_float() {
+        return Err(Error::dtype_not_implemented(
+            "logcumsumexp_out_cpu",
+            t.dtype(),
+        ));
+    }
+    let d = wrap_dim(dim, t.ndim())?;
+    let out = if t.ndim() == 0 {
+        super::clone(&t.detach())?
+    } else {
+        let x = super::widen(&t.detach())?;
+        let p = plan_along(&x, d)?;
+        let (red, inner) = (p.red, p.inner);
+        let v = dispatch_float!(x.dtype(), T => {
+            let v = contiguous_slice::<T, _>(&p.data, |s| ks::logcumsumexp(s, red, inner))?;
+            Tensor::from_vec(v, p.data.shape().to_vec())?
+        });
+        super::narrow_to(unplan_along(&x, d, v)?, t.dtype())?
+    };
+    if needs_grad(&[t]) {
+        let saved = vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)];
+        record("LogcumsumexpBackward0", &[t], &[&out], saved, move |ctx| {
+            let g = ctx.grad(0)?;
+            let (x, y) = (&ctx.saved[0], &ctx.saved[1]);
+            Ok(vec![Some(logcumsumexp_backward(&g, x, y, d)?)])
+        });
+    }
+    Ok(out)
+}
+
+/// PyTorch's `logcumsumexp_backward`: the positive and negative parts of the gradient in log
+/// space, each through a reversed logcumsumexp.
+fn logcumsumexp_backward(g: &Tensor, x: &Tensor, out: &Tensor, d: usize) -> Result<Tensor> {
+    if g.ndim() == 0 || g.numel() == 0 {
+        return Ok(g.clone());
+    }
+    if !needs_grad(&[g, x, out]) {
+        // the fused reverse pass
+        let shape = x.shape().to_vec();
+        let (xc, gc, yc) = (
+            dense(&super::widen(x)?)?,
+            dense(&super::widen(&super::cast(g, x.dtype())?)?)?,
+            dense(&super::widen(out)?)?,
+        );
+        let inner: usize = shape[d + 1..].iter().product();
+        let v = dispatch_float!(xc.dtype(), T => {
+            let (xs, gs, ys) = (xc.storage().read::<T>(), gc.storage().read::<T>(), yc.storage().read::<T>());
+            let r = |t: &Tensor| t.layout().contiguous_range().expect("dense");
+            let v = ks::logcumsumexp_backward(&xs[r(&xc)], &gs[r(&gc)], &ys[r(&yc)], shape[d], inner)?;
+            Tensor::from_vec(v, shape.clone())?
+        });
+        return super::narrow_to(v, x.dtype());
+    }
+    let lowest = match g.dtype() {
+        DType::F64 => f64::MIN,
+        DType::F16 => half::f16::MIN.to_f64(),
+        DType::BF16 => half::bf16::MIN.to_f64(),
+        _ => f32::MIN as f64,
+    };
+    let dd = d as i64;
+    let log_abs = super::unary::log(&super::unary::abs(g)?)?;
+    let zero = Operand::S(Scalar::Float(0.0));
+    let low = Operand::S(Scalar::Float(lowest));
+    let part = |op: BinOp| -> Result<Tensor> {
+        let mask = binary(op, &Operand::T(g.clone()), &zero)?;
+        let lg = super::binary::where_op(&mask, &Operand::T(log_abs.clone()), &low)?;
+        let flip = |t: &Tensor| super::rearrange::flip(t, &[dd]);
+        let r = flip(&logcumsumexp(&flip(&sub(&lg, out)?)?, dd)?)?;
+        unary::exp(&super::binary::add(&r, x)?)
+    };
+    sub(&part(BinOp::Gt)?, &part(BinOp::Lt)?)
+}
+
+/// The backward of an op whose output `d`-slices pick input elements at `idx` (of the
+/// output's shape with `d` kept, `kshape`): the gradient added at those indices (PyTorch's
+/// `cummaxmin_backward` / `value_selecting_reduction_backward`).
+fn record_picked(
+    name: &'static str,
+    t: &Tensor,
+    vals: &Tensor,
+    idx: &Tensor,
+    d: usize,
+    kshape: Vec<usize>,
+) {
+    let ishape = t.shape().to_vec();
+    record(
+        name,
+        &[t],
+        &[vals],
+        vec![Saved::Input(idx.clone())],
+        move |ctx| {
+            let g = ctx.grad(0)?;
+            if ishape.is_empty() {
+                return Ok(vec![Some(g)]);
+            }
+            let g = reshape(&g, &kshape)?;
+            let i = reshape(&ctx.saved[0], &kshape)?;
+            let z = Tensor::zeros(&ishape, g.dtype())?;
+            Ok(vec![Some(super::index::scatter_add(&z, d as i64, &i, &g)?)])
+        },
+    );
+}
+
+/// `cummax(dim)` / `cummin(dim)` (CummaxBackward0 / CumminBackward0): values and int64
+/// indices; NaN propagates (at the latest NaN's index), ties take the latest index.
+pub fn cum_extreme(t: &Tensor, dim: i64, want_max: bool) -> Result<(Tensor, Tensor)> {
+    let d = wrap_dim(dim, t.ndim())?;
+    let x = t.detach();
+    let (vals, idx) = if t.ndim() == 0 {
+        (super::clone(&x)?, Tensor::from_vec(vec![0i64], vec![])?)
+    } else {
+        let p = plan_along(&x, d)?;
+        let (red, inner) = (p.red, p.inner);
+        let shape = p.data.shape().to_vec();
+        let (v, i) = dispatch_all!(x.dtype(), T => {
+            let (v, i) = contiguous_slice::<T, _>(&p.data, |s| ks::cum_extreme(s, red, inner, want_max))?;
+            (Tensor::from_vec(v, shape.clone())?, Tensor::from_vec(i, shape)?)
+        });
+        (unplan_along(&x, d, v)?, unplan_along(&x, d, i)?)
+    };
+    if needs_grad(&[t]) {
+        let name = if want_max {
+            "CummaxBackward0"
+        } else {
+            "CumminBackward0"
+        };
+        record_picked(name, t, &vals, &idx, d, t.shape().to_vec());
+    }
+    Ok((vals, idx))
+}
+
+pub use crate::kernels::scan::Pick;
+
+/// The statistic of each row along `d`: `Some(pick)` an order statistic, `None` the mode.
+fn row_statistic(
+    t: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    stat: Option<Pick>,
+) -> Result<(Tensor, Tensor)> {
+    let d = wrap_dim(dim, t.ndim())?;
+    let (fname, name) = match stat {
+        Some(Pick::Kth(_)) => ("kthvalue", "KthvalueBackward0"),
+        Some(Pick::Median) => ("median", "MedianBackward1"),
+        Some(Pick::NanMedian) => ("nanmedian", "NanmedianBackward1"),
+        None => ("mode", "ModeBackward0"),
+    };
+    let x = t.detach();
+    let n = if t.ndim() == 0 { 1 } else { t.shape()[d] };
+    if n == 0 {
+        return Err(Error::Index(format!(
+            "{fname}(): Expected reduction dim {d} to have non-zero size."
+        )));
+    }
+    if let Some(Pick::Kth(k)) = stat {
+        if k >= n {
+            return Err(Error::Runtime(format!(
+                "kthvalue(): selected number k out of range for dimension {d}"
+            )));
+        }
+    }
+    let (vals, idx) = if t.ndim() == 0 {
+        (super::clone(&x)?, Tensor::from_vec(vec![0i64], vec![])?)
+    } else {
+        // rows along the last dim: read in place when they are, else a copy with `d` last
+        let p = plan(&x, &[d], keepdim)?;
+        let p = if p.inner == 1 {
+            p
+        } else {
+            plan_last(&x, &[d], keepdim)?
+        };
+        dispatch_all!(x.dtype(), T => {
+            let (v, i) = contiguous_slice::<T, _>(&p.data, |s| match stat {
+                Some(pick) => ks::select_rows(s, n, pick),
+                None => ks::mode_rows(s, n),
+            })?;
+            (p.output(v)?, p.output(i)?)
+        })
+    };
+    if needs_grad(&[t]) {
+        let kshape = if t.ndim() == 0 {
+            vec![]
+        } else {
+            keep_shape(t.shape(), &[d])
+        };
+        record_picked(name, t, &vals, &idx, d, kshape);
+    }
+    Ok((vals, idx))
+}
+
+/// `kthvalue(k, dim, keepdim)` (KthvalueBackward0): the k-th smallest (1-based; NaN after
+/// every number), ties in index order.
+pub fn kthvalue(t: &Tensor, k: i64, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+    if k < 1 {
+        let d = wrap_dim(dim, t.ndim())?;
+        return Err(Error::Runtime(format!(
+            "kthvalue(): selected number k out of range for dimension {d}"
+        )));
+    }
+    row_statistic(t, dim, keepdim, Some(Pick::Kth(k as usize - 1)))
+}
+
+/// `median(dim, keepdim)` / `nanmedian(dim, keepdim)` (MedianBackward1 / NanmedianBackward1).
+pub fn median_dim(
+    t: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    ignore_nan: bool,
+) -> Result<(Tensor, Tensor)> {
+    let pick = if ignore_nan {
+        Pick::NanMedian
+    } else {
+        Pick::Median
+    };
+    row_statistic(t, dim, keepdim, Some(pick))
+}
+
+/// `mode(dim, keepdim)` (ModeBackward0): the smallest of the most frequent values, at its last
+/// index.
+pub fn mode(t: &Tensor, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+    row_statistic(t, dim, keepdim, None)
+}
+
+/// `median()` / `nanmedian()` of all elements (MedianBackward0 / NanmedianBackward0; NaN for
+/// an empty tensor). The gradient is spread evenly over the elements equal to the result (over
+/// the NaNs when it is NaN), as PyTorch's `evenly_distribute_backward`.
+pub fn median_all(t: &Tensor, ignore_nan: bool) -> Result<Tensor> {
+    let n = t.numel();
+    if n == 0 {
+        return Tensor::full(&[], Scalar::Float(f64::NAN), t.dtype());
+    }
+    let x = dense(&t.detach())?;
+    let pick = if ignore_nan {
+        Pick::NanMedian
+    } else {
+        Pick::Median
+    };
+    let out = dispatch_all!(x.dtype(), T => {
+        let (v, _) = contiguous_slice::<T, _>(&x, |s| ks::select_rows(s, n, pick))?;
+        Tensor::from_vec(v, vec![])?
+    });
+    if needs_grad(&[t]) {
+        let name = if ignore_nan {
+            "NanmedianBackward0"
+        } else {
+            "MedianBackward0"
+        };
+        let saved = vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)];
+        record(name, &[t], &[&out], saved, |ctx| {
+            let g = ctx.grad(0)?;
+            let (x, o) = (&ctx.saved[0], &ctx.saved[1]);
+            let mask = if o.any_f64(f64::is_nan) {
+                binary(BinOp::Ne, &Operand::T(x.clone()), &Operand::T(x.clone()))?
+            } else {
+                binary(BinOp::Eq, &Operand::T(x.clone()), &Operand::T(o.clone()))?
+            };
+            let maskf = to_dtype(&mask, g.dtype())?;
+            let count = sum_dims(&maskf, None, false, None)?;
+            let share = binary(BinOp::Div, &Operand::T(g), &Operand::T(count))?;
+            Ok(vec![Some(mul(&maskf, &share)?)])
         });
     }
     Ok(out)

@@ -12,6 +12,7 @@ pub mod op_args;
 pub mod optim;
 pub mod random;
 pub mod rearrange;
+pub mod scans;
 pub mod registry;
 pub mod sampling;
 pub mod slot;
@@ -429,6 +430,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     activation::register(m)?;
     hooks::register(m)?;
     rearrange::register(m)?;
+    scans::register(m)?;
     breadth::register(m)?;
     linalg::register(m)?;
     for d in DType::ALL {
