@@ -3,6 +3,7 @@
 pub mod activation;
 pub mod breadth;
 pub mod convert;
+pub mod counts;
 pub mod errors;
 pub mod hooks;
 pub mod linalg;
@@ -431,6 +432,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     rearrange::register(m)?;
     breadth::register(m)?;
     linalg::register(m)?;
+    counts::register(m)?;
     for d in DType::ALL {
         m.add(
             d.torch_name().trim_start_matches("torch."),

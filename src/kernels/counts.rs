@@ -1,0 +1,730 @@
+//! Search, counting and scatter kernels: searchsorted / bucketize, bincount, histc, nonzero,
+//! unique_consecutive, max_unpool, pdist (and its backward), multilabel_margin_loss.
+//!
+//! Each splits its elements, rows or planes across threads above the crate's thresholds
+//! (`par_ok`), with no allocation per element; the ones that count (bincount, histc) give
+//! each thread a private histogram and add them up at the end.
+
+use super::parallel::{for_each_block, map_each, num_threads, SharedOut};
+use super::simd::Real;
+use super::{alloc, build_with, par_ok, PAR_THRESHOLD, PAR_THRESHOLD_COSTLY};
+use crate::error::{Error, Result};
+use crate::storage::{try_filled, Elem};
+
+/// `0..n` cut into one range per thread when `work` is worth splitting, else one range.
+fn ranges(n: usize, work: usize, threshold: usize) -> Vec<std::ops::Range<usize>> {
+    let parts = if par_ok(work, threshold) {
+        num_threads().clamp(1, n.max(1))
+    } else {
+        1
+    };
+    let per = n.div_ceil(parts).max(1);
+    (0..parts)
+        .map(|i| (i * per).min(n)..((i + 1) * per).min(n))
+        .filter(|r| !r.is_empty() || n == 0)
+        .collect()
+}
+
+// ---------------------------------------------------------------- searchsorted
+
+/// Where the row `seq` (read through `sorter` when given) would take `v`: the first position
+/// whose element is not `< v` (`<= v` with `right`), with PyTorch's comparisons written as
+/// `!(mid >= v)`, so a NaN value goes after everything and the search steps over a NaN
+/// boundary as if it were smaller.
+#[inline(always)]
+fn bound<T: Elem>(seq: &[T], sorter: Option<&[i64]>, v: T, right: bool) -> usize {
+    let (mut lo, mut hi) = (0usize, seq.len());
+    while lo < hi {
+        let mid = lo + ((hi - lo) >> 1);
+        let m = match sorter {
+            Some(s) => seq[s[mid] as usize],
+            None => seq[mid],
+        };
+        let before = if right { !(m > v) } else { !(m >= v) };
+        if before {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// `searchsorted`: for each of `vals` (rows of `inner` values, or all against one row when
+/// `seq` is one row of `m`), its insertion position in its row of `seq` (rows of `m`, each
+/// sorted, or ordered by the matching row of `sorter`), as `O` (int64 or int32).
+pub fn searchsorted<T: Elem, O: Elem>(
+    seq: &[T],
+    sorter: Option<&[i64]>,
+    m: usize,
+    vals: &[T],
+    inner: usize,
+    right: bool,
+) -> Result<Vec<O>> {
+    let one_row = seq.len() == m;
+    build_with(vals.len(), PAR_THRESHOLD_COSTLY, |start, out| {
+        for (k, o) in out.iter_mut().enumerate() {
+            let i = start + k;
+            let r = if one_row { 0 } else { i / inner.max(1) };
+            let row = &seq[r * m..(r + 1) * m];
+            let srow = sorter.map(|s| &s[r * m..(r + 1) * m]);
+            o.write(O::from_i64(bound(row, srow, vals[i], right) as i64));
+        }
+        out.len()
+    })
+}
+
+/// Whether every index of `sorter` (rows of `m`) is in `0..m`.
+pub fn sorter_in_range(sorter: &[i64], m: usize) -> bool {
+    sorter.iter().all(|&s| s >= 0 && (s as usize) < m)
+}
+
+// ---------------------------------------------------------------- bincount / histc
+
+/// Sums `value(i)` into bin `bin(i)` (or skips `i` when `bin(i)` is `None`) over `0..n`, into
+/// `bins` bins: one private histogram per thread above the threshold, added up at the end.
+fn histogram<A, B, V>(n: usize, bins: usize, bin: B, value: V) -> Result<Vec<A>>
+where
+    A: Copy + Default + Send + std::ops::AddAssign,
+    B: Fn(usize) -> Option<usize> + Sync,
+    V: Fn(usize) -> A + Sync,
+{
+    let count = |r: std::ops::Range<usize>| -> Result<Vec<A>> {
+        let mut h = try_filled(bins, A::default())?;
+        for i in r {
+            if let Some(b) = bin(i) {
+                h[b] += value(i);
+            }
+        }
+        Ok(h)
+    };
+    // a private histogram per thread only pays when the input is much larger than the bins
+    let parts = if bins.saturating_mul(8) <= n {
+        ranges(n, n, PAR_THRESHOLD)
+    } else {
+        vec![0..n]
+    };
+    if parts.len() <= 1 {
+        return count(0..n);
+    }
+    let mut hs = map_each(parts, &|_, r| count(r)).into_iter();
+    let mut total = hs.next().expect("one part at least")?;
+    for h in hs {
+        for (t, v) in total.iter_mut().zip(h?) {
+            *t += v;
+        }
+    }
+    Ok(total)
+}
+
+/// The smallest and largest of `idx` (`(0, -1)` when empty).
+pub fn min_max_i64(idx: &[i64]) -> (i64, i64) {
+    let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+    for &v in idx {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if idx.is_empty() {
+        (0, -1)
+    } else {
+        (lo, hi)
+    }
+}
+
+/// `bincount`: the number of occurrences of each value of `idx` (all in `0..bins`).
+pub fn bincount(idx: &[i64], bins: usize) -> Result<Vec<i64>> {
+    histogram(idx.len(), bins, |i| Some(idx[i] as usize), |_| 1i64)
+}
+
+/// `bincount` with weights: the sum of `w[i]` at each value `idx[i]` (all in `0..bins`).
+pub fn bincount_weighted<W>(idx: &[i64], w: &[W], bins: usize) -> Result<Vec<W>>
+where
+    W: Copy + Default + Send + Sync + std::ops::AddAssign,
+{
+    histogram(idx.len(), bins, |i| Some(idx[i] as usize), |i| w[i])
+}
+
+/// `histc`: counts of `x` in `bins` equal bins over `[lo, hi]` (elements outside, and NaNs,
+/// are skipped; `hi` falls in the last bin), with PyTorch's bin position
+/// `trunc((x - lo) * bins / (hi - lo))` computed in `T`.
+pub fn histc<T: Real + Elem>(x: &[T], bins: usize, lo: T, hi: T) -> Result<Vec<T>> {
+    let (nb, width) = (T::of(bins as f64), hi - lo);
+    let counts: Vec<i64> = histogram(
+        x.len(),
+        bins,
+        |i| {
+            let v = x[i];
+            if v >= lo && v <= hi {
+                let pos = ((v - lo) * nb / width).to_f64() as usize;
+                Some(pos.min(bins - 1))
+            } else {
+                None
+            }
+        },
+        |_| 1i64,
+    )?;
+    Ok(counts.into_iter().map(|c| T::of(c as f64)).collect())
+}
+
+// ---------------------------------------------------------------- nonzero
+
+/// How the coordinates of `nonzero` are laid out.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Coords {
+    /// (count, ndim) row-major: `nonzero(x)`.
+    Rows,
+    /// ndim columns of count one after the other: `nonzero(x, as_tuple=True)`.
+    Columns,
+}
+
+/// The coordinates of the non-zero elements of the row-major `x` of `shape`: a parallel pass
+/// counting each block's non-zeros, then a parallel pass writing each block's coordinates at
+/// its offset (stepping a multi-index through the block instead of dividing per element).
+/// Returns the coordinates and the count.
+pub fn nonzero<T: Elem>(x: &[T], shape: &[usize], layout: Coords) -> Result<(Vec<i64>, usize)> {
+    let nd = shape.len();
+    let blocks = ranges(x.len(), x.len(), PAR_THRESHOLD);
+    let count_block =
+        |r: &std::ops::Range<usize>| x[r.clone()].iter().filter(|v| v.is_true()).count();
+    let counts: Vec<usize> = if blocks.len() > 1 {
+        map_each(blocks.clone(), &|_, r| count_block(&r))
+    } else {
+        blocks.iter().map(count_block).collect()
+    };
+    let total: usize = counts.iter().sum();
+    let mut out: Vec<i64> = alloc(total * nd)?;
+    out.resize(total * nd, 0);
+    let mut offsets = Vec::with_capacity(blocks.len());
+    let mut acc = 0usize;
+    for c in &counts {
+        offsets.push(acc);
+        acc += c;
+    }
+    let shared = SharedOut::new(&mut out);
+    let write = |b: usize, r: std::ops::Range<usize>| {
+        if counts[b] == 0 || nd == 0 {
+            return;
+        }
+        // the multi-index of r.start
+        let mut mi = vec![0usize; nd];
+        let mut rest = r.start;
+        for d in (0..nd).rev() {
+            mi[d] = rest % shape[d];
+            rest /= shape[d];
+        }
+        let mut k = offsets[b];
+        let end_k = k + counts[b];
+        for i in r {
+            if x[i].is_true() {
+                for (d, &c) in mi.iter().enumerate() {
+                    let at = match layout {
+                        Coords::Rows => k * nd + d,
+                        Coords::Columns => d * total + k,
+                    };
+                    debug_assert!(k < end_k);
+                    // SAFETY: block b writes only the coordinates of its own non-zeros, the
+                    // indices offsets[b]..offsets[b] + counts[b] (k stays below end_k as the
+                    // count pass counted exactly these elements), which no other block
+                    // writes; `at` is below total * nd, the buffer's length, which outlives
+                    // this call.
+                    unsafe { *shared.ptr().add(at) = c as i64 };
+                }
+                k += 1;
+            }
+            // step the multi-index
+            let mut d = nd;
+            while d > 0 {
+                d -= 1;
+                mi[d] += 1;
+                if mi[d] < shape[d] {
+                    break;
+                }
+                mi[d] = 0;
+            }
+        }
+    };
+    if blocks.len() > 1 {
+        map_each(blocks, &|b, r| write(b, r));
+    } else if let Some(r) = blocks.into_iter().next() {
+        write(0, r);
+    }
+    Ok((out, total))
+}
+
+// ---------------------------------------------------------------- unique_consecutive
+
+/// `unique_consecutive` of the flat `x`: the first value of each run of equal elements (NaN
+/// equals nothing), each element's run number, and the runs' lengths.
+pub fn unique_consecutive<T: Elem>(x: &[T]) -> Result<(Vec<T>, Vec<i64>, Vec<i64>)> {
+    let mut values: Vec<T> = Vec::new();
+    let mut counts: Vec<i64> = Vec::new();
+    let mut inverse: Vec<i64> = alloc(x.len())?;
+    let mut run: i64 = -1;
+    for (i, &v) in x.iter().enumerate() {
+        if i == 0 || x[i - 1] != v {
+            values.push(v);
+            counts.push(0);
+            run += 1;
+        }
+        inverse.push(run);
+        *counts.last_mut().expect("a run started") += 1;
+    }
+    Ok((values, inverse, counts))
+}
+
+// ---------------------------------------------------------------- max_unpool
+
+/// `max_unpool`: for each plane of `inp` values (with their flat `idx` in an output plane of
+/// `outp`), a zero plane with each value written at its index (the last write wins, as
+/// PyTorch's CPU kernel). An index outside `0..outp` is `Err(index)`: the first such in order.
+pub fn max_unpool<T: Elem>(
+    x: &[T],
+    idx: &[i64],
+    inp: usize,
+    outp: usize,
+) -> std::result::Result<Vec<T>, Result<i64>> {
+    let planes = if inp == 0 { 0 } else { x.len() / inp };
+    let mut out = alloc::<T>(planes * outp).map_err(Err)?;
+    out.resize(planes * outp, T::default());
+    let fill = |p0: usize, chunk: &mut [T]| -> Option<i64> {
+        for (k, plane) in chunk.chunks_mut(outp.max(1)).enumerate() {
+            let p = p0 + k;
+            let (xs, is) = (&x[p * inp..(p + 1) * inp], &idx[p * inp..(p + 1) * inp]);
+            for (&v, &i) in xs.iter().zip(is) {
+                if i < 0 || i as usize >= outp {
+                    return Some(i);
+                }
+                plane[i as usize] = v;
+            }
+        }
+        None
+    };
+    let bad = if outp > 0 && planes > 1 && par_ok(planes * (inp + outp), PAR_THRESHOLD) {
+        let per = planes.div_ceil(num_threads().max(1)).max(1);
+        let parts: Vec<(usize, &mut [T])> = out
+            .chunks_mut(per * outp)
+            .enumerate()
+            .map(|(i, c)| (i * per, c))
+            .collect();
+        map_each(parts, &|_, (p0, c)| fill(p0, c))
+            .into_iter()
+            .flatten()
+            .next()
+    } else if outp > 0 {
+        fill(0, &mut out)
+    } else {
+        idx.first().copied()
+    };
+    match bad {
+        Some(i) => Err(Ok(i)),
+        None => Ok(out),
+    }
+}
+
+// ---------------------------------------------------------------- pdist
+
+/// The norm kind of pdist's `p`.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum Norm {
+    Zero,
+    One,
+    Two,
+    Inf,
+    P(f64),
+}
+
+impl Norm {
+    pub fn of(p: f64) -> Norm {
+        if p == 0.0 {
+            Norm::Zero
+        } else if p == 1.0 {
+            Norm::One
+        } else if p == 2.0 {
+            Norm::Two
+        } else if p.is_infinite() {
+            Norm::Inf
+        } else {
+            Norm::P(p)
+        }
+    }
+}
+
+#[inline(always)]
+fn abs<T: Real>(v: T) -> T {
+    if v < T::c(0.0) {
+        -v
+    } else {
+        v
+    }
+}
+
+/// The `p`-distance of two rows, with 8 independent accumulators so the loop vectorises.
+#[inline]
+fn distance<T: Real>(a: &[T], b: &[T], norm: Norm) -> T {
+    const L: usize = 8;
+    let zero = T::c(0.0);
+    let mut acc = [zero; L];
+    let (ac, bc) = (a.chunks_exact(L), b.chunks_exact(L));
+    let (ar, br) = (ac.remainder(), bc.remainder());
+    let term = |x: T, y: T| -> T {
+        let d = x - y;
+        match norm {
+            Norm::Zero => {
+                if d != zero {
+                    T::c(1.0)
+                } else {
+                    zero
+                }
+            }
+            Norm::One | Norm::Inf => abs(d),
+            Norm::Two => d * d,
+            Norm::P(p) => abs(d).powf(T::of(p)),
+        }
+    };
+    let combine = |s: T, t: T| -> T {
+        if norm == Norm::Inf {
+            if t > s || t.is_nan() {
+                t
+            } else {
+                s
+            }
+        } else {
+            s + t
+        }
+    };
+    for (x, y) in ac.zip(bc) {
+        for l in 0..L {
+            acc[l] = combine(acc[l], term(x[l], y[l]));
+        }
+    }
+    let mut s = zero;
+    for &v in &acc {
+        s = combine(s, v);
+    }
+    for (&x, &y) in ar.iter().zip(br) {
+        s = combine(s, term(x, y));
+    }
+    match norm {
+        Norm::Two => s.sqrt(),
+        Norm::P(p) => s.powf(T::of(1.0 / p)),
+        _ => s,
+    }
+}
+
+/// The pair (i, j), i < j, at position `k` of pdist's row-major upper triangle of `n` rows.
+fn pair_of(k: usize, n: usize) -> (usize, usize) {
+    let (mut i, mut first) = (0usize, 0usize);
+    while first + (n - 1 - i) <= k {
+        first += n - 1 - i;
+        i += 1;
+    }
+    (i, i + 1 + (k - first))
+}
+
+/// `pdist`: the `p`-distances between the `n` rows of `m` of `x`, pair by pair (i < j, row
+/// major), the pairs split across threads.
+pub fn pdist<T: Real + Elem>(x: &[T], n: usize, m: usize, p: f64) -> Result<Vec<T>> {
+    let pairs = n * n.saturating_sub(1) / 2;
+    let norm = Norm::of(p);
+    let mut out: Vec<T> = alloc(pairs)?;
+    out.resize(pairs, T::c(0.0));
+    let fill = |start: usize, chunk: &mut [T]| {
+        if chunk.is_empty() {
+            return;
+        }
+        let (mut i, mut j) = pair_of(start, n);
+        for o in chunk.iter_mut() {
+            *o = distance(&x[i * m..(i + 1) * m], &x[j * m..(j + 1) * m], norm);
+            j += 1;
+            if j == n {
+                i += 1;
+                j = i + 1;
+            }
+        }
+    };
+    if pairs > 1 && par_ok(pairs * m, PAR_THRESHOLD) {
+        for_each_block(&mut out, &|s, c| fill(s, c));
+    } else {
+        fill(0, &mut out);
+    }
+    Ok(out)
+}
+
+/// d dist / d x_i for a pair with difference `d = x_i - x_j` and distance `dist`, as
+/// PyTorch's `_pdist_backward` (0 where the distance is 0).
+#[inline(always)]
+fn pdist_coef<T: Real>(d: T, dist: T, norm: Norm) -> T {
+    let zero = T::c(0.0);
+    let sign = |v: T| -> T {
+        if v > zero {
+            T::c(1.0)
+        } else if v < zero {
+            T::c(-1.0)
+        } else {
+            zero
+        }
+    };
+    match norm {
+        Norm::Zero => zero,
+        Norm::One => sign(d),
+        Norm::Two => {
+            if dist == zero {
+                zero
+            } else {
+                d / dist
+            }
+        }
+        Norm::Inf => {
+            if abs(d) == dist {
+                sign(d)
+            } else {
+                zero
+            }
+        }
+        Norm::P(p) => {
+            if dist == zero || (p < 1.0 && d == zero) {
+                zero
+            } else {
+                sign(d) * abs(d).powf(T::of(p - 1.0)) / dist.powf(T::of(p - 1.0))
+            }
+        }
+    }
+}
+
+/// `_pdist_backward`: the gradient of `x` (n rows of m) from the gradient `g` of its pdist
+/// `dist`: row i gets the sum over j != i of g_ij * coef(x_i - x_j). Rows in parallel (each
+/// thread writes its own rows; O(n * m) memory).
+pub fn pdist_backward<T: Real + Elem>(
+    g: &[T],
+    x: &[T],
+    dist: &[T],
+    n: usize,
+    m: usize,
+    p: f64,
+) -> Result<Vec<T>> {
+    let norm = Norm::of(p);
+    // position of pair (i, j), i < j
+    let at = |i: usize, j: usize| i * (2 * n - i - 1) / 2 + (j - i - 1);
+    let mut out: Vec<T> = alloc(n * m)?;
+    out.resize(n * m, T::c(0.0));
+    let fill = |row0: usize, chunk: &mut [T]| {
+        for (r, gi) in chunk.chunks_mut(m.max(1)).enumerate() {
+            let i = row0 + r;
+            let xi = &x[i * m..(i + 1) * m];
+            for j in (0..n).filter(|&j| j != i) {
+                let k = if i < j { at(i, j) } else { at(j, i) };
+                let (gk, dk) = (g[k], dist[k]);
+                let xj = &x[j * m..(j + 1) * m];
+                for ((o, &a), &b) in gi.iter_mut().zip(xi).zip(xj) {
+                    *o = *o + gk * pdist_coef(a - b, dk, norm);
+                }
+            }
+        }
+    };
+    if m > 0 && n > 1 && par_ok(n * n * m, PAR_THRESHOLD) {
+        let per = n.div_ceil(num_threads().max(1)).max(1);
+        let parts: Vec<(usize, &mut [T])> = out
+            .chunks_mut(per * m)
+            .enumerate()
+            .map(|(b, c)| (b * per, c))
+            .collect();
+        map_each(parts, &|_, (r0, c)| fill(r0, c));
+    } else if m > 0 {
+        fill(0, &mut out);
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------- multilabel_margin_loss
+
+/// `multilabel_margin_loss` over `n` rows of `c` classes: each row's loss
+/// `sum_{j, k} max(0, 1 - x[y_j] + x[k]) / c` over its targets `y_j` (the entries of its
+/// target row before the first -1) and its non-target classes `k`, and with `grad` the
+/// coefficients d loss_n / d x[n, k] (each pair with a positive margin term adds 1/c at k and
+/// -1/c at y_j). O(n * c) memory; rows split across threads. A target outside `-1..c` is
+/// `Err`.
+pub fn multilabel_margin<T: Real + Elem>(
+    x: &[T],
+    y: &[i64],
+    n: usize,
+    c: usize,
+    grad: bool,
+) -> Result<(Vec<T>, Option<Vec<T>>)> {
+    if y.iter().any(|&t| t < -1 || t >= c as i64) {
+        return Err(Error::Runtime(
+            "argument #2 'target' is out of range".into(),
+        ));
+    }
+    let zero = T::c(0.0);
+    let mut losses: Vec<T> = try_filled(n, zero)?;
+    let mut coef: Vec<T> = if grad {
+        try_filled(n * c, zero)?
+    } else {
+        Vec::new()
+    };
+    let inv_c = T::of(1.0 / c as f64);
+    let rows = |r0: usize, ls: &mut [T], cs: &mut [T]| {
+        // per thread: 1 at the non-target classes of the current row, else 0
+        let mut mask: Vec<T> = vec![T::c(1.0); c];
+        for (r, l) in ls.iter_mut().enumerate() {
+            let row = r0 + r;
+            let (xr, yr) = (&x[row * c..(row + 1) * c], &y[row * c..(row + 1) * c]);
+            let targets = yr.iter().position(|&t| t < 0).unwrap_or(c);
+            for &t in &yr[..targets] {
+                mask[t as usize] = zero;
+            }
+            let mut sum = zero;
+            for &t in &yr[..targets] {
+                let xt = xr[t as usize];
+                if grad {
+                    let g = &mut cs[r * c..(r + 1) * c];
+                    let mut hits = zero;
+                    for ((gk, &xk), &mk) in g.iter_mut().zip(xr).zip(&mask) {
+                        let z = T::c(1.0) - xt + xk;
+                        let on = if z > zero { mk } else { zero };
+                        sum = sum + z * on;
+                        hits = hits + on;
+                        *gk = *gk + on * inv_c;
+                    }
+                    g[t as usize] = g[t as usize] - hits * inv_c;
+                } else {
+                    for (&xk, &mk) in xr.iter().zip(&mask) {
+                        let z = T::c(1.0) - xt + xk;
+                        sum = sum + if z > zero { z * mk } else { zero };
+                    }
+                }
+            }
+            *l = sum * inv_c;
+            for &t in &yr[..targets] {
+                mask[t as usize] = T::c(1.0);
+            }
+        }
+    };
+    if n > 1 && c > 0 && par_ok(n * c, PAR_THRESHOLD) {
+        let per = n.div_ceil(num_threads().max(1)).max(1);
+        let cchunks: Vec<&mut [T]> = if grad {
+            coef.chunks_mut(per * c).collect()
+        } else {
+            (0..n.div_ceil(per)).map(|_| &mut [][..]).collect()
+        };
+        let parts: Vec<(usize, (&mut [T], &mut [T]))> = losses
+            .chunks_mut(per)
+            .zip(cchunks)
+            .enumerate()
+            .map(|(b, lc)| (b * per, lc))
+            .collect();
+        map_each(parts, &|_, (r0, (l, cs))| rows(r0, l, cs));
+    } else {
+        rows(0, &mut losses, &mut coef);
+    }
+    Ok((losses, grad.then_some(coef)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn searchsorted_left_right_sorter_and_nan() {
+        let seq = [1.0f64, 2.0, 2.0, 3.0, f64::NAN];
+        let vals = [0.0, 2.0, 2.5, 4.0, f64::NAN];
+        let l: Vec<i64> = searchsorted(&seq, None, 5, &vals, 5, false).unwrap();
+        assert_eq!(l, vec![0, 1, 5, 5, 5]); // as PyTorch: a NaN boundary sorts first
+        let r: Vec<i64> = searchsorted(&seq, None, 5, &vals, 5, true).unwrap();
+        assert_eq!(r, vec![0, 5, 5, 5, 5]);
+        // two rows, the second ordered by a sorter; int32 output
+        let seq2 = [1i64, 3, 5, 30, 10, 20];
+        let sorter = [0i64, 1, 2, 1, 2, 0];
+        let v: Vec<i32> = searchsorted(&seq2, Some(&sorter), 3, &[4i64, 15], 1, false).unwrap();
+        assert_eq!(v, vec![2, 1]);
+        assert!(sorter_in_range(&sorter, 3) && !sorter_in_range(&[3], 3));
+    }
+
+    #[test]
+    fn bincount_and_histc_parallel_agree_with_serial() {
+        let n = 1 << 20;
+        let idx: Vec<i64> = (0..n as i64).map(|i| (i * 7919) % 13).collect();
+        let c = bincount(&idx, 15).unwrap();
+        let mut want = vec![0i64; 15];
+        for &i in &idx {
+            want[i as usize] += 1;
+        }
+        assert_eq!(c, want);
+        let w: Vec<f64> = (0..n).map(|i| (i % 3) as f64).collect();
+        let cw = bincount_weighted(&idx, &w, 13).unwrap();
+        let mut ww = vec![0f64; 13];
+        for (&i, &v) in idx.iter().zip(&w) {
+            ww[i as usize] += v;
+        }
+        assert_eq!(cw, ww);
+        assert_eq!(min_max_i64(&[3, -1, 5]), (-1, 5));
+        let x = [0.0f32, 0.5, 1.0, 2.0, -0.1, f32::NAN, 0.99];
+        assert_eq!(histc(&x, 4, 0.0, 1.0).unwrap(), vec![1.0, 0.0, 1.0, 2.0]);
+    }
+
+    #[test]
+    fn nonzero_rows_and_columns() {
+        let x = [0.0f32, 1.0, 0.0, 2.0, 0.0, 3.0];
+        let (r, k) = nonzero(&x, &[2, 3], Coords::Rows).unwrap();
+        assert_eq!((r, k), (vec![0, 1, 1, 0, 1, 2], 3));
+        let (c, _) = nonzero(&x, &[2, 3], Coords::Columns).unwrap();
+        assert_eq!(c, vec![0, 1, 1, 1, 0, 2]);
+        // large: the parallel path
+        let n = 1 << 20;
+        let big: Vec<i64> = (0..n).map(|i| (i % 3 == 0) as i64).collect();
+        let (c, k) = nonzero(&big, &[n / 4, 4], Coords::Columns).unwrap();
+        assert_eq!(k, n.div_ceil(3));
+        for j in 0..k {
+            let flat = (c[j] * 4 + c[k + j]) as usize;
+            assert_eq!(flat, 3 * j);
+        }
+    }
+
+    #[test]
+    fn unique_consecutive_runs() {
+        let (v, inv, cnt) = unique_consecutive(&[1i64, 1, 2, 2, 2, 1]).unwrap();
+        assert_eq!(
+            (v, inv, cnt),
+            (vec![1, 2, 1], vec![0, 0, 1, 1, 1, 2], vec![2, 3, 1])
+        );
+        let (v, _, cnt) = unique_consecutive(&[f64::NAN, f64::NAN]).unwrap();
+        assert_eq!((v.len(), cnt), (2, vec![1, 1]));
+    }
+
+    #[test]
+    fn max_unpool_writes_and_checks() {
+        let out = max_unpool(&[5.0f32, 6.0, 7.0, 8.0], &[1, 1, 0, 3], 2, 4).unwrap();
+        assert_eq!(out, vec![0.0, 6.0, 0.0, 0.0, 7.0, 0.0, 0.0, 8.0]);
+        match max_unpool(&[1.0f32, 2.0], &[0, 9], 2, 4) {
+            Err(Ok(i)) => assert_eq!(i, 9),
+            _ => panic!("expected a bad index"),
+        }
+    }
+
+    #[test]
+    fn pdist_norms_and_backward() {
+        let x = [0.0f64, 0.0, 3.0, 4.0, 3.0, 4.0];
+        assert_eq!(pdist(&x, 3, 2, 2.0).unwrap(), vec![5.0, 5.0, 0.0]);
+        assert_eq!(pdist(&x, 3, 2, 1.0).unwrap(), vec![7.0, 7.0, 0.0]);
+        assert_eq!(pdist(&x, 3, 2, f64::INFINITY).unwrap(), vec![4.0, 4.0, 0.0]);
+        assert_eq!(pdist(&x, 3, 2, 0.0).unwrap(), vec![2.0, 2.0, 0.0]);
+        let d3 = pdist(&x, 3, 2, 3.0).unwrap();
+        assert!((d3[0] - (27.0f64 + 64.0).powf(1.0 / 3.0)).abs() < 1e-12);
+        assert_eq!(pair_of(2, 3), (1, 2));
+        let d = pdist(&x, 3, 2, 2.0).unwrap();
+        let g = pdist_backward(&[1.0, 1.0, 1.0], &x, &d, 3, 2, 2.0).unwrap();
+        // row 0: -(3,4)/5 twice; rows 1, 2: (3,4)/5 each (their zero distance adds nothing)
+        assert_eq!(g, vec![-1.2, -1.6, 0.6, 0.8, 0.6, 0.8]);
+    }
+
+    #[test]
+    fn multilabel_margin_loss_and_coefficients() {
+        // PyTorch's docs example: loss 0.85
+        let x = [0.1f64, 0.2, 0.4, 0.8];
+        let y = [3i64, 0, -1, 1];
+        let (l, g) = multilabel_margin(&x, &y, 1, 4, true).unwrap();
+        assert!((l[0] - 0.85).abs() < 1e-12);
+        assert_eq!(g.unwrap(), vec![-0.5, 0.5, 0.5, -0.5]);
+        assert!(multilabel_margin(&x, &[4, -1, 0, 0], 1, 4, false).is_err());
+    }
+}
