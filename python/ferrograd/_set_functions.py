@@ -9,7 +9,6 @@ raises (``unique``, ``bincount`` with weights), so does ferrograd (``_no_derivat
 
 from . import _core
 from ._core import Tensor, int64
-from ._factories import tensor
 from ._nondifferentiable import _no_derivative
 from ._shape_functions import _check_tensor, _scalar_type_name
 
@@ -62,7 +61,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         raise NotImplementedError(
             "unique_consecutive(dim=...) (runs of equal slices along a dim) is not supported by ferrograd yet"
         )
-    values, inverse, counts = _core._unique_consecutive(input.detach())
+    values, inverse, counts = _core._unique_consecutive(input.detach(), bool(return_inverse), bool(return_counts))
     values = _unique_consecutive_node(values, input)
     return _set_result(values, inverse, counts, return_inverse, return_counts)
 
@@ -134,11 +133,17 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     _check_tensor("searchsorted", sorted_sequence, "sorted_sequence")
     if out is not None:
         raise NotImplementedError("searchsorted(out=...) is not supported by ferrograd")
-    right = _side(right, side)
-    seq = sorted_sequence.detach()
-    # both sides compared in their promoted dtype, as PyTorch
+    return _search(sorted_sequence, input, _side(right, side), sorter, out_int32)
+
+
+def _search(seq, input, right, sorter, out_int32):
+    """``searchsorted`` after its callers' own checks: the shape and sorter checks, both sides
+    in their promoted dtype (as PyTorch compares them), then the native binary searches."""
     dtype = _core.result_type(seq, input)
-    values = input.detach() if isinstance(input, Tensor) else tensor(input, dtype=dtype)
+    if isinstance(input, Tensor):
+        values = input if input.dtype == dtype else input.to(dtype)
+    else:
+        values = _core._full([], input, dtype)
     if seq.dim() == 0:
         raise RuntimeError(
             "torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 dimension"
@@ -160,8 +165,10 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                 f"torch.searchsorted(): boundary and sorter must have the same size, but got boundary tensor "
                 f"{list(seq.shape)}and got sorter tensor {list(sorter.shape)}"
             )
-        sorter = sorter.detach()  # its range is checked natively
-    return _core._searchsorted(seq.to(dtype), values.to(dtype), right, sorter, bool(out_int32))
+        # its range is checked natively
+    if seq.dtype != dtype:
+        seq = seq.to(dtype)
+    return _core._searchsorted(seq, values, right, sorter, bool(out_int32))
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
@@ -172,4 +179,4 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
         raise NotImplementedError("bucketize(out=...) is not supported by ferrograd")
     if boundaries.dim() != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.dim()})")
-    return searchsorted(boundaries, input, right=right, out_int32=out_int32)
+    return _search(boundaries, input, bool(right), None, out_int32)

@@ -76,7 +76,8 @@ pub fn searchsorted<T: Elem, O: Elem>(
 
 /// Whether every index of `sorter` (rows of `m`) is in `0..m`.
 pub fn sorter_in_range(sorter: &[i64], m: usize) -> bool {
-    sorter.iter().all(|&s| s >= 0 && (s as usize) < m)
+    // one unsigned comparison per index (a negative one wraps above m)
+    sorter.iter().all(|&s| (s as u64) < m as u64)
 }
 
 // ---------------------------------------------------------------- bincount / histc
@@ -253,23 +254,87 @@ pub fn nonzero<T: Elem>(x: &[T], shape: &[usize], layout: Coords) -> Result<(Vec
 
 // ---------------------------------------------------------------- unique_consecutive
 
-/// `unique_consecutive` of the flat `x`: the first value of each run of equal elements (NaN
-/// equals nothing), each element's run number, and the runs' lengths.
-pub fn unique_consecutive<T: Elem>(x: &[T]) -> Result<(Vec<T>, Vec<i64>, Vec<i64>)> {
-    let mut values: Vec<T> = Vec::new();
-    let mut counts: Vec<i64> = Vec::new();
-    let mut inverse: Vec<i64> = alloc(x.len())?;
-    let mut run: i64 = -1;
-    for (i, &v) in x.iter().enumerate() {
-        if i == 0 || x[i - 1] != v {
-            values.push(v);
-            counts.push(0);
-            run += 1;
-        }
-        inverse.push(run);
-        *counts.last_mut().expect("a run started") += 1;
+/// The outputs of `unique_consecutive`: the first value of each run, and when asked each
+/// element's run number and the runs' lengths.
+pub type Runs<T> = (Vec<T>, Option<Vec<i64>>, Option<Vec<i64>>);
+
+/// `unique_consecutive` of the flat `x` (NaN equals nothing): a parallel pass counting the
+/// runs starting in each block, then a parallel pass writing each block's run values (and
+/// start positions, for the counts; and each element's run number) at its offset.
+pub fn unique_consecutive<T: Elem>(x: &[T], inverse: bool, counts: bool) -> Result<Runs<T>> {
+    let n = x.len();
+    let blocks = ranges(n, n, PAR_THRESHOLD);
+    let starts_in = |r: &std::ops::Range<usize>| -> usize {
+        let first = usize::from(r.start == 0 && !r.is_empty());
+        let from = r.start.max(1);
+        first
+            + (from..r.end)
+                .map(|i| usize::from(x[i - 1] != x[i]))
+                .sum::<usize>()
+    };
+    let per: Vec<usize> = if blocks.len() > 1 {
+        map_each(blocks.clone(), &|_, r| starts_in(&r))
+    } else {
+        blocks.iter().map(starts_in).collect()
+    };
+    let runs: usize = per.iter().sum();
+    let mut offsets = Vec::with_capacity(per.len());
+    let mut acc = 0usize;
+    for c in &per {
+        offsets.push(acc);
+        acc += c;
     }
-    Ok((values, inverse, counts))
+    let mut values: Vec<T> = alloc(runs)?;
+    values.resize(runs, T::default());
+    let mut inv: Vec<i64> = if inverse {
+        try_filled(n, 0i64)?
+    } else {
+        Vec::new()
+    };
+    let mut starts: Vec<i64> = if counts {
+        try_filled(runs, 0i64)?
+    } else {
+        Vec::new()
+    };
+    let (vo, io, so) = (
+        SharedOut::new(&mut values),
+        SharedOut::new(&mut inv),
+        SharedOut::new(&mut starts),
+    );
+    let write = |b: usize, r: std::ops::Range<usize>| {
+        // the run number before this block's first element
+        let mut run = offsets[b] as i64 - 1;
+        for i in r {
+            if i == 0 || x[i - 1] != x[i] {
+                run += 1;
+                // SAFETY: block b writes the runs starting in it, offsets[b]..offsets[b] +
+                // per[b] (as the count pass counted), and the elements of its own range of
+                // `inv`: disjoint from every other block's, within the buffers' lengths (runs,
+                // n), which outlive this call.
+                unsafe {
+                    *vo.ptr().add(run as usize) = x[i];
+                    if counts {
+                        *so.ptr().add(run as usize) = i as i64;
+                    }
+                }
+            }
+            if inverse {
+                // SAFETY: as above: i is in this block's range of `inv`.
+                unsafe { *io.ptr().add(i) = run };
+            }
+        }
+    };
+    if blocks.len() > 1 {
+        map_each(blocks, &|b, r| write(b, r));
+    } else if let Some(r) = blocks.into_iter().next() {
+        write(0, r);
+    }
+    let cnt = counts.then(|| {
+        (0..runs)
+            .map(|k| starts.get(k + 1).copied().unwrap_or(n as i64) - starts[k])
+            .collect()
+    });
+    Ok((values, inverse.then_some(inv), cnt))
 }
 
 // ---------------------------------------------------------------- max_unpool
@@ -358,57 +423,82 @@ fn abs<T: Real>(v: T) -> T {
     }
 }
 
-/// The `p`-distance of two rows, with 8 independent accumulators so the loop vectorises.
-#[inline]
-fn distance<T: Real>(a: &[T], b: &[T], norm: Norm) -> T {
-    const L: usize = 8;
-    let zero = T::c(0.0);
-    let mut acc = [zero; L];
+/// Folds `term(a[k], b[k])` over two rows into `comb` with 16 independent accumulators, so
+/// the loop vectorises.
+#[inline(always)]
+fn fold_rows<T: Real>(
+    a: &[T],
+    b: &[T],
+    init: T,
+    term: impl Fn(T, T) -> T,
+    comb: impl Fn(T, T) -> T,
+) -> T {
+    const L: usize = 16;
+    let mut acc = [init; L];
     let (ac, bc) = (a.chunks_exact(L), b.chunks_exact(L));
     let (ar, br) = (ac.remainder(), bc.remainder());
-    let term = |x: T, y: T| -> T {
-        let d = x - y;
-        match norm {
-            Norm::Zero => {
-                if d != zero {
-                    T::c(1.0)
-                } else {
-                    zero
-                }
-            }
-            Norm::One | Norm::Inf => abs(d),
-            Norm::Two => d * d,
-            Norm::P(p) => abs(d).powf(T::of(p)),
-        }
-    };
-    let combine = |s: T, t: T| -> T {
-        if norm == Norm::Inf {
-            if t > s || t.is_nan() {
-                t
-            } else {
-                s
-            }
-        } else {
-            s + t
-        }
-    };
     for (x, y) in ac.zip(bc) {
         for l in 0..L {
-            acc[l] = combine(acc[l], term(x[l], y[l]));
+            acc[l] = comb(acc[l], term(x[l], y[l]));
         }
     }
-    let mut s = zero;
+    let mut s = init;
     for &v in &acc {
-        s = combine(s, v);
+        s = comb(s, v);
     }
     for (&x, &y) in ar.iter().zip(br) {
-        s = combine(s, term(x, y));
+        s = comb(s, term(x, y));
     }
+    s
+}
+
+/// The max of the inf-norm, NaN winning.
+#[inline(always)]
+fn max_nan<T: Real>(s: T, t: T) -> T {
+    if t > s || t.is_nan() {
+        t
+    } else {
+        s
+    }
+}
+
+/// One pair's partial reduction over a block of features: the sum of the norm's terms (the
+/// max of |a - b| for inf), one loop per norm.
+#[inline]
+fn partial<T: Real>(a: &[T], b: &[T], norm: Norm) -> T {
+    let zero = T::c(0.0);
+    let add = |s: T, t: T| s + t;
     match norm {
-        Norm::Two => s.sqrt(),
-        Norm::P(p) => s.powf(T::of(1.0 / p)),
-        _ => s,
+        Norm::Zero => fold_rows(
+            a,
+            b,
+            zero,
+            |x, y| if x != y { T::c(1.0) } else { zero },
+            add,
+        ),
+        Norm::One => fold_rows(a, b, zero, |x, y| abs(x - y), add),
+        Norm::Two => fold_rows(
+            a,
+            b,
+            zero,
+            |x, y| {
+                let d = x - y;
+                d * d
+            },
+            add,
+        ),
+        Norm::Inf => fold_rows(a, b, zero, |x, y| abs(x - y), max_nan),
+        Norm::P(p) => {
+            let e = T::of(p);
+            fold_rows(a, b, zero, |x, y| abs(x - y).powf(e), add)
+        }
     }
+}
+
+/// Features per block in pdist's loops: the block of all `n` rows stays in a core's L2
+/// (256 KB) while every pair reads it, instead of streaming two whole rows per pair.
+fn feature_block<T>(n: usize) -> usize {
+    ((256usize << 10) / std::mem::size_of::<T>() / n.max(1)).max(64) / 16 * 16
 }
 
 /// The pair (i, j), i < j, at position `k` of pdist's row-major upper triangle of `n` rows.
@@ -422,24 +512,41 @@ fn pair_of(k: usize, n: usize) -> (usize, usize) {
 }
 
 /// `pdist`: the `p`-distances between the `n` rows of `m` of `x`, pair by pair (i < j, row
-/// major), the pairs split across threads.
+/// major): each thread takes a range of pairs and sweeps the features block by block.
 pub fn pdist<T: Real + Elem>(x: &[T], n: usize, m: usize, p: f64) -> Result<Vec<T>> {
     let pairs = n * n.saturating_sub(1) / 2;
     let norm = Norm::of(p);
-    let mut out: Vec<T> = alloc(pairs)?;
-    out.resize(pairs, T::c(0.0));
+    let fb = feature_block::<T>(n);
+    let mut out: Vec<T> = try_filled(pairs, T::c(0.0))?;
     let fill = |start: usize, chunk: &mut [T]| {
         if chunk.is_empty() {
             return;
         }
-        let (mut i, mut j) = pair_of(start, n);
-        for o in chunk.iter_mut() {
-            *o = distance(&x[i * m..(i + 1) * m], &x[j * m..(j + 1) * m], norm);
-            j += 1;
-            if j == n {
-                i += 1;
-                j = i + 1;
+        let first = pair_of(start, n);
+        for f0 in (0..m).step_by(fb) {
+            let f1 = (f0 + fb).min(m);
+            let (mut i, mut j) = first;
+            for o in chunk.iter_mut() {
+                let part = partial(&x[i * m + f0..i * m + f1], &x[j * m + f0..j * m + f1], norm);
+                *o = if norm == Norm::Inf {
+                    max_nan(*o, part)
+                } else {
+                    *o + part
+                };
+                j += 1;
+                if j == n {
+                    i += 1;
+                    j = i + 1;
+                }
             }
+        }
+        match norm {
+            Norm::Two => chunk.iter_mut().for_each(|o| *o = o.sqrt()),
+            Norm::P(p) => {
+                let e = T::of(1.0 / p);
+                chunk.iter_mut().for_each(|o| *o = o.powf(e))
+            }
+            _ => {}
         }
     };
     if pairs > 1 && par_ok(pairs * m, PAR_THRESHOLD) {
@@ -450,10 +557,11 @@ pub fn pdist<T: Real + Elem>(x: &[T], n: usize, m: usize, p: f64) -> Result<Vec<
     Ok(out)
 }
 
-/// d dist / d x_i for a pair with difference `d = x_i - x_j` and distance `dist`, as
-/// PyTorch's `_pdist_backward` (0 where the distance is 0).
-#[inline(always)]
-fn pdist_coef<T: Real>(d: T, dist: T, norm: Norm) -> T {
+/// Adds pair (i, j)'s share of row i's gradient over a block of features: `gk` times
+/// PyTorch's `_pdist_backward` coefficient of `d = x_i - x_j` at distance `dk` (0 where the
+/// distance is 0), one loop per norm.
+#[inline]
+fn pdist_grad_block<T: Real>(gi: &mut [T], xi: &[T], xj: &[T], gk: T, dk: T, norm: Norm) {
     let zero = T::c(0.0);
     let sign = |v: T| -> T {
         if v > zero {
@@ -464,36 +572,38 @@ fn pdist_coef<T: Real>(d: T, dist: T, norm: Norm) -> T {
             zero
         }
     };
+    let rows = gi.iter_mut().zip(xi.iter().zip(xj));
     match norm {
-        Norm::Zero => zero,
-        Norm::One => sign(d),
+        Norm::Zero => {}
+        Norm::One => rows.for_each(|(o, (&a, &b))| *o = *o + gk * sign(a - b)),
         Norm::Two => {
-            if dist == zero {
-                zero
-            } else {
-                d / dist
+            if dk != zero {
+                let s = gk / dk;
+                rows.for_each(|(o, (&a, &b))| *o = *o + s * (a - b));
             }
         }
-        Norm::Inf => {
-            if abs(d) == dist {
-                sign(d)
-            } else {
-                zero
-            }
-        }
+        Norm::Inf => rows.for_each(|(o, (&a, &b))| {
+            let d = a - b;
+            *o = *o + if abs(d) == dk { gk * sign(d) } else { zero };
+        }),
         Norm::P(p) => {
-            if dist == zero || (p < 1.0 && d == zero) {
-                zero
-            } else {
-                sign(d) * abs(d).powf(T::of(p - 1.0)) / dist.powf(T::of(p - 1.0))
+            if dk != zero {
+                let e = T::of(p - 1.0);
+                let s = gk / dk.powf(e);
+                rows.for_each(|(o, (&a, &b))| {
+                    let d = a - b;
+                    if !(p < 1.0 && d == zero) {
+                        *o = *o + s * sign(d) * abs(d).powf(e);
+                    }
+                });
             }
         }
     }
 }
 
 /// `_pdist_backward`: the gradient of `x` (n rows of m) from the gradient `g` of its pdist
-/// `dist`: row i gets the sum over j != i of g_ij * coef(x_i - x_j). Rows in parallel (each
-/// thread writes its own rows; O(n * m) memory).
+/// `dist`: row i gets the sum over j != i of g_ij * coef(x_i - x_j). Rows split across
+/// threads (each writes its own rows; O(n * m) memory), features swept block by block.
 pub fn pdist_backward<T: Real + Elem>(
     g: &[T],
     x: &[T],
@@ -503,20 +613,22 @@ pub fn pdist_backward<T: Real + Elem>(
     p: f64,
 ) -> Result<Vec<T>> {
     let norm = Norm::of(p);
+    let fb = feature_block::<T>(n);
     // position of pair (i, j), i < j
     let at = |i: usize, j: usize| i * (2 * n - i - 1) / 2 + (j - i - 1);
-    let mut out: Vec<T> = alloc(n * m)?;
-    out.resize(n * m, T::c(0.0));
+    let mut out: Vec<T> = try_filled(n * m, T::c(0.0))?;
     let fill = |row0: usize, chunk: &mut [T]| {
-        for (r, gi) in chunk.chunks_mut(m.max(1)).enumerate() {
-            let i = row0 + r;
-            let xi = &x[i * m..(i + 1) * m];
-            for j in (0..n).filter(|&j| j != i) {
-                let k = if i < j { at(i, j) } else { at(j, i) };
-                let (gk, dk) = (g[k], dist[k]);
-                let xj = &x[j * m..(j + 1) * m];
-                for ((o, &a), &b) in gi.iter_mut().zip(xi).zip(xj) {
-                    *o = *o + gk * pdist_coef(a - b, dk, norm);
+        let rows = chunk.len() / m.max(1);
+        for f0 in (0..m).step_by(fb) {
+            let f1 = (f0 + fb).min(m);
+            for r in 0..rows {
+                let i = row0 + r;
+                let gi = &mut chunk[r * m + f0..r * m + f1];
+                let xi = &x[i * m + f0..i * m + f1];
+                for j in (0..n).filter(|&j| j != i) {
+                    let k = if i < j { at(i, j) } else { at(j, i) };
+                    let xj = &x[j * m + f0..j * m + f1];
+                    pdist_grad_block(gi, xi, xj, g[k], dist[k], norm);
                 }
             }
         }
@@ -682,13 +794,25 @@ mod tests {
 
     #[test]
     fn unique_consecutive_runs() {
-        let (v, inv, cnt) = unique_consecutive(&[1i64, 1, 2, 2, 2, 1]).unwrap();
+        let (v, inv, cnt) = unique_consecutive(&[1i64, 1, 2, 2, 2, 1], true, true).unwrap();
         assert_eq!(
             (v, inv, cnt),
-            (vec![1, 2, 1], vec![0, 0, 1, 1, 1, 2], vec![2, 3, 1])
+            (
+                vec![1, 2, 1],
+                Some(vec![0, 0, 1, 1, 1, 2]),
+                Some(vec![2, 3, 1])
+            )
         );
-        let (v, _, cnt) = unique_consecutive(&[f64::NAN, f64::NAN]).unwrap();
-        assert_eq!((v.len(), cnt), (2, vec![1, 1]));
+        let (v, inv, cnt) = unique_consecutive(&[f64::NAN, f64::NAN], false, true).unwrap();
+        assert_eq!((v.len(), inv, cnt), (2, None, Some(vec![1, 1])));
+        // large: the parallel passes, runs crossing the blocks' borders
+        let x: Vec<i64> = (0..(1i64 << 20)).map(|i| i / 1000).collect();
+        let (v, inv, cnt) = unique_consecutive(&x, true, true).unwrap();
+        assert_eq!(v, (0..=((1i64 << 20) - 1) / 1000).collect::<Vec<_>>());
+        assert_eq!(inv.unwrap(), x);
+        let cnt = cnt.unwrap();
+        assert!(cnt[..cnt.len() - 1].iter().all(|&c| c == 1000));
+        assert_eq!(cnt.iter().sum::<i64>(), 1 << 20);
     }
 
     #[test]

@@ -37,25 +37,29 @@ pub fn searchsorted(
     let m = seq.shape().last().copied().unwrap_or(1);
     let inner = vals.shape().last().copied().unwrap_or(1);
     let shape = vals.shape().to_vec();
-    let sorter_v = sorter.map(|s| s.try_to_vec::<i64>()).transpose()?;
-    if let Some(s) = &sorter_v {
-        if !kc::sorter_in_range(s, m) {
-            return Err(Error::Runtime(
-                "torch.searchsorted(): sorter index out of range".into(),
-            ));
-        }
-    }
-    dispatch_all!(seq.dtype(), T => {
-        with_slices::<T, _>(&[Some(seq), Some(vals)], |s| {
-            let (sq, vs) = (s[0].expect("given"), s[1].expect("given"));
-            let so = sorter_v.as_deref();
-            if out_int32 {
-                Tensor::from_vec(kc::searchsorted::<T, i32>(sq, so, m, vs, inner, right)?, shape)
-            } else {
-                Tensor::from_vec(kc::searchsorted::<T, i64>(sq, so, m, vs, inner, right)?, shape)
+    let search = |so: Option<&[i64]>| -> Result<Tensor> {
+        if let Some(s) = so {
+            if !kc::sorter_in_range(s, m) {
+                return Err(Error::Runtime(
+                    "torch.searchsorted(): sorter index out of range".into(),
+                ));
             }
-        })?
-    })
+        }
+        dispatch_all!(seq.dtype(), T => {
+            with_slices::<T, _>(&[Some(seq), Some(vals)], |s| {
+                let (sq, vs) = (s[0].expect("given"), s[1].expect("given"));
+                if out_int32 {
+                    Tensor::from_vec(kc::searchsorted::<T, i32>(sq, so, m, vs, inner, right)?, shape.clone())
+                } else {
+                    Tensor::from_vec(kc::searchsorted::<T, i64>(sq, so, m, vs, inner, right)?, shape.clone())
+                }
+            })?
+        })
+    };
+    match sorter {
+        Some(o) => with_slice::<i64, _>(o, |so| search(Some(so)))?,
+        None => search(None),
+    }
 }
 
 /// `bincount` of the 1-D int64 `x`: counts (int64), or with `weights` their sums (float32 for
@@ -135,16 +139,21 @@ pub fn nonzero(x: &Tensor, as_tuple: bool) -> Result<Vec<Tensor>> {
     unbind(&Tensor::from_vec(v, vec![nd, count])?, 0)
 }
 
-/// `unique_consecutive` of the flattened `x`: values, inverse (in `x`'s shape), counts.
-pub fn unique_consecutive(x: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
+/// `unique_consecutive` of the flattened `x`: values, and when asked the inverse (in `x`'s
+/// shape) and the counts.
+pub fn unique_consecutive(
+    x: &Tensor,
+    inverse: bool,
+    counts: bool,
+) -> Result<(Tensor, Option<Tensor>, Option<Tensor>)> {
     let shape = x.shape().to_vec();
     dispatch_all!(x.dtype(), T => {
-        let (v, inv, cnt) = with_slice::<T, _>(x, |s| kc::unique_consecutive(s))??;
+        let (v, inv, cnt) = with_slice::<T, _>(x, |s| kc::unique_consecutive(s, inverse, counts))??;
         let k = v.len();
         Ok((
             Tensor::from_vec(v, vec![k])?,
-            Tensor::from_vec(inv, shape)?,
-            Tensor::from_vec(cnt, vec![k])?,
+            inv.map(|i| Tensor::from_vec(i, shape)).transpose()?,
+            cnt.map(|c| Tensor::from_vec(c, vec![k])).transpose()?,
         ))
     })
 }

@@ -62,13 +62,18 @@ fn _nonzero(py: Python<'_>, input: PyRef<'_, PyTensor>, as_tuple: bool) -> PyRes
 }
 
 #[pyfunction]
+#[allow(clippy::type_complexity)]
 fn _unique_consecutive(
     py: Python<'_>,
     input: PyRef<'_, PyTensor>,
-) -> PyResult<(PyTensor, PyTensor, PyTensor)> {
+    return_inverse: bool,
+    return_counts: bool,
+) -> PyResult<(PyTensor, Option<PyTensor>, Option<PyTensor>)> {
     let x = input.t.clone();
-    run(py, Work::elems([&x]), move || oc::unique_consecutive(&x))
-        .map(|(a, b, c)| (PyTensor::new(a), PyTensor::new(b), PyTensor::new(c)))
+    run(py, Work::elems([&x]), move || {
+        oc::unique_consecutive(&x, return_inverse, return_counts)
+    })
+    .map(|(a, b, c)| (PyTensor::new(a), b.map(PyTensor::new), c.map(PyTensor::new)))
 }
 
 #[pyfunction]
