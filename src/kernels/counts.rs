@@ -32,6 +32,7 @@ fn ranges(n: usize, work: usize, threshold: usize) -> Vec<std::ops::Range<usize>
 /// `!(mid >= v)`, so a NaN value goes after everything and the search steps over a NaN
 /// boundary as if it were smaller.
 #[inline(always)]
+#[allow(clippy::neg_cmp_op_on_partial_ord)] // the negations are PyTorch's NaN semantics
 fn bound<T: Elem>(seq: &[T], sorter: Option<&[i64]>, v: T, right: bool) -> usize {
     let (mut lo, mut hi) = (0usize, seq.len());
     while lo < hi {
@@ -103,7 +104,7 @@ where
     let parts = if bins.saturating_mul(8) <= n {
         ranges(n, n, PAR_THRESHOLD)
     } else {
-        vec![0..n]
+        std::iter::once(0..n).collect()
     };
     if parts.len() <= 1 {
         return count(0..n);
@@ -284,15 +285,17 @@ pub fn unique_consecutive<T: Elem>(x: &[T], inverse: bool, counts: bool) -> Resu
         offsets.push(acc);
         acc += c;
     }
-    let mut values: Vec<T> = alloc(runs)?;
-    values.resize(runs, T::default());
+    // each block has a scratch slot after the runs, where its non-starting elements write, so
+    // the loop has no unpredictable branch
+    let slots = runs + per.len();
+    let mut values: Vec<T> = try_filled(slots, T::default())?;
     let mut inv: Vec<i64> = if inverse {
         try_filled(n, 0i64)?
     } else {
         Vec::new()
     };
     let mut starts: Vec<i64> = if counts {
-        try_filled(runs, 0i64)?
+        try_filled(slots, 0i64)?
     } else {
         Vec::new()
     };
@@ -302,25 +305,25 @@ pub fn unique_consecutive<T: Elem>(x: &[T], inverse: bool, counts: bool) -> Resu
         SharedOut::new(&mut starts),
     );
     let write = |b: usize, r: std::ops::Range<usize>| {
+        let scratch = runs + b;
         // the run number before this block's first element
         let mut run = offsets[b] as i64 - 1;
         for i in r {
-            if i == 0 || x[i - 1] != x[i] {
-                run += 1;
-                // SAFETY: block b writes the runs starting in it, offsets[b]..offsets[b] +
-                // per[b] (as the count pass counted), and the elements of its own range of
-                // `inv`: disjoint from every other block's, within the buffers' lengths (runs,
-                // n), which outlive this call.
-                unsafe {
-                    *vo.ptr().add(run as usize) = x[i];
-                    if counts {
-                        *so.ptr().add(run as usize) = i as i64;
-                    }
+            let start = i == 0 || x[i - 1] != x[i];
+            run += i64::from(start);
+            let slot = if start { run as usize } else { scratch };
+            // SAFETY: block b writes the runs starting in it, offsets[b]..offsets[b] + per[b]
+            // (as the count pass counted), its own scratch slot runs + b, and its own range
+            // of `inv`: disjoint from every other block's, within the buffers' lengths
+            // (slots, n), which outlive this call.
+            unsafe {
+                *vo.ptr().add(slot) = x[i];
+                if counts {
+                    *so.ptr().add(slot) = i as i64;
                 }
-            }
-            if inverse {
-                // SAFETY: as above: i is in this block's range of `inv`.
-                unsafe { *io.ptr().add(i) = run };
+                if inverse {
+                    *io.ptr().add(i) = run;
+                }
             }
         }
     };
@@ -329,6 +332,8 @@ pub fn unique_consecutive<T: Elem>(x: &[T], inverse: bool, counts: bool) -> Resu
     } else if let Some(r) = blocks.into_iter().next() {
         write(0, r);
     }
+    values.truncate(runs);
+    starts.truncate(runs);
     let cnt = counts.then(|| {
         (0..runs)
             .map(|k| starts.get(k + 1).copied().unwrap_or(n as i64) - starts[k])
@@ -348,7 +353,7 @@ pub fn max_unpool<T: Elem>(
     inp: usize,
     outp: usize,
 ) -> std::result::Result<Vec<T>, Result<i64>> {
-    let planes = if inp == 0 { 0 } else { x.len() / inp };
+    let planes = x.len().checked_div(inp).unwrap_or(0);
     let mut out = alloc::<T>(planes * outp).map_err(Err)?;
     out.resize(planes * outp, T::default());
     let fill = |p0: usize, chunk: &mut [T]| -> Option<i64> {
@@ -719,6 +724,7 @@ pub fn multilabel_margin<T: Real + Elem>(
         } else {
             (0..n.div_ceil(per)).map(|_| &mut [][..]).collect()
         };
+        #[allow(clippy::type_complexity)]
         let parts: Vec<(usize, (&mut [T], &mut [T]))> = losses
             .chunks_mut(per)
             .zip(cchunks)

@@ -341,7 +341,7 @@ pub fn multilabel_margin_loss(x: &Tensor, y: &Tensor, r: Reduction) -> Result<Te
                 if scale != 1.0 {
                     use crate::kernels::simd::Real;
                     let sc = T::of(scale);
-                    g.iter_mut().for_each(|v| *v = *v * sc);
+                    g.iter_mut().for_each(|v| *v *= sc);
                 }
                 Some(Tensor::from_vec(g, vec![n, c])?)
             }
