@@ -354,8 +354,8 @@ pub fn max_unpool<T: Elem>(
     outp: usize,
 ) -> std::result::Result<Vec<T>, Result<i64>> {
     let planes = x.len().checked_div(inp).unwrap_or(0);
-    let mut out = alloc::<T>(planes * outp).map_err(Err)?;
-    out.resize(planes * outp, T::default());
+    // zeroed by the allocator: a huge output_size touches only the pages the values land on
+    let mut out = crate::storage::try_vec::<T>(planes * outp).map_err(Err)?;
     let fill = |p0: usize, chunk: &mut [T]| -> Option<i64> {
         for (k, plane) in chunk.chunks_mut(outp.max(1)).enumerate() {
             let p = p0 + k;
