@@ -10,7 +10,6 @@ whose forward is native and whose backward is PyTorch's formula (``_ScatterReduc
 
 from . import _core
 from ._core import Tensor, int64
-from ._factories import arange
 from ._nondifferentiable import _no_derivative
 from ._shape_functions import _check_tensor, _scalar_type_name, _wrap_dim
 from .autograd.function import Function
@@ -95,17 +94,12 @@ def nonzero(input, *, out=None, as_tuple=False):
     _check_tensor("nonzero", input)
     if out is not None:
         raise NotImplementedError("nonzero(out=...) is not supported by ferrograd")
-    flat = arange(input.numel())[(input.detach() != 0).reshape(-1)]
     if input.dim() == 0:
+        flat = _core._nonzero(input.detach().reshape(1), True)[0]
         return (flat,) if as_tuple else _full([flat.numel(), 0], 0, int64)
-    cols, stride = [], 1
-    for size in reversed(input.shape):
-        cols.append(_core.remainder(_core.floor_divide(flat, stride), size) if size else flat)
-        stride *= size
-    cols.reverse()
-    if as_tuple:
-        return tuple(cols)
-    return _core.stack(cols, 1)
+    # native: a parallel count pass, then each block writes its coordinates at its offset
+    found = _core._nonzero(input.detach(), as_tuple)
+    return tuple(found) if as_tuple else found[0]
 
 
 def argwhere(input):

@@ -1,6 +1,7 @@
 """Sets, counts and bins: ``unique``, ``unique_consecutive``, ``bincount``, ``histc``,
-``searchsorted`` and ``bucketize``, composed of sorting, comparisons, ``cumsum`` and
-``scatter_add``.
+``searchsorted`` and ``bucketize``. ``unique`` is composed of sorting, comparisons,
+``cumsum`` and ``scatter_add``; the others are native kernels (src/kernels/counts.rs) behind
+these argument checks.
 
 None of them is differentiable in PyTorch. Where PyTorch still records a node whose backward
 raises (``unique``, ``bincount`` with weights), so does ferrograd (``_no_derivative``).
@@ -8,7 +9,6 @@ raises (``unique``, ``bincount`` with weights), so does ferrograd (``_no_derivat
 
 from . import _core
 from ._core import Tensor, int64
-from ._factories import tensor
 from ._nondifferentiable import _no_derivative
 from ._shape_functions import _check_tensor, _scalar_type_name
 
@@ -61,12 +61,9 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         raise NotImplementedError(
             "unique_consecutive(dim=...) (runs of equal slices along a dim) is not supported by ferrograd yet"
         )
-    flat = input.detach().reshape(-1)
-    starts, run = _runs(flat)
-    values = flat[starts]
-    counts = _full([values.numel()], 0, int64).scatter_add(0, run, _full(run.shape, 1, int64))
+    values, inverse, counts = _core._unique_consecutive(input.detach(), bool(return_inverse), bool(return_counts))
     values = _unique_consecutive_node(values, input)
-    return _set_result(values, run.reshape(input.shape), counts, return_inverse, return_counts)
+    return _set_result(values, inverse, counts, return_inverse, return_counts)
 
 
 def bincount(input, weights=None, minlength=0):
@@ -78,16 +75,13 @@ def bincount(input, weights=None, minlength=0):
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_scalar_type_name(input.dtype)}'")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
-    if input.dim() != 1 or (input.numel() and int(input.min()) < 0):
+    if input.dim() != 1:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if weights is not None and (weights.dim() != 1 or weights.shape[0] != input.shape[0]):
         raise RuntimeError("weights should be 1-d and have the same length as input")
-    n = max(int(input.max()) + 1 if input.numel() else 0, minlength)
-    if weights is None:
-        return _full([n], 0, int64).scatter_add(0, input, _full(input.shape, 1, int64))
-    dtype = weights.dtype if weights.is_floating_point() else _core.float64
-    counts = _full([n], 0, dtype).scatter_add(0, input, weights.detach().to(dtype))
-    return _bincount_node(counts, weights)
+    # native: the negative-value check, the bins and the (per-thread) counting in one go
+    counts = _core._bincount(input.detach(), None if weights is None else weights.detach(), minlength)
+    return counts if weights is None else _bincount_node(counts, weights)
 
 
 def _fmt(v):
@@ -115,32 +109,9 @@ def histc(input, bins=100, min=0, max=0, *, out=None):  # noqa: A002  (torch's a
         raise RuntimeError(f"torch.histc: range of [{_fmt(lo)}, {_fmt(hi)}] is not finite")
     if not lo < hi:
         raise RuntimeError("torch.histc: max must be larger than min")
-    # the bin edges in the input's dtype, and PyTorch's linear bin position in that dtype
-    edges = tensor([lo, hi], dtype=input.dtype)
-    lo_t, hi_t = edges[0], edges[1]
-    inside = (x >= lo_t) & (x <= hi_t)
-    x = x[inside]
-    pos = ((x - lo_t) * bins / (hi_t - lo_t)).long()  # truncated, as PyTorch's kernel
-    pos = _core.where(pos >= bins, bins - 1, pos)
-    return _full([bins], 0, input.dtype).scatter_add(0, pos, _full(pos.shape, 1, input.dtype))
-
-
-def _binary_search(seq, values, right):
-    """For each value, the number of leading elements of its row of ``seq`` (sorted along the
-    last dim; 1-D: one row for all values) that come before it: ``seq[i] < v`` (``seq[i] <= v``
-    with ``right``), as PyTorch's comparisons (a NaN in ``seq`` comes before everything)."""
-    m = seq.shape[-1]
-    lo = _full(values.shape, 0, int64)
-    hi = _full(values.shape, m, int64)
-    for _ in range(m.bit_length()):
-        active = lo < hi
-        mid = _core.floor_divide(lo + hi, 2)
-        at = mid.clamp(max=m - 1)
-        mv = seq[at] if seq.dim() == 1 else seq.gather(-1, at)
-        later = (mv > values).logical_not() if right else (mv >= values).logical_not()
-        lo = _core.where(active & later, mid + 1, lo)
-        hi = _core.where(active & later.logical_not(), mid, hi)
-    return lo
+    # native: the edges in the input's dtype, PyTorch's truncated linear bin position
+    # (x - min) * bins / (max - min) in that dtype, per-thread counts
+    return _core._histc(x, bins, lo, hi)
 
 
 def _side(right, side):
@@ -155,11 +126,6 @@ def _side(right, side):
     return bool(right)
 
 
-def _no_int32(fname, out_int32):
-    if out_int32:
-        raise NotImplementedError(f"{fname}(out_int32=True): int32 tensors are not supported by ferrograd yet")
-
-
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
     """The indices at which the values ``input`` (a tensor or a number) would be inserted into
     the rows of ``sorted_sequence`` (sorted along its last dim, or by ``sorter``) to keep them
@@ -167,10 +133,17 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     _check_tensor("searchsorted", sorted_sequence, "sorted_sequence")
     if out is not None:
         raise NotImplementedError("searchsorted(out=...) is not supported by ferrograd")
-    _no_int32("searchsorted", out_int32)
-    right = _side(right, side)
-    values = input if isinstance(input, Tensor) else tensor(input, dtype=sorted_sequence.dtype)
-    seq = sorted_sequence.detach()
+    return _search(sorted_sequence, input, _side(right, side), sorter, out_int32)
+
+
+def _search(seq, input, right, sorter, out_int32):
+    """``searchsorted`` after its callers' own checks: the shape and sorter checks, both sides
+    in their promoted dtype (as PyTorch compares them), then the native binary searches."""
+    dtype = _core.result_type(seq, input)
+    if isinstance(input, Tensor):
+        values = input if input.dtype == dtype else input.to(dtype)
+    else:
+        values = _core._full([], input, dtype)
     if seq.dim() == 0:
         raise RuntimeError(
             "torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 dimension"
@@ -192,10 +165,10 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                 f"torch.searchsorted(): boundary and sorter must have the same size, but got boundary tensor "
                 f"{list(seq.shape)}and got sorter tensor {list(sorter.shape)}"
             )
-        if sorter.numel() and (int(sorter.min()) < 0 or int(sorter.max()) >= seq.shape[-1]):
-            raise RuntimeError("torch.searchsorted(): sorter index out of range")
-        seq = seq.gather(-1, sorter)
-    return _binary_search(seq, values.detach(), right)
+        # its range is checked natively
+    if seq.dtype != dtype:
+        seq = seq.to(dtype)
+    return _core._searchsorted(seq, values, right, sorter, bool(out_int32))
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
@@ -204,7 +177,6 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     _check_tensor("bucketize", boundaries, "boundaries", 2)
     if out is not None:
         raise NotImplementedError("bucketize(out=...) is not supported by ferrograd")
-    _no_int32("bucketize", out_int32)
     if boundaries.dim() != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.dim()})")
-    return searchsorted(boundaries, input, right=right)
+    return _search(boundaries, input, bool(right), None, out_int32)

@@ -21,6 +21,7 @@ macro_rules! best {
 pub mod activation;
 pub mod attention;
 pub mod conv;
+pub mod counts;
 pub mod elementwise;
 pub mod index;
 pub mod linalg;

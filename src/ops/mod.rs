@@ -6,6 +6,7 @@ pub mod attention;
 pub mod autocast;
 pub mod binary;
 pub mod conv;
+pub mod counts;
 pub mod diagonal;
 pub mod index;
 pub mod inplace;

@@ -3,6 +3,7 @@
 pub mod activation;
 pub mod breadth;
 pub mod convert;
+pub mod counts;
 pub mod errors;
 pub mod hooks;
 pub mod linalg;
@@ -433,6 +434,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     scans::register(m)?;
     breadth::register(m)?;
     linalg::register(m)?;
+    counts::register(m)?;
     for d in DType::ALL {
         m.add(
             d.torch_name().trim_start_matches("torch."),

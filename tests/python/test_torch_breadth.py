@@ -182,10 +182,6 @@ def test_refused_options_name_themselves():
         fg.unique(fg.ones(2, 2), dim=0)
     with pytest.raises(NotImplementedError, match=r"unique_consecutive\(dim=...\)"):
         fg.unique_consecutive(fg.ones(2, 2), dim=0)
-    with pytest.raises(NotImplementedError, match="out_int32"):
-        fg.searchsorted(fg.ones(3), fg.ones(2), out_int32=True)
-    with pytest.raises(NotImplementedError, match="out_int32"):
-        fg.bucketize(fg.ones(2), fg.ones(3), out_int32=True)
 
 
 # --- against PyTorch

@@ -1,8 +1,9 @@
 """Distances of ``ferrograd.nn.functional``: ``cosine_similarity``, ``pairwise_distance`` and
 ``triplet_margin_loss``, composed of differentiable ops as
-PyTorch's ATen implementations are (same formulas, so the same values and gradients)."""
+PyTorch's ATen implementations are (same formulas, so the same values and gradients); ``pdist``
+is a native op (PdistBackward0)."""
 
-from ..._shape_functions import triu_indices
+from ... import _core
 from ...autograd.grad_mode import no_grad
 from ._utils import _Reduction, _reduction
 
@@ -87,7 +88,5 @@ def pdist(input, p=2):
         raise RuntimeError("pdist only supports floating-point dtypes")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
-    n = input.shape[0]
-    rows = triu_indices(n, n, 1)
-    diff = input.index_select(0, rows[0]) - input.index_select(0, rows[1])
-    return diff.norm(p, dim=1)
+    # native, pairs split across threads; PdistBackward0 as ATen's _pdist_backward
+    return _core._pdist(input, float(p))

@@ -591,24 +591,13 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         raise RuntimeError(
             f"inconsistent target size: {_fmt(target.shape)} for input of size: {_fmt(input.shape)}"
         )
-    x = input.reshape(nframe, dim)
-    y = target.reshape(nframe, dim)
-    if y.numel() and not ((y >= -1) & (y < dim)).all():
-        raise RuntimeError("argument #2 'target' is out of range")
+    if str(target.dtype) != "torch.int64" and target.numel() and not ((target >= -1) & (target < dim)).all():
+        raise RuntimeError("argument #2 'target' is out of range")  # ATen checks this first
     _check_long_target(target)
-    valid = (y == -1).long().cumsum(1) == 0  # the entries before the first -1
-    y = y.clamp(min=0)
-    classes = arange(dim)
-    is_target = ((y.unsqueeze(2) == classes) & valid.unsqueeze(2)).sum(1) > 0  # (N, C)
-    # z[n, j, k] = 1 - x[n, y_j] + x[n, k], for the target entries j and the other classes k
-    z = 1 - x.gather(1, y).unsqueeze(2) + x.unsqueeze(1)
-    pairs = valid.unsqueeze(2) & ~is_target.unsqueeze(1)
-    loss = z.relu().masked_fill(~pairs, 0).sum((1, 2)) / dim
-    if reduction == "none":
-        return loss if input.dim() == 2 else loss.reshape(())
-    if reduction == "mean" and nframe == 0:
-        return loss.sum()  # ATen: 0 for an empty batch
-    return _reduce(loss, reduction)
+    # native, O(N * C) memory as ATen's kernel: the target range check ("argument #2 'target'
+    # is out of range"), the rows' losses and, when needed, the gradient coefficients
+    # (MultilabelMarginLossBackward0); the mean of an empty batch is 0
+    return _core._multilabel_margin_loss(input, target, reduction)
 
 
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,

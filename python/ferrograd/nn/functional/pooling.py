@@ -642,21 +642,9 @@ def _max_unpool(input, indices, output_size, nd, fn):
                 f"{fn}_forward_out_cpu(): Expected input to have non-zero size for non-batch dimensions, but got "
                 f"{_fmt(input.shape)} with dimension {i} being empty."
             )
-    volume = 1
-    for s in output_size:
-        volume *= s
-    flat_idx = indices.flatten(-nd)
-    if flat_idx.numel():
-        bad = ((flat_idx < 0) | (flat_idx >= volume)).flatten()
-        if bool(bad.any()):
-            first = int(flat_idx.flatten()[bad.nonzero()[0, 0]].item())
-            raise RuntimeError(
-                f"Found an invalid max index: {first} (output volumes are of size "
-                f"{'x'.join(map(str, output_size))})"
-            )
-    lead = tuple(input.shape[:-nd])
-    out = input.new_zeros(lead + (volume,)).scatter(-1, flat_idx, input.flatten(-nd))
-    return out.reshape(lead + tuple(output_size))
+    # native: the index range check ("Found an invalid max index"), the writes plane by plane
+    # (the last write wins), MaxUnpool2DBackward0 / MaxUnpool3DBackward0 gathering the gradient
+    return _core._max_unpool(input, indices, [int(s) for s in output_size])
 
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
