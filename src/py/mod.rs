@@ -13,9 +13,9 @@ pub mod op_args;
 pub mod optim;
 pub mod random;
 pub mod rearrange;
-pub mod scans;
 pub mod registry;
 pub mod sampling;
+pub mod scans;
 pub mod slot;
 pub mod tensor;
 
