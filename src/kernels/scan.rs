@@ -11,6 +11,7 @@
 //! parallel.
 
 use super::parallel::{map_each, num_threads, par_ok, PAR_THRESHOLD, PAR_THRESHOLD_COSTLY};
+use super::reduce::in_parts;
 use super::vmath64;
 use crate::error::Result;
 use crate::storage::{try_vec, Elem};
@@ -43,14 +44,10 @@ fn per_rows<T: Sync, U: Send>(
     threshold: usize,
     f: &(dyn Fn(&[T], &mut [U]) + Sync),
 ) {
-    let rows = out.len().checked_div(row).unwrap_or(0);
-    if rows < 2 || !par_ok(out.len(), threshold) {
-        f(s, out);
-        return;
-    }
-    let per = rows.div_ceil(num_threads().max(1)) * row;
-    let parts: Vec<_> = s.chunks(per).zip(out.chunks_mut(per)).collect();
-    map_each(parts, &|_, (a, b)| f(a, b));
+    let parallel = par_ok(out.len(), threshold);
+    in_parts(out, row, parallel, &|start, o| {
+        f(&s[start..start + o.len()], o)
+    });
 }
 
 #[allow(clippy::type_complexity)]
@@ -192,7 +189,6 @@ pub fn cumprod_backward<T: Elem>(x: &[T], g: &[T], red: usize, inner: usize) -> 
     let mut out = try_vec::<T>(x.len())?;
     let slice = red * inner;
     let inner1 = inner.max(1);
-    let slices = x.len() / slice;
     let run = |first: usize, o: &mut [T]| {
         let mut s = vec![0.0f64; inner1];
         let mut p = vec![1.0f64; inner1];
@@ -222,13 +218,9 @@ pub fn cumprod_backward<T: Elem>(x: &[T], g: &[T], red: usize, inner: usize) -> 
             }
         }
     };
-    if slices < 2 || !par_ok(x.len(), PAR_THRESHOLD) {
-        run(0, &mut out);
-    } else {
-        let per = slices.div_ceil(num_threads().max(1));
-        let parts: Vec<_> = out.chunks_mut(per * slice).collect();
-        map_each(parts, &|p, o| run(p * per, o));
-    }
+    // `run` takes the index of its first slice
+    let parallel = par_ok(x.len(), PAR_THRESHOLD);
+    in_parts(&mut out, slice, parallel, &|start, o| run(start / slice, o));
     Ok(out)
 }
 
@@ -297,7 +289,6 @@ pub fn logcumsumexp_backward<T: Elem>(
     let mut out = try_vec::<T>(x.len())?;
     let slice = red * inner;
     let inner1 = inner.max(1);
-    let slices = x.len() / slice;
     let run = |first: usize, o: &mut [T]| {
         let mut q = vec![0.0f64; inner1];
         for (s, o) in o.chunks_exact_mut(slice).enumerate() {
@@ -329,13 +320,9 @@ pub fn logcumsumexp_backward<T: Elem>(
             }
         }
     };
-    if slices < 2 || !par_ok(x.len(), PAR_THRESHOLD_COSTLY) {
-        run(0, &mut out);
-    } else {
-        let per = slices.div_ceil(num_threads().max(1));
-        let parts: Vec<_> = out.chunks_mut(per * slice).collect();
-        map_each(parts, &|p, o| run(p * per, o));
-    }
+    // `run` takes the index of its first slice
+    let parallel = par_ok(x.len(), PAR_THRESHOLD_COSTLY);
+    in_parts(&mut out, slice, parallel, &|start, o| run(start / slice, o));
     Ok(out)
 }
 
@@ -455,6 +442,18 @@ fn select_one<T: Elem>(row: &[T], pick: Pick, scratch: &mut Vec<T>) -> (T, i64) 
 /// The order statistic `pick` of each row of a contiguous `(rows, n)` buffer (`n` > 0): its
 /// value and index in the row.
 pub fn select_rows<T: Elem>(s: &[T], n: usize, pick: Pick) -> Result<(Vec<T>, Vec<i64>)> {
+    each_row(s, n, &|row, scratch: &mut Vec<T>| {
+        select_one(row, pick, scratch)
+    })
+}
+
+/// `one(row, scratch)` (a value and an index) for each row of a contiguous `(rows, n)` buffer,
+/// rows in parallel; `scratch` is one buffer per thread.
+fn each_row<T: Elem, S>(
+    s: &[T],
+    n: usize,
+    one: &(dyn Fn(&[T], &mut Vec<S>) -> (T, i64) + Sync),
+) -> Result<(Vec<T>, Vec<i64>)> {
     let rows = s.len().checked_div(n).unwrap_or(0);
     let mut vals = try_vec::<T>(rows)?;
     let mut idx = try_vec::<i64>(rows)?;
@@ -467,7 +466,7 @@ pub fn select_rows<T: Elem>(s: &[T], n: usize, pick: Pick) -> Result<(Vec<T>, Ve
         &|x, ov, oi| {
             let mut scratch = Vec::with_capacity(n);
             for ((row, v), i) in x.chunks_exact(n).zip(ov.iter_mut()).zip(oi.iter_mut()) {
-                (*v, *i) = select_one(row, pick, &mut scratch);
+                (*v, *i) = one(row, &mut scratch);
             }
         },
     );
@@ -520,23 +519,7 @@ fn mode_one<T: Elem>(row: &[T], keys: &mut Vec<u64>) -> (T, i64) {
 
 /// The mode of each row of a contiguous `(rows, n)` buffer (`n` > 0): value and index.
 pub fn mode_rows<T: Elem>(s: &[T], n: usize) -> Result<(Vec<T>, Vec<i64>)> {
-    let rows = s.len().checked_div(n).unwrap_or(0);
-    let mut vals = try_vec::<T>(rows)?;
-    let mut idx = try_vec::<i64>(rows)?;
-    per_rows2(
-        s,
-        n,
-        (&mut vals, &mut idx),
-        1,
-        PAR_THRESHOLD_COSTLY,
-        &|x, ov, oi| {
-            let mut scratch = Vec::with_capacity(n);
-            for ((row, v), i) in x.chunks_exact(n).zip(ov.iter_mut()).zip(oi.iter_mut()) {
-                (*v, *i) = mode_one(row, &mut scratch);
-            }
-        },
-    );
-    Ok((vals, idx))
+    each_row(s, n, &mode_one)
 }
 
 #[cfg(test)]
