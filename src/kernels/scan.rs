@@ -449,11 +449,10 @@ pub fn select_rows<T: Elem>(s: &[T], n: usize, pick: Pick) -> Result<(Vec<T>, Ve
 
 /// `one(row, scratch)` (a value and an index) for each row of a contiguous `(rows, n)` buffer,
 /// rows in parallel; `scratch` is one buffer per thread.
-fn each_row<T: Elem, S>(
-    s: &[T],
-    n: usize,
-    one: &(dyn Fn(&[T], &mut Vec<S>) -> (T, i64) + Sync),
-) -> Result<(Vec<T>, Vec<i64>)> {
+fn each_row<T: Elem, S, F>(s: &[T], n: usize, one: F) -> Result<(Vec<T>, Vec<i64>)>
+where
+    F: Fn(&[T], &mut Vec<S>) -> (T, i64) + Sync,
+{
     let rows = s.len().checked_div(n).unwrap_or(0);
     let mut vals = try_vec::<T>(rows)?;
     let mut idx = try_vec::<i64>(rows)?;
@@ -519,7 +518,7 @@ fn mode_one<T: Elem>(row: &[T], keys: &mut Vec<u64>) -> (T, i64) {
 
 /// The mode of each row of a contiguous `(rows, n)` buffer (`n` > 0): value and index.
 pub fn mode_rows<T: Elem>(s: &[T], n: usize) -> Result<(Vec<T>, Vec<i64>)> {
-    each_row(s, n, &mode_one)
+    each_row(s, n, mode_one)
 }
 
 #[cfg(test)]
