@@ -442,7 +442,7 @@ fn select_one<T: Elem>(row: &[T], pick: Pick, scratch: &mut Vec<T>) -> (T, i64) 
 /// The order statistic `pick` of each row of a contiguous `(rows, n)` buffer (`n` > 0): its
 /// value and index in the row.
 pub fn select_rows<T: Elem>(s: &[T], n: usize, pick: Pick) -> Result<(Vec<T>, Vec<i64>)> {
-    each_row(s, n, &|row, scratch: &mut Vec<T>| {
+    each_row(s, n, |row: &[T], scratch: &mut Vec<T>| {
         select_one(row, pick, scratch)
     })
 }
