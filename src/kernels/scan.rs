@@ -82,53 +82,46 @@ const GROUP: usize = 8;
 /// Columns of a group of rows moved into a tile at a time.
 const TILE: usize = 64;
 
-/// Runs the scan `step(state, x, i)` along rows of `red` elements (`red` > 0), `GROUP` rows
-/// at a time; `put(k, state)` stores the result of element `k` of `x`. Each group goes through
-/// a `TILE x GROUP` tile (its rows read and written one after the other: rows whose length is
-/// a multiple of 4 KiB would otherwise fight over the same cache sets).
+/// Runs a scan along rows of `red` elements (`red` > 0), `GROUP` rows at a time:
+/// `step(state, xs, i)` advances the group's state (one lane per row) by the rows' elements
+/// `xs` at position `i`, and `put(k, lane, state)` stores lane `lane` of the state as the result
+/// of element `k` of `x`. Each group goes through `TILE`-column tiles, so a step reads and
+/// writes whole arrays (the compiler vectorises across the lanes) and rows are read and written
+/// one after the other (rows whose length is a multiple of 4 KiB would otherwise fight over the
+/// same cache sets). A last group of fewer rows leaves its spare lanes unused.
+#[inline(always)]
 fn scan_rows<T: Copy, S: Copy>(
     x: &[T],
     red: usize,
     init: S,
-    step: impl Fn(&mut S, T, usize),
-    mut put: impl FnMut(usize, &S),
+    step: impl Fn(&mut S, &[T; GROUP], usize),
+    mut put: impl FnMut(usize, usize, &S),
 ) {
     let rows = x.len() / red;
-    let grouped = rows - rows % GROUP;
-    if grouped > 0 {
-        let mut tin = [[x[0]; GROUP]; TILE];
-        let mut tout = [[init; GROUP]; TILE];
-        for r0 in (0..grouped).step_by(GROUP) {
-            let mut st = [init; GROUP];
-            for i0 in (0..red).step_by(TILE) {
-                let len = TILE.min(red - i0);
-                for g in 0..GROUP {
-                    let src = &x[(r0 + g) * red + i0..][..len];
-                    for (t, &v) in tin.iter_mut().zip(src) {
-                        t[g] = v;
-                    }
-                }
-                for (i, (ti, to)) in tin.iter().zip(tout.iter_mut()).take(len).enumerate() {
-                    for ((s, &v), o) in st.iter_mut().zip(ti).zip(to.iter_mut()) {
-                        step(s, v, i0 + i);
-                        *o = *s;
-                    }
-                }
-                for g in 0..GROUP {
-                    let base = (r0 + g) * red + i0;
-                    for (i, t) in tout.iter().take(len).enumerate() {
-                        put(base + i, &t[g]);
-                    }
+    let Some(&first) = x.first() else { return };
+    let mut tin = [[first; GROUP]; TILE];
+    let mut tout = [init; TILE];
+    for r0 in (0..rows).step_by(GROUP) {
+        let lanes = GROUP.min(rows - r0);
+        let mut st = init;
+        for i0 in (0..red).step_by(TILE) {
+            let len = TILE.min(red - i0);
+            for g in 0..lanes {
+                let src = &x[(r0 + g) * red + i0..][..len];
+                for (t, &v) in tin.iter_mut().zip(src) {
+                    t[g] = v;
                 }
             }
-        }
-    }
-    for r in grouped..rows {
-        let mut s = init;
-        for i in 0..red {
-            let k = r * red + i;
-            step(&mut s, x[k], i);
-            put(k, &s);
+            for (i, (ti, to)) in tin.iter().zip(tout.iter_mut()).take(len).enumerate() {
+                step(&mut st, ti, i0 + i);
+                *to = st;
+            }
+            for g in 0..lanes {
+                let base = (r0 + g) * red + i0;
+                for (i, t) in tout.iter().take(len).enumerate() {
+                    put(base + i, g, t);
+                }
+            }
         }
     }
 }
@@ -145,11 +138,20 @@ pub fn cumprod<T: Elem>(s: &[T], red: usize, inner: usize) -> Result<Vec<T>> {
     per_rows(s, &mut out, slice, PAR_THRESHOLD_COSTLY, &|x, o| {
         if inner == 1 {
             if T::DTYPE.is_float() {
-                let step = |a: &mut f64, v: T, _| *a *= v.to_f64();
-                scan_rows(x, red, 1.0f64, step, |k, a| o[k] = T::from_f64(*a));
+                let step = |a: &mut [f64; GROUP], v: &[T; GROUP], _| {
+                    a.iter_mut().zip(v).for_each(|(a, v)| *a *= v.to_f64())
+                };
+                scan_rows(x, red, [1.0f64; GROUP], step, |k, g, a| {
+                    o[k] = T::from_f64(a[g])
+                });
             } else {
-                let step = |a: &mut i64, v: T, _| *a = a.wrapping_mul(v.to_i64());
-                scan_rows(x, red, 1i64, step, |k, a| o[k] = T::from_i64(*a));
+                let step = |a: &mut [i64; GROUP], v: &[T; GROUP], _| {
+                    let each = a.iter_mut().zip(v);
+                    each.for_each(|(a, v)| *a = a.wrapping_mul(v.to_i64()))
+                };
+                scan_rows(x, red, [1i64; GROUP], step, |k, g, a| {
+                    o[k] = T::from_i64(a[g])
+                });
             }
         } else if T::DTYPE.is_float() {
             let mut acc = vec![1.0f64; inner1];
@@ -250,9 +252,13 @@ pub fn logcumsumexp<T: Elem>(s: &[T], red: usize, inner: usize) -> Result<Vec<T>
     let inner1 = inner.max(1);
     per_rows(s, &mut out, slice, PAR_THRESHOLD_COSTLY, &|x, o| {
         if inner == 1 {
-            let step = |a: &mut f64, v: T, _| *a = log_add_exp(v.to_f64(), *a);
-            scan_rows(x, red, f64::NEG_INFINITY, step, |k, a| {
-                o[k] = T::from_f64(*a)
+            let step = |a: &mut [f64; GROUP], v: &[T; GROUP], _| {
+                a.iter_mut()
+                    .zip(v)
+                    .for_each(|(a, v)| *a = log_add_exp(v.to_f64(), *a))
+            };
+            scan_rows(x, red, [f64::NEG_INFINITY; GROUP], step, |k, g, a| {
+                o[k] = T::from_f64(a[g])
             });
             return;
         }
@@ -351,17 +357,7 @@ pub fn cum_extreme<T: Elem>(
         PAR_THRESHOLD_COSTLY,
         &|x, ov, oi| {
             if inner == 1 {
-                // branch-free: the running extreme is replaced at unpredictable positions
-                let step = |st: &mut (T, i64), v: T, i: usize| {
-                    let better = if want_max { v >= st.0 } else { v <= st.0 };
-                    let take = (i == 0) | is_nan(v) | (!is_nan(st.0) & better);
-                    st.0 = if take { v } else { st.0 };
-                    st.1 = if take { i as i64 } else { st.1 };
-                };
-                scan_rows(x, red, (T::default(), 0i64), step, |k, st| {
-                    ov[k] = st.0;
-                    oi[k] = st.1;
-                });
+                extreme_rows(x, red, want_max, ov, oi);
                 return;
             }
             let mut best = vec![T::default(); inner1];
@@ -387,6 +383,74 @@ pub fn cum_extreme<T: Elem>(
         },
     );
     Ok((vals, idx))
+}
+
+/// `cum_extreme` along contiguous rows of `red` elements, a row at a time. The extreme changes
+/// rarely, so the update is a predicted branch and elements do not wait for each other (a
+/// select would chain each compare to the one before). Compiled for the best instruction set
+/// the CPU has.
+fn extreme_rows<T: Elem>(x: &[T], red: usize, want_max: bool, ov: &mut [T], oi: &mut [i64]) {
+    best!(
+        extreme_rows_body,
+        extreme_rows_avx512,
+        extreme_rows_avx2;
+        x, red, want_max, ov, oi
+    )
+}
+
+#[inline(always)]
+fn extreme_rows_body<T: Elem>(x: &[T], red: usize, want_max: bool, ov: &mut [T], oi: &mut [i64]) {
+    if want_max {
+        extreme_rows_of::<T, true>(x, red, ov, oi)
+    } else {
+        extreme_rows_of::<T, false>(x, red, ov, oi)
+    }
+}
+
+/// A NaN always wins (so NaN propagates, at the index of the latest NaN), and an element equal
+/// to the extreme takes over its index.
+#[inline(always)]
+fn extreme_rows_of<T: Elem, const MAX: bool>(x: &[T], red: usize, ov: &mut [T], oi: &mut [i64]) {
+    let rows = x.chunks_exact(red).zip(ov.chunks_exact_mut(red));
+    for ((x, ov), oi) in rows.zip(oi.chunks_exact_mut(red)) {
+        let (mut best, mut at) = (x[0], 0i64);
+        for (i, ((&v, o), oi)) in x.iter().zip(ov.iter_mut()).zip(oi.iter_mut()).enumerate() {
+            let better = if MAX { v >= best } else { v <= best };
+            if is_nan(v) || (!is_nan(best) && better) {
+                best = v;
+                at = i as i64;
+            }
+            *o = best;
+            *oi = at;
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod wide {
+    use super::*;
+
+    #[target_feature(enable = "avx2,fma")]
+    pub fn extreme_rows_avx2<T: Elem>(
+        x: &[T],
+        red: usize,
+        want_max: bool,
+        ov: &mut [T],
+        oi: &mut [i64],
+    ) {
+        extreme_rows_body(x, red, want_max, ov, oi)
+    }
+
+    #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+    pub fn extreme_rows_avx512<T: Elem>(
+        x: &[T],
+        red: usize,
+        want_max: bool,
+        ov: &mut [T],
+        oi: &mut [i64],
+    ) {
+        extreme_rows_body(x, red, want_max, ov, oi)
+    }
 }
 
 /// Which element of a row an order statistic selects.
