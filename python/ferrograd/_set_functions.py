@@ -1,7 +1,7 @@
 """Sets, counts and bins: ``unique``, ``unique_consecutive``, ``bincount``, ``histc``,
 ``searchsorted`` and ``bucketize``. ``unique`` is composed of sorting, comparisons,
-``cumsum`` and ``scatter_add``; the others are native kernels (src/kernels/counts.rs) behind
-these argument checks.
+``cumsum`` and ``scatter_add``; the others, and ``unique(dim=)`` (a sort of the slices as
+rows), are native kernels (src/kernels/counts.rs) behind these argument checks.
 
 None of them is differentiable in PyTorch. Where PyTorch still records a node whose backward
 raises (``unique``, ``bincount`` with weights), so does ferrograd (``_no_derivative``).
@@ -10,12 +10,14 @@ raises (``unique``, ``bincount`` with weights), so does ferrograd (``_no_derivat
 from . import _core
 from ._core import Tensor, int64
 from ._nondifferentiable import _no_derivative
-from ._shape_functions import _check_tensor, _scalar_type_name
+from ._shape_functions import _check_tensor, _scalar_type_name, _wrap_dim
 
 _unique_node = _no_derivative("Unique2Backward0", NotImplementedError,
                               "the derivative for '_unique2' is not implemented.")
 _unique_consecutive_node = _no_derivative("UniqueConsecutiveBackward0", NotImplementedError,
                                           "the derivative for 'unique_consecutive' is not implemented.")
+_unique_dim_node = _no_derivative("UniqueDimBackward0", NotImplementedError,
+                                  "the derivative for 'unique_dim' is not implemented.")
 _bincount_node = _no_derivative("NotImplemented", RuntimeError, "derivative for aten::bincount is not implemented")
 
 
@@ -42,7 +44,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     ``return_counts`` how often each occurs. NaNs are all distinct."""
     _check_tensor("unique", input)
     if dim is not None:
-        raise NotImplementedError("unique(dim=...) (unique slices along a dim) is not supported by ferrograd yet")
+        return _unique_slices(input, dim, return_inverse, return_counts, consecutive=False)
     flat = input.detach().reshape(-1)
     s, order = _core._sort(flat, 0, False, True)
     starts, run = _runs(s)
@@ -52,15 +54,31 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return _set_result(_unique_node(values, input), inverse, counts, return_inverse, return_counts)
 
 
+def _unique_slices(input, dim, return_inverse, return_counts, consecutive):
+    """``unique`` / ``unique_consecutive`` with ``dim``: the distinct slices ``input.select(dim, i)``
+    (sorted lexicographically, or the first of each run of equal ones), each slice's position
+    among them and their counts."""
+    if input.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    dim = _wrap_dim(dim, input.dim())
+    shape = list(input.shape)
+    if any(n == 0 for d, n in enumerate(shape) if d != dim):
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+    x = input.detach()
+    rows = x.movedim(dim, 0).reshape(shape[dim], x.numel() // max(shape[dim], 1))
+    firsts, inverse, counts = _core._unique_dim(rows, consecutive)
+    node = _unique_consecutive_node if consecutive else _unique_dim_node
+    values = node(x.index_select(dim, firsts), input)
+    return _set_result(values, inverse, counts, return_inverse, return_counts)
+
+
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """``input`` without the repeats of consecutive equal elements (flattened); with
     ``return_inverse`` each element's position among them, with ``return_counts`` the lengths
     of the runs."""
     _check_tensor("unique_consecutive", input)
     if dim is not None:
-        raise NotImplementedError(
-            "unique_consecutive(dim=...) (runs of equal slices along a dim) is not supported by ferrograd yet"
-        )
+        return _unique_slices(input, dim, return_inverse, return_counts, consecutive=True)
     values, inverse, counts = _core._unique_consecutive(input.detach(), bool(return_inverse), bool(return_counts))
     values = _unique_consecutive_node(values, input)
     return _set_result(values, inverse, counts, return_inverse, return_counts)

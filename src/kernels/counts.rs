@@ -255,6 +255,44 @@ pub fn nonzero<T: Elem>(x: &[T], shape: &[usize], layout: Coords) -> Result<(Vec
 
 // ---------------------------------------------------------------- unique_consecutive
 
+/// `unique(dim=)` / `unique_consecutive(dim=)` of the rows of a contiguous `(rows, len)` buffer:
+/// the row each distinct slice is taken from (in the result's order), each row's slice number
+/// and each slice's count. The distinct rows are sorted lexicographically (a stable sort, so a
+/// group is represented by its first row in index order) unless `consecutive`, where each run
+/// of equal rows is one slice. Rows are equal when their elements are (a NaN equals nothing).
+pub fn unique_rows<T: Elem>(
+    x: &[T],
+    len: usize,
+    consecutive: bool,
+) -> Result<(Vec<i64>, Vec<i64>, Vec<i64>)> {
+    let rows = x.len().checked_div(len).unwrap_or(0);
+    let row = |i: usize| &x[i * len..(i + 1) * len];
+    let mut order = alloc::<usize>(rows)?;
+    order.extend(0..rows);
+    if !consecutive {
+        // the first differing element decides; NaN against anything decides nothing
+        order.sort_by(|&a, &b| {
+            let pair = row(a).iter().zip(row(b));
+            pair.map(|(u, v)| u.partial_cmp(v).unwrap_or(std::cmp::Ordering::Equal))
+                .find(|o| o.is_ne())
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+    }
+    let (mut firsts, mut counts) = (Vec::new(), Vec::new());
+    let mut inverse = try_filled(rows, 0i64)?;
+    for (k, &i) in order.iter().enumerate() {
+        if k == 0 || row(order[k - 1]) != row(i) {
+            firsts.push(i as i64);
+            counts.push(0i64);
+        }
+        if let Some(c) = counts.last_mut() {
+            *c += 1;
+        }
+        inverse[i] = firsts.len() as i64 - 1;
+    }
+    Ok((firsts, inverse, counts))
+}
+
 /// The outputs of `unique_consecutive`: the first value of each run, and when asked each
 /// element's run number and the runs' lengths.
 pub type Runs<T> = (Vec<T>, Option<Vec<i64>>, Option<Vec<i64>>);
@@ -796,6 +834,26 @@ mod tests {
             let flat = (c[j] * 4 + c[k + j]) as usize;
             assert_eq!(flat, 3 * j);
         }
+    }
+
+    #[test]
+    fn unique_rows_sorts_slices_and_counts_them() {
+        // rows [1, 2], [0, 1], [1, 2], [0, 3]
+        let x = [1.0, 2.0, 0.0, 1.0, 1.0, 2.0, 0.0, 3.0];
+        let (firsts, inv, counts) = unique_rows(&x, 2, false).unwrap();
+        assert_eq!(firsts, vec![1, 3, 0]);
+        assert_eq!(inv, vec![2, 0, 2, 1]);
+        assert_eq!(counts, vec![1, 1, 2]);
+        // runs: [1, 2] [0, 1] [1, 2] [0, 3] are all distinct neighbours
+        let (firsts, _, counts) = unique_rows(&x, 2, true).unwrap();
+        assert_eq!((firsts, counts), (vec![0, 1, 2, 3], vec![1; 4]));
+        // a NaN row equals nothing, not even itself
+        let n = [f64::NAN, 1.0, f64::NAN, 1.0];
+        assert_eq!(unique_rows(&n, 2, false).unwrap().2, vec![1, 1]);
+        assert_eq!(
+            unique_rows::<f64>(&[], 3, false).unwrap().0,
+            Vec::<i64>::new()
+        );
     }
 
     #[test]

@@ -158,6 +158,29 @@ pub fn unique_consecutive(
     })
 }
 
+/// `unique(dim=)` / `unique_consecutive(dim=)` of the rows of the 2-D `x`: the row each distinct
+/// slice is taken from, each row's slice number and each slice's count (int64).
+pub fn unique_dim(x: &Tensor, consecutive: bool) -> Result<(Tensor, Tensor, Tensor)> {
+    let (rows, len) = match x.shape() {
+        &[r, l] => (r, l),
+        s => {
+            return Err(Error::Runtime(format!(
+                "unique_dim: expected the rows of a 2-D tensor, got shape {s:?}"
+            )))
+        }
+    };
+    let (firsts, inv, counts) = dispatch_all!(x.dtype(), T => {
+        with_slice::<T, _>(x, |s| kc::unique_rows(s, len, consecutive))??
+    });
+    debug_assert_eq!(inv.len(), rows);
+    let k = firsts.len();
+    Ok((
+        Tensor::from_vec(firsts, vec![k])?,
+        Tensor::from_vec(inv, vec![rows])?,
+        Tensor::from_vec(counts, vec![k])?,
+    ))
+}
+
 /// `max_unpool` over the last `out_size.len()` dims of `x`: each value written at its flat
 /// `idx` (same shape as `x`, int64) in a zero output of size `out_size` per plane.
 /// Backward: the gradient gathered at the indices.

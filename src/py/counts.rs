@@ -77,6 +77,19 @@ fn _unique_consecutive(
 }
 
 #[pyfunction]
+fn _unique_dim(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    consecutive: bool,
+) -> PyResult<(PyTensor, PyTensor, PyTensor)> {
+    let x = input.t.clone();
+    run(py, Work::elems([&x]), move || {
+        oc::unique_dim(&x, consecutive)
+    })
+    .map(|(a, b, c)| (PyTensor::new(a), PyTensor::new(b), PyTensor::new(c)))
+}
+
+#[pyfunction]
 fn _max_unpool(
     py: Python<'_>,
     input: PyRef<'_, PyTensor>,
@@ -119,6 +132,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_histc, m)?)?;
     m.add_function(wrap_pyfunction!(_nonzero, m)?)?;
     m.add_function(wrap_pyfunction!(_unique_consecutive, m)?)?;
+    m.add_function(wrap_pyfunction!(_unique_dim, m)?)?;
     m.add_function(wrap_pyfunction!(_max_unpool, m)?)?;
     m.add_function(wrap_pyfunction!(_pdist, m)?)?;
     m.add_function(wrap_pyfunction!(_multilabel_margin_loss, m)?)?;

@@ -2287,18 +2287,29 @@ OP_DB += [
 # ---------------------------------------------------------------------------
 
 
-def _ref_unique(x, sorted=True, return_inverse=False, return_counts=False):  # noqa: A002  (torch's names)
-    vals, inv, counts = np.unique(x.reshape(-1), return_inverse=True, return_counts=True, equal_nan=False)
-    out = (vals,) + ((inv.reshape(x.shape).astype(np.int64),) if return_inverse else ()) + (
+def _ref_unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002  (torch's names)
+    if dim is None:
+        vals, inv, counts = np.unique(x.reshape(-1), return_inverse=True, return_counts=True, equal_nan=False)
+        inv = inv.reshape(x.shape)
+    else:  # slices along dim, sorted lexicographically
+        vals, inv, counts = np.unique(x, axis=dim, return_inverse=True, return_counts=True)
+        inv = inv.reshape(-1)
+    out = (vals,) + ((inv.astype(np.int64),) if return_inverse else ()) + (
         (counts.astype(np.int64),) if return_counts else ())
     return out if len(out) > 1 else vals
 
 
-def _ref_unique_consecutive(x, return_inverse=False, return_counts=False):
-    flat = x.reshape(-1)
-    starts = np.concatenate([[True], flat[1:] != flat[:-1]]) if flat.size else np.zeros(0, dtype=bool)
+def _ref_unique_consecutive(x, return_inverse=False, return_counts=False, dim=None):
+    if dim is None:
+        flat, shape = x.reshape(-1), x.shape
+    else:  # runs of equal slices along dim
+        flat = np.moveaxis(x, dim, 0).reshape(x.shape[dim], -1)
+        shape = (x.shape[dim],)
+    differ = (flat[1:] != flat[:-1]).reshape(len(flat) - 1 if len(flat) else 0, -1).any(1)
+    starts = np.concatenate([[True], differ]) if flat.size else np.zeros(0, dtype=bool)
     run = np.cumsum(starts) - 1
-    out = (flat[starts],) + ((run.reshape(x.shape).astype(np.int64),) if return_inverse else ()) + (
+    firsts = flat[starts] if dim is None else np.take(x, np.flatnonzero(starts), axis=dim)
+    out = (firsts,) + ((run.reshape(shape).astype(np.int64),) if return_inverse else ()) + (
         (np.bincount(run, minlength=int(starts.sum())).astype(np.int64),) if return_counts else ())
     return out if len(out) > 1 else out[0]
 
@@ -2351,6 +2362,9 @@ OP_DB += [
         Sample(g.f(), return_inverse=True),
         Sample(np.zeros((0,)), return_inverse=True, return_counts=True),
         Sample(np.round(g.f(3, 4)), views={0: "T"}, return_inverse=True),
+        Sample(g.idx((6, 2), 2), dim=0, return_inverse=True, return_counts=True),  # slices along a dim
+        Sample(g.idx((2, 5, 3), 2), dim=-2, return_counts=True),
+        Sample(g.idx((4, 3), 2), views={0: "T"}, dim=1, return_inverse=True),
     ], differentiable=False),
     OpInfo("unique_consecutive", V(fn="unique_consecutive", method="unique_consecutive"),
            _ref_unique_consecutive, lambda g: [
@@ -2359,6 +2373,8 @@ OP_DB += [
                Sample(np.round(g.f(3, 4)), return_inverse=True),
                Sample(np.array([np.nan, np.nan, 1.0, 1.0]), return_counts=True),
                Sample(np.round(g.f(4, 3)), views={0: "T"}, return_counts=True),
+               Sample(np.array([[1, 1], [1, 1], [2, 1], [1, 1]]), dim=0, return_inverse=True, return_counts=True),
+               Sample(g.idx((2, 6, 2), 2), dim=1, return_counts=True),
            ], differentiable=False),
     OpInfo("bincount", V(fn="bincount", method="bincount"), _ref_bincount, lambda g: [
         Sample(g.idx((10,), 5)),

@@ -164,6 +164,64 @@ def test_unique_consecutive_large_and_strided():
     assert fg.unique_consecutive(fg.tensor([], dtype=fg.int64)).tolist() == []
 
 
+# --- unique / unique_consecutive along a dim
+
+
+def test_unique_dim_matches_numpy_on_every_dim():
+    x = RNG.integers(0, 3, (40, 3, 5))
+    for dim in range(3):
+        values, inverse, counts = fg.unique(_t(x), dim=dim, return_inverse=True, return_counts=True)
+        want, want_inv, want_counts = np.unique(x, axis=dim, return_inverse=True, return_counts=True)
+        np.testing.assert_array_equal(values.numpy(), want)
+        np.testing.assert_array_equal(inverse.numpy(), want_inv.reshape(-1))
+        np.testing.assert_array_equal(counts.numpy(), want_counts)
+    # a transposed input, and runs of equal rows
+    v = fg.unique(_t(x[:, 0, :]).t(), dim=1)
+    np.testing.assert_array_equal(v.numpy(), np.unique(x[:, 0, :].T, axis=1))
+    rows = np.repeat(RNG.integers(0, 2, (30, 2)), RNG.integers(1, 4, 30), axis=0)
+    values, counts = fg.unique_consecutive(_t(rows), dim=0, return_counts=True)
+    starts = np.r_[True, (rows[1:] != rows[:-1]).any(1)]
+    np.testing.assert_array_equal(values.numpy(), rows[starts])
+    np.testing.assert_array_equal(counts.numpy(), np.diff(np.r_[np.flatnonzero(starts), len(rows)]))
+
+
+def _unique_dim_cases(T):
+    out = []
+
+    def case(f):
+        try:
+            r = f()
+            r = r if isinstance(r, tuple) else (r,)
+            out.append(tuple((v.tolist(), str(v.dtype), tuple(v.shape)) for v in r))
+        except Exception as e:  # noqa: BLE001  (the exception is what is compared)
+            out.append((type(e).__name__, str(e)))
+
+    x = T.tensor([[1.0, 2.0], [0.0, 1.0], [1.0, 2.0], [0.0, 3.0]])
+    for d in (0, 1, -1, -2):
+        case(lambda: T.unique(x, dim=d, return_inverse=True, return_counts=True))
+        case(lambda: T.unique_consecutive(x, dim=d, return_inverse=True, return_counts=True))
+    case(lambda: x.unique(dim=0, return_counts=True))
+    case(lambda: T.unique(T.zeros(0, 3), dim=0, return_inverse=True, return_counts=True))
+    case(lambda: T.unique(T.zeros(0, 3), dim=1))  # a 0-sized dim that is not the one selected
+    case(lambda: T.unique_consecutive(T.zeros(3, 0), dim=0))
+    case(lambda: T.unique(T.tensor(3.0), dim=0))
+    case(lambda: T.unique(T.ones(2, 2), dim=2))
+    case(lambda: T.unique(T.tensor([True, False, True]), dim=0))
+    case(lambda: T.unique(T.tensor([[0.0, 1], [-0.0, 1]]), dim=0))
+    case(lambda: T.unique(T.tensor([[3, 1], [1, 2], [3, 1]]), sorted=False, dim=0))
+    xr = T.tensor([[3.0, 1], [1, 2], [3, 1]], requires_grad=True)
+    for f in (T.unique, T.unique_consecutive):
+        r = f(xr, dim=0)
+        out.append(type(r.grad_fn).__name__)
+        case(lambda: r.sum().backward())
+    return out
+
+
+def test_unique_dim_as_torch():
+    torch = pytest.importorskip("torch")
+    assert _unique_dim_cases(fg) == _unique_dim_cases(torch)
+
+
 # --- max_unpool
 
 
