@@ -272,7 +272,7 @@ def _outer(op, s, n, layout, vals):
 
 
 def _square_of_vector(op, s, n, layout, vals):
-    """diag / diag_embed of a vector: ``isqrt(n)`` elements in, a square of about ``n`` out."""
+    """diag / diag_embed / vander of a vector: ``isqrt(n)`` elements in, a square of about ``n`` out."""
     return resized(s, vals, layout, {0: (max(1, math.isqrt(n)),)}, strided=(0, "slice"))
 
 
@@ -421,6 +421,7 @@ BUILDERS = {
     "outer": _outer,
     "diag": _square_of_vector,
     "diag_embed": _square_of_vector,
+    "linalg_vander": _square_of_vector,
     "nn.functional.pdist": _pdist,
     "dot": _dot,
     "expand": _expand,
@@ -730,6 +731,9 @@ def summarize(records, sizes, modes, elapsed):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 rounds instead of 5")
+    parser.add_argument("--threads", type=int, default=2,
+                        help="threads of each library (2, the machine's cores, for the figures; "
+                             "1 gives steadier ratios while another process is busy)")
     parser.add_argument("--ops", help="comma-separated substrings of op names")
     parser.add_argument("--sizes", default=DEFAULT_SIZES,
                         help=f"comma-separated element counts, K/M suffixes ({DEFAULT_SIZES})")
@@ -746,9 +750,9 @@ def main():
     wanted = [w.strip() for w in cfg.ops.split(",")] if cfg.ops else None
     ops = [op for op in OP_DB if wanted is None or any(w in op.name for w in wanted)]
 
-    torch.set_num_threads(2)
+    torch.set_num_threads(cfg.threads)
     if hasattr(ferrograd, "set_num_threads"):
-        ferrograd.set_num_threads(2)
+        ferrograd.set_num_threads(cfg.threads)
     print(f"torch {torch.__version__} ({torch.get_num_threads()} threads), ferrograd "
           f"{getattr(ferrograd, '__version__', '?')}, float32, {len(ops)} ops, "
           f"{cfg.rounds} rounds{', quick' if cfg.quick else ''}; "

@@ -37,6 +37,8 @@ pub trait Math: Real {
     /// infinite or NaN), in a form that vectorises (see `fmod_small_f32`); f64 has no such
     /// form and computes `self % b`.
     fn fmod_small(self, b: Self) -> Self;
+    /// C's pow(self, e); float32's vectorises (see [`pow_f32`]), float64's calls libm.
+    fn pow_(self, e: Self) -> Self;
 }
 
 impl Math for f32 {
@@ -128,6 +130,10 @@ impl Math for f32 {
     fn fmod_small(self, b: f32) -> f32 {
         fmod_small_f32(self, b)
     }
+    #[inline(always)]
+    fn pow_(self, e: f32) -> f32 {
+        pow_f32(self, e)
+    }
 }
 
 impl Math for f64 {
@@ -210,6 +216,37 @@ impl Math for f64 {
     #[inline(always)]
     fn fmod_small(self, b: f64) -> f64 {
         self % b
+    }
+    #[inline(always)]
+    fn pow_(self, e: f64) -> f64 {
+        self.powf(e)
+    }
+}
+
+/// C99's powf(a, b), computed in float64 as 2^(b log2 |a|) with vmath64's log2 and exp2 (both
+/// within 1 ulp of float64, so the float64 result is within 2^-44 relative for every float32
+/// result, normal or subnormal: correctly rounded but for double-rounding ties), and C99's
+/// special cases as selects, so that it vectorises: a^0 = 1 and 1^b = 1 (NaN included),
+/// (-1)^(+-inf) = 1, a negative finite base to a non-integer power is NaN, a negative base
+/// (or -0) to an odd integer power keeps its sign.
+#[inline(always)]
+pub fn pow_f32(a: f32, b: f32) -> f32 {
+    let (x, y) = (a as f64, b as f64);
+    let r = vm::exp2_f64(y * vm::log2_f64(x.abs()));
+    let int = y == y.floor(); // true for +-inf as well
+    let half = y * 0.5;
+    let odd = int && half != half.floor(); // float32 integers beyond 2^24 are even
+    let r = if a.is_sign_negative() && odd { -r } else { r };
+    let r = if a < 0.0 && a > f32::NEG_INFINITY && !int {
+        f64::NAN
+    } else {
+        r
+    };
+    let one = b == 0.0 || a == 1.0 || (a == -1.0 && b.is_infinite());
+    if one {
+        1.0
+    } else {
+        r as f32
     }
 }
 

@@ -6,7 +6,6 @@ use crate::dtype::{DType, ResultType, Scalar};
 use crate::error::{Error, Result};
 use crate::kernels::elementwise;
 use crate::kernels::math::Math;
-use crate::kernels::simd::Real;
 use crate::layout::broadcast_shapes;
 use crate::storage::Elem;
 use crate::tensor::Tensor;
@@ -813,7 +812,7 @@ impl Arith for op::Pow {
         if b == F::c(2.0) {
             a * a
         } else {
-            a.powf(b)
+            a.pow_(b)
         }
     }
     #[inline(always)]
@@ -823,6 +822,12 @@ impl Arith for op::Pow {
     #[inline(always)]
     fn boolean(a: bool, b: bool) -> bool {
         a || !b
+    }
+    fn fast_kernel(a: &Tensor, b: &Tensor, shape: &[usize]) -> Option<Result<Tensor>> {
+        pow_const(a, b).map(|k| (k.out_of_place)(a, b, shape))
+    }
+    fn fast_inplace(x: &Tensor, b: &Tensor) -> Option<Result<()>> {
+        pow_const(x, b).map(|k| (k.in_place)(x, b))
     }
     fn check(_: &Operand, _: &Operand, dtype: DType, db: &Tensor) -> Result<()> {
         if dtype == DType::I64 && db.any_f64(|v| v < 0.0) {
@@ -924,16 +929,76 @@ impl Arith for op::Pow {
     }
 }
 
+/// `x ^ e` for the constant exponents that PyTorch's CPU kernel writes out
+/// (`pow_tensor_scalar_optimized_kernel`, and the sqrt, rsqrt and reciprocal kernels it hands
+/// 0.5, -0.5 and -1 to), so the results are PyTorch's bit for bit: `E2` is 2e.
+struct PowConst<const E2: i8>;
+impl<const E2: i8> Arith for PowConst<E2> {
+    #[inline(always)]
+    fn float<F: Math>(a: F, _: F) -> F {
+        let one = F::c(1.0);
+        match E2 {
+            2 => a,
+            4 => a * a,
+            6 => a * a * a,
+            -4 => one / (a * a),
+            -2 => one / a,
+            1 => a.sqrt(),
+            -1 => one / a.sqrt(),
+            _ => unreachable!("no kernel for exponent {}", E2 as f64 / 2.0),
+        }
+    }
+    #[inline(always)]
+    fn int(a: i64, b: i64) -> i64 {
+        op::Pow::int(a, b)
+    }
+    #[inline(always)]
+    fn boolean(a: bool, b: bool) -> bool {
+        op::Pow::boolean(a, b)
+    }
+}
+
+/// A kernel's out-of-place and in-place forms.
+struct KernelPair {
+    out_of_place: fn(&Tensor, &Tensor, &[usize]) -> Result<Tensor>,
+    in_place: fn(&Tensor, &Tensor) -> Result<()>,
+}
+
+/// The [`PowConst`] kernel for a float `x` to a one-element exponent `e` of 1, 2, 3, -2, 0.5,
+/// -0.5 or -1, or None.
+fn pow_const(x: &Tensor, e: &Tensor) -> Option<KernelPair> {
+    fn pair<A: Arith>() -> KernelPair {
+        KernelPair {
+            out_of_place: arith_kernel::<A>,
+            in_place: arith_inplace_kernel::<A>,
+        }
+    }
+    if !x.dtype().is_float() || e.numel() != 1 {
+        return None;
+    }
+    let e = e.item().ok()?.to_f64();
+    Some(match e {
+        1.0 => pair::<PowConst<2>>(),
+        2.0 => pair::<PowConst<4>>(),
+        3.0 => pair::<PowConst<6>>(),
+        -2.0 => pair::<PowConst<-4>>(),
+        -1.0 => pair::<PowConst<-2>>(),
+        0.5 => pair::<PowConst<1>>(),
+        -0.5 => pair::<PowConst<-1>>(),
+        _ => return None,
+    })
+}
+
 /// d/dx x^e = e x^(e - 1), with the common exponents written out (and vectorisable).
 #[inline(always)]
-fn pow_grad_factor<F: Real>(x: F, e: F) -> F {
+fn pow_grad_factor<F: Math>(x: F, e: F) -> F {
     let (one, two) = (F::c(1.0), F::c(2.0));
     if e == two {
         two * x
     } else if e == one {
         one
     } else {
-        e * x.powf(e - one)
+        e * x.pow_(e - one)
     }
 }
 

@@ -146,6 +146,43 @@ def test_float32_vector_math_is_within_its_bound(name, ref, lo, hi, bound):
     assert ulps32(got, want).max() <= bound
 
 
+def test_float32_pow_is_within_half_an_ulp_and_follows_c99():
+    # src/kernels/math.rs pow_f32: 2^(b log2 |a|) in float64, C99's special cases as selects
+    rng = np.random.default_rng(3)
+    a = (10.0 ** rng.uniform(-6, 6, 100_000)).astype(np.float32)
+    b = rng.uniform(-12, 12, 100_000).astype(np.float32)
+    want = np.power(a.astype(np.float64), b.astype(np.float64))
+    got = T.pow(T.tensor(a), T.tensor(b)).numpy()
+    ok = (np.abs(want) < 3e38) & (np.abs(want) > 1e-37)
+    assert ulps32(got[ok], want[ok]).max() <= 0.501
+    # negative bases to integer powers, and C99's special values (numpy's float64 power follows
+    # C99; its float32 power is less accurate than this kernel)
+    specials = np.array([0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0, -3.0, np.inf, -np.inf,
+                         np.nan, 1e-40, -1e-40, 1e30, -1e30, 2.5, -2.5, 16777217.0], np.float32)
+    sa, sb = (v.ravel() for v in np.meshgrid(specials, specials))
+    with np.errstate(all="ignore"):
+        want = np.power(sa.astype(np.float64), sb.astype(np.float64)).astype(np.float32)
+    got = T.pow(T.tensor(sa), T.tensor(sb)).numpy()
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(np.signbit(got[~np.isnan(want)]), np.signbit(want[~np.isnan(want)]))
+
+
+@pytest.mark.parametrize("e", [2.0, 3.0, -2.0, -1.0, 0.5, -0.5, 1.0, 0.0, 1.7])
+def test_pow_by_a_constant_takes_pytorchs_special_forms(e):
+    # 2, 3, -2 as products, 0.5 / -0.5 / -1 as sqrt / 1 / sqrt / reciprocal (PyTorch's kernels)
+    x = np.concatenate([np.linspace(-30, 30, 1001), [0.0, -0.0, np.inf, -np.inf, np.nan]]).astype(np.float32)
+    forms = {2.0: lambda v: v * v, 3.0: lambda v: v * v * v, -2.0: lambda v: 1 / (v * v),
+             -1.0: lambda v: 1 / v, 0.5: np.sqrt, -0.5: lambda v: 1 / np.sqrt(v),
+             1.0: lambda v: v, 0.0: lambda v: np.ones_like(v)}
+    with np.errstate(all="ignore"):
+        want = forms.get(e, lambda v: np.power(v.astype(np.float64), float(np.float32(e))).astype(np.float32))(x)
+    for got in (T.tensor(x).pow(e).numpy(), T.tensor(x).pow_(e).numpy(), (T.tensor(x) ** e).numpy()):
+        if e in forms:
+            assert np.array_equal(got, want, equal_nan=True)
+        else:
+            assert np.allclose(got, want, rtol=1.2e-7, atol=0, equal_nan=True)
+
+
 @pytest.mark.parametrize("name, ref", [("fmod", np.fmod), ("remainder", np.remainder),
                                        ("floor_divide", np.floor_divide)])
 def test_float32_fmod_ops_are_exact_for_every_quotient(name, ref):
