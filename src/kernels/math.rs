@@ -105,7 +105,7 @@ impl Math for f32 {
     }
     #[inline(always)]
     fn lgamma_(self) -> f32 {
-        libm::lgammaf(self)
+        lgamma::f32(self)
     }
     #[inline(always)]
     fn digamma_(self) -> f32 {
@@ -199,7 +199,7 @@ impl Math for f64 {
     }
     #[inline(always)]
     fn lgamma_(self) -> f64 {
-        libm::lgamma(self)
+        lgamma::f64(self)
     }
     #[inline(always)]
     fn digamma_(self) -> f64 {
@@ -221,6 +221,39 @@ impl Math for f64 {
     fn pow_(self, e: f64) -> f64 {
         self.powf(e)
     }
+}
+
+/// log|gamma(x)|, as PyTorch's CPU kernel computes it (one `lgamma` call per element): the C
+/// library's on glibc (several times faster than the `libm` crate's port of musl), the `libm`
+/// crate's elsewhere.
+mod lgamma {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    mod sys {
+        use std::ffi::c_int;
+        extern "C" {
+            // the reentrant forms: the sign goes to `sign`, not to the global `signgam`
+            fn lgammaf_r(x: f32, sign: *mut c_int) -> f32;
+            fn lgamma_r(x: f64, sign: *mut c_int) -> f64;
+        }
+        #[inline]
+        pub fn f32(x: f32) -> f32 {
+            let mut sign: c_int = 0;
+            // SAFETY: lgammaf_r reads x and writes one c_int through `sign`, a valid pointer
+            // to a local that outlives the call; it has no other side effect and is thread-safe.
+            unsafe { lgammaf_r(x, &mut sign) }
+        }
+        #[inline]
+        pub fn f64(x: f64) -> f64 {
+            let mut sign: c_int = 0;
+            // SAFETY: as in `f32` above, for lgamma_r.
+            unsafe { lgamma_r(x, &mut sign) }
+        }
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    mod sys {
+        pub use libm::{lgamma as f64, lgammaf as f32};
+    }
+    pub use sys::{f32, f64};
 }
 
 /// C99's powf(a, b), computed in float64 as 2^(b log2 |a|) with vmath64's log2 and exp2 (both
@@ -513,13 +546,17 @@ pub fn erfinv_f32(x: f32) -> f32 {
 /// erfc for f32, branch-free: for x >= 0, erfc(x) = t exp(-x^2 + g(t)) with t = 2 / (2 + x)
 /// (the form of Numerical Recipes' erfcc), g a degree-11 polynomial fitted to
 /// log(erfc(x) exp(x^2) / t) over x in [0, 10.1] (Chebyshev least squares, within 2.7e-9), and
-/// erfc(-x) = 2 - erfc(x). Computed in f64 (vmath64's exp), so the one rounding to f32 is the
+/// erfc(-x) = 2 - erfc(x). Computed in f64 (vmath64's `exp_f64_for_f32`), so the one rounding to f32 is the
 /// main error: measured within 1 ulp. 0 beyond 10.1, where erfc is below f32's least subnormal.
 #[inline(always)]
 #[allow(clippy::excessive_precision)] // the fitted coefficients, as printed
 pub fn erfc_f32(x: f32) -> f32 {
     let ax = (x as f64).abs().min(10.1);
-    let t = 2.0 / (2.0 + ax);
+    // t = 2 / (2 + ax): a float32 division refined by one Newton step (to ~4e-15), cheaper
+    // than a float64 division
+    let h = 1.0 + 0.5 * ax;
+    let t0 = (2.0f32 / (2.0 + ax as f32)) as f64;
+    let t = t0 * (2.0 - h * t0);
     // t in [2 / 12.1, 1] mapped onto u in [-1, 1]
     let u = t * 2.396_039_603_960_396 - 1.396_039_603_960_396;
     let g = ((((((((((-4.905_981_459_923_465e-6 * u - 2.309_740_992_871_902_7e-5) * u
@@ -542,7 +579,7 @@ pub fn erfc_f32(x: f32) -> f32 {
         + 5.711_974_328_976_083e-1)
         * u
         - 5.595_379_670_804_984e-1;
-    let r = t * vm::exp_f64(g - ax * ax);
+    let r = t * vm::exp_f64_for_f32(g - ax * ax);
     let r = if x < 0.0 { 2.0 - r } else { r };
     if x.is_nan() {
         x // (`min` above turned NaN into 10.1)

@@ -74,7 +74,7 @@ float_unary!(erfinv / erfinv_, "ErfinvBackward0", math::erfinv_f64, f32::erfinv_
     let e = super::exp(&mul(&out, &out)?)?;
     mul(&g, &mul_scalar(&e, 0.886_226_925_452_758)?)?
 });
-float_unary!(lgamma / lgamma_, "LgammaBackward0", libm::lgamma, f32::lgamma_, save: input, grad: math::lgamma_grad, |ctx, x, g| {
+float_unary!(lgamma / lgamma_, "LgammaBackward0", f64::lgamma_, f32::lgamma_, save: input, grad: math::lgamma_grad, |ctx, x, g| {
     mul(&g, &digamma(&x)?)?
 });
 
