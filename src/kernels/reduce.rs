@@ -496,6 +496,41 @@ where
     Ok((vals, idxs))
 }
 
+/// The sum of `exp(x - shift)`, folded as `fold_lanes` folds (the same lanes, merges and
+/// order), with the exponentials written to `o` when `WRITE`, in one pass.
+#[inline(always)]
+fn exp_sum<const WRITE: bool, R: super::simd::Real + Default>(x: &[R], shift: R, o: &mut [R]) -> R {
+    let mut acc = [R::default(); LANES];
+    let xs = x.chunks_exact(LANES);
+    let x_rest = xs.remainder();
+    let mut os = o.chunks_exact_mut(LANES);
+    for (oc, xc) in (&mut os).zip(xs) {
+        for i in 0..LANES {
+            let e = (xc[i] - shift).exp();
+            if WRITE {
+                oc[i] = e;
+            }
+            acc[i] = acc[i] + e;
+        }
+    }
+    let mut width = LANES;
+    while width > 1 {
+        width /= 2;
+        for i in 0..width {
+            acc[i] = acc[i] + acc[i + width];
+        }
+    }
+    let mut s = acc[0];
+    for (o, &v) in os.into_remainder().iter_mut().zip(x_rest) {
+        let e = (v - shift).exp();
+        if WRITE {
+            *o = e;
+        }
+        s = s + e;
+    }
+    s
+}
+
 /// Softmax (or log_softmax) of each contiguous row of `len`: max-shifted (a row whose max is
 /// -inf is shifted by 0, as PyTorch), exponentials written and summed, then scaled.
 #[inline(always)]
@@ -512,10 +547,11 @@ fn softmax_rows_body<R: super::simd::Real + PartialOrd + Default>(
         } else {
             m
         };
-        for (o, &v) in o.iter_mut().zip(x) {
-            *o = (v - shift).exp();
-        }
-        let s = fold_lanes(o, &SumOf);
+        let s = if log {
+            exp_sum::<false, R>(x, shift, o)
+        } else {
+            exp_sum::<true, R>(x, shift, o)
+        };
         if log {
             let ls = s.ln() + shift;
             for (o, &v) in o.iter_mut().zip(x) {

@@ -132,8 +132,10 @@ fn exp_reduced(xc: f32) -> (f32, f32, f32, i32) {
         + 5.000_000_1e-1;
     let n1 = ni >> 1;
     let n2 = ni - n1;
-    let s1 = f32::from_bits(((n1 + 127).clamp(1, 254) as u32) << 23);
-    let s2 = f32::from_bits(((n2 + 127).clamp(1, 254) as u32) << 23);
+    // xc in [-88, 88.75]: n in [-127, 128], so n1, n2 in [-64, 64] and both exponent fields in
+    // [63, 191] (a NaN xc gives any bits here, and a NaN result through em1)
+    let s1 = f32::from_bits(((n1 + 127) as u32) << 23);
+    let s2 = f32::from_bits(((n2 + 127) as u32) << 23);
     (p * r * r + r, s1, s2, ni)
 }
 
