@@ -1,7 +1,10 @@
 """``torch.special``: the special functions under PyTorch's ``special`` names.
 
-The Bessel functions, orthogonal polynomials, ``zeta``, ``gammainc``/``gammaincc``, ``erfcx``
-and ``log_ndtr`` are not implemented yet: using one raises ``NotImplementedError`` naming it.
+The elementwise kernels are the core's (src/kernels/special.rs, src/kernels/math.rs), after
+PyTorch's algorithms (Cephes' expansions, SciPy's incomplete gamma). Differentiable as in
+PyTorch: ``i0``/``i0e``/``i1``/``i1e``, ``erfcx``, ``log_ndtr``, ``gammainc``/``gammaincc``
+(in ``other`` only) and ``zeta`` (in ``other`` only); the Bessel and Airy functions and the
+orthogonal polynomials have no derivative, so their results record no graph.
 """
 
 import math
@@ -14,20 +17,18 @@ from .autograd.function import Function
 from .nn.functional import log_softmax as _log_softmax, softmax as _softmax
 
 __all__ = [
-    "digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "log1p",
-    "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi",
-    "round", "sinc", "softmax", "xlog1py", "xlogy",
-]
-
-_NOT_YET = {
     "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",
-    "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "erfcx",
-    "gammainc", "gammaincc", "hermite_polynomial_h", "hermite_polynomial_he", "i0", "i0e", "i1",
-    "i1e", "laguerre_polynomial_l", "legendre_polynomial_p", "log_ndtr", "modified_bessel_i0",
-    "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
-    "scaled_modified_bessel_k1", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
-    "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "spherical_bessel_j0", "zeta",
-}
+    "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "digamma",
+    "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc",
+    "gammaln", "hermite_polynomial_h", "hermite_polynomial_he", "i0", "i0e", "i1", "i1e",
+    "laguerre_polynomial_l", "legendre_polynomial_p", "log1p", "log_ndtr", "log_softmax", "logit",
+    "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0",
+    "modified_bessel_k1", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round",
+    "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w", "sinc", "softmax", "spherical_bessel_j0", "xlog1py", "xlogy",
+    "zeta",
+]
 
 digamma = psi = _core.digamma
 erf = _core.erf
@@ -40,6 +41,42 @@ gammaln = _core.lgamma
 log1p = _core.log1p
 round = _core.round  # noqa: A001
 multigammaln = mvlgamma
+
+# the modified Bessel functions, erfcx, log_ndtr (differentiable)
+i0 = _core.special_i0
+i0e = _core.special_i0e
+i1 = _core.special_i1
+i1e = _core.special_i1e
+erfcx = _core.special_erfcx
+log_ndtr = _core.special_log_ndtr
+# no derivative in PyTorch
+airy_ai = _core.special_airy_ai
+bessel_j0 = _core.special_bessel_j0
+bessel_j1 = _core.special_bessel_j1
+bessel_y0 = _core.special_bessel_y0
+bessel_y1 = _core.special_bessel_y1
+modified_bessel_i0 = _core.special_modified_bessel_i0
+modified_bessel_i1 = _core.special_modified_bessel_i1
+modified_bessel_k0 = _core.special_modified_bessel_k0
+modified_bessel_k1 = _core.special_modified_bessel_k1
+scaled_modified_bessel_k0 = _core.special_scaled_modified_bessel_k0
+scaled_modified_bessel_k1 = _core.special_scaled_modified_bessel_k1
+spherical_bessel_j0 = _core.special_spherical_bessel_j0
+# (x, n): either may be a number; n is cast to the result's float dtype, then truncated
+chebyshev_polynomial_t = _core.special_chebyshev_polynomial_t
+chebyshev_polynomial_u = _core.special_chebyshev_polynomial_u
+chebyshev_polynomial_v = _core.special_chebyshev_polynomial_v
+chebyshev_polynomial_w = _core.special_chebyshev_polynomial_w
+shifted_chebyshev_polynomial_t = _core.special_shifted_chebyshev_polynomial_t
+shifted_chebyshev_polynomial_u = _core.special_shifted_chebyshev_polynomial_u
+shifted_chebyshev_polynomial_v = _core.special_shifted_chebyshev_polynomial_v
+shifted_chebyshev_polynomial_w = _core.special_shifted_chebyshev_polynomial_w
+hermite_polynomial_h = _core.special_hermite_polynomial_h
+hermite_polynomial_he = _core.special_hermite_polynomial_he
+laguerre_polynomial_l = _core.special_laguerre_polynomial_l
+legendre_polynomial_p = _core.special_legendre_polynomial_p
+# (input, other): either may be a number; differentiable in other
+zeta = _core.special_zeta
 
 
 def logsumexp(input, dim, keepdim=False):
@@ -97,8 +134,21 @@ def xlog1py(input, other):
     return x * _core.where((x == 0) & ((y <= -1) | y.isinf()), 0.0, y.log1p()) + 0.0
 
 
-def __getattr__(name):
-    if name in _NOT_YET:
-        raise NotImplementedError(f"torch.special.{name} is not implemented in ferrograd yet")
-    raise AttributeError(f"module 'ferrograd.special' has no attribute '{name}'")
+def _two_tensors(name, input, other):
+    for position, (arg, value) in enumerate((("input", input), ("other", other)), start=1):
+        if not isinstance(value, _core.Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, "
+                            f"not {type(value).__name__}")
+
+
+def gammainc(input, other):
+    """The regularized lower incomplete gamma function P(input, other) (``torch.igamma``)."""
+    _two_tensors("special_gammainc", input, other)
+    return _core.igamma(input, other)
+
+
+def gammaincc(input, other):
+    """The regularized upper incomplete gamma function Q(input, other) (``torch.igammac``)."""
+    _two_tensors("special_gammaincc", input, other)
+    return _core.igammac(input, other)
 

@@ -33,6 +33,10 @@ pub trait Math: Real {
     fn digamma_(self) -> Self;
     fn atan2_(self, x: Self) -> Self;
     fn hypot_(self, b: Self) -> Self;
+    /// The regularized lower incomplete gamma function P(self, x) (f32 computes in f64).
+    fn igamma_(self, x: Self) -> Self;
+    /// The regularized upper incomplete gamma function Q(self, x).
+    fn igammac_(self, x: Self) -> Self;
     /// C's fmod(self, b), exactly, when |self / b| < 2^27 (or b is 0, infinite or NaN, or self
     /// infinite or NaN), in a form that vectorises (see `fmod_small_f32`); f64 has no such
     /// form and computes `self % b`.
@@ -134,6 +138,12 @@ impl Math for f32 {
     fn pow_(self, e: f32) -> f32 {
         pow_f32(self, e)
     }
+    fn igamma_(self, x: f32) -> f32 {
+        super::special::igamma(self as f64, x as f64) as f32
+    }
+    fn igammac_(self, x: f32) -> f32 {
+        super::special::igammac(self as f64, x as f64) as f32
+    }
 }
 
 impl Math for f64 {
@@ -220,6 +230,12 @@ impl Math for f64 {
     #[inline(always)]
     fn pow_(self, e: f64) -> f64 {
         self.powf(e)
+    }
+    fn igamma_(self, x: f64) -> f64 {
+        super::special::igamma(self, x)
+    }
+    fn igammac_(self, x: f64) -> f64 {
+        super::special::igammac(self, x)
     }
 }
 
@@ -696,7 +712,7 @@ pub fn zeta_f64(s: f64, q: f64) -> f64 {
         a += 1.0;
         b = a.powf(-s);
         sum += b;
-        if (b / sum).abs() < MACHEP {
+        if -MACHEP * sum < b && b < MACHEP * sum {
             return sum;
         }
     }

@@ -40,6 +40,7 @@ pub mod scan;
 pub mod scatter_reduce;
 pub mod simd;
 pub mod sort;
+pub mod special;
 pub mod vmath64;
 
 pub use crate::storage::alloc;

@@ -41,7 +41,7 @@ impl Operand {
             Operand::S(_) => None,
         }
     }
-    fn shape(&self) -> &[usize] {
+    pub(crate) fn shape(&self) -> &[usize] {
         match self {
             Operand::T(t) => t.shape(),
             Operand::S(_) => &[],
@@ -49,7 +49,7 @@ impl Operand {
     }
     /// The operand's values in `dtype` (a 0-d tensor for a number), for kernels to read: only
     /// its storage and layout are used, never its autograd metadata.
-    fn data(&self, dtype: DType) -> Result<Tensor> {
+    pub(crate) fn data(&self, dtype: DType) -> Result<Tensor> {
         match self {
             Operand::T(t) if t.dtype() == dtype => Ok(t.clone()),
             Operand::T(t) => {
@@ -99,6 +99,8 @@ macro_rules! for_each_binary_op {
                 bitwise_right_shift => Shr,
                 atan2 => Atan2,
                 hypot => Hypot,
+                igamma => Igamma,
+                igammac => Igammac,
             }
             compare {
                 eq => Eq,
@@ -802,6 +804,81 @@ impl Arith for op::Hypot {
             Ok(vec![ga, gb])
         })
     }
+}
+
+/// The regularized incomplete gamma functions P(a, x) (igamma) and Q(a, x) (igammac), float
+/// dtypes only as PyTorch's igamma_cpu / igammac_cpu; differentiable in x only.
+impl Arith for op::Igamma {
+    const NUMBER_OTHER: bool = false;
+    const COSTLY: bool = true;
+    #[inline(always)]
+    fn float<F: Math>(a: F, b: F) -> F {
+        a.igamma_(b)
+    }
+    #[inline(always)]
+    fn int(a: i64, _: i64) -> i64 {
+        a // never reached: `check` rejects integers
+    }
+    #[inline(always)]
+    fn boolean(a: bool, _: bool) -> bool {
+        a // never reached: `check` rejects bools
+    }
+    fn check(_: &Operand, _: &Operand, dtype: DType, _: &Tensor) -> Result<()> {
+        float_only("igamma_cpu", dtype)
+    }
+    fn backward(_: &Operand, _: &Operand, inputs: [&Tensor; 2], out: &Tensor) {
+        igamma_node("IgammaBackward0", "igamma: input", false, inputs, out)
+    }
+}
+
+impl Arith for op::Igammac {
+    const NUMBER_OTHER: bool = false;
+    const COSTLY: bool = true;
+    #[inline(always)]
+    fn float<F: Math>(a: F, b: F) -> F {
+        a.igammac_(b)
+    }
+    #[inline(always)]
+    fn int(a: i64, _: i64) -> i64 {
+        a // never reached: `check` rejects integers
+    }
+    #[inline(always)]
+    fn boolean(a: bool, _: bool) -> bool {
+        a // never reached: `check` rejects bools
+    }
+    fn check(_: &Operand, _: &Operand, dtype: DType, _: &Tensor) -> Result<()> {
+        float_only("igammac_cpu", dtype)
+    }
+    fn backward(_: &Operand, _: &Operand, inputs: [&Tensor; 2], out: &Tensor) {
+        igamma_node("IgammacBackward0", "igammac: input", true, inputs, out)
+    }
+}
+
+fn float_only(kernel: &str, dtype: DType) -> Result<()> {
+    if dtype.is_float() {
+        Ok(())
+    } else {
+        Err(Error::dtype_not_implemented(kernel, dtype))
+    }
+}
+
+/// The node of igamma / igammac (`upper`): d/dx P(a, x) = x^(a-1) e^-x / Gamma(a) =
+/// exp((a - 1) log x - x - lgamma(a)), negated for Q; PyTorch has no derivative in a.
+fn igamma_node(name: &'static str, what: &'static str, upper: bool, [ea, eb]: [&Tensor; 2], out: &Tensor) {
+    let saved = vec![Saved::Input(ea.clone()), Saved::Input(eb.clone())];
+    record(name, &[ea, eb], &[out], saved, move |ctx| {
+        if ctx.needs(0) {
+            return Err(Error::NotImplemented(format!(
+                "the derivative for '{what}' is not implemented."
+            )));
+        }
+        let g = ctx.grad(0)?;
+        let (a, x) = (&ctx.saved[0], &ctx.saved[1]);
+        let am1 = binary(BinOp::Sub, &Operand::T(a.clone()), &Operand::S(Scalar::Float(1.0)))?;
+        let e = sub(&sub(&mul(&am1, &unary::log(x)?)?, x)?, &super::math::lgamma(a)?)?;
+        let d = mul(&g, &unary::exp(&e)?)?;
+        Ok(vec![None, Some(if upper { unary::neg(&d)? } else { d })])
+    })
 }
 
 impl Arith for op::Pow {

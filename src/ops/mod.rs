@@ -21,6 +21,7 @@ pub mod reduce;
 pub mod rnn;
 pub mod scatter_reduce;
 pub mod shape;
+pub mod special;
 pub mod unary;
 
 pub use binary::*;
@@ -30,6 +31,7 @@ pub use math::*;
 pub use matmul::*;
 pub use reduce::*;
 pub use shape::*;
+pub use special::{i0, i0_};
 pub use unary::*;
 
 use crate::autograd::graph::{needs_grad, record};

@@ -930,6 +930,7 @@ macro_rules! for_each_unary_op {
             erfinv => erfinv_,
             lgamma => lgamma_,
             digamma => digamma_,
+            i0 => i0_ fn,
         }
     };
 }

@@ -17,6 +17,7 @@ pub mod registry;
 pub mod sampling;
 pub mod scans;
 pub mod slot;
+pub mod special;
 pub mod tensor;
 
 use crate::autograd::engine::{run_backward, BackwardOptions};
@@ -435,6 +436,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     breadth::register(m)?;
     linalg::register(m)?;
     counts::register(m)?;
+    special::register(m)?;
     for d in DType::ALL {
         m.add(
             d.torch_name().trim_start_matches("torch."),

@@ -724,6 +724,20 @@ impl PyTensor {
         tensor_arg(other, "other")?;
         inplace(slf, BinOp::Hypot, other)
     }
+    fn igamma_<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        tensor_arg(other, "other")?;
+        inplace(slf, BinOp::Igamma, other)
+    }
+    fn igammac_<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        tensor_arg(other, "other")?;
+        inplace(slf, BinOp::Igammac, other)
+    }
     fn zero_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
         guarded(|| ops::zero_(&slf.get().t))?;
         Ok(slf.clone())

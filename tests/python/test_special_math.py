@@ -68,9 +68,7 @@ def test_xlog1py_gradcheck():
     assert gradcheck(ferrograd.special.xlog1py, (x, y)) and gradgradcheck(ferrograd.special.xlog1py, (x, y))
 
 
-def test_special_functions_not_built_yet_say_so():
-    with pytest.raises(NotImplementedError, match="torch.special.bessel_j0"):
-        _ = ferrograd.special.bessel_j0
+def test_special_has_no_other_names():
     with pytest.raises(AttributeError):
         _ = ferrograd.special.no_such_function
 
