@@ -865,7 +865,13 @@ fn float_only(kernel: &str, dtype: DType) -> Result<()> {
 
 /// The node of igamma / igammac (`upper`): d/dx P(a, x) = x^(a-1) e^-x / Gamma(a) =
 /// exp((a - 1) log x - x - lgamma(a)), negated for Q; PyTorch has no derivative in a.
-fn igamma_node(name: &'static str, what: &'static str, upper: bool, [ea, eb]: [&Tensor; 2], out: &Tensor) {
+fn igamma_node(
+    name: &'static str,
+    what: &'static str,
+    upper: bool,
+    [ea, eb]: [&Tensor; 2],
+    out: &Tensor,
+) {
     let saved = vec![Saved::Input(ea.clone()), Saved::Input(eb.clone())];
     record(name, &[ea, eb], &[out], saved, move |ctx| {
         if ctx.needs(0) {
@@ -875,8 +881,15 @@ fn igamma_node(name: &'static str, what: &'static str, upper: bool, [ea, eb]: [&
         }
         let g = ctx.grad(0)?;
         let (a, x) = (&ctx.saved[0], &ctx.saved[1]);
-        let am1 = binary(BinOp::Sub, &Operand::T(a.clone()), &Operand::S(Scalar::Float(1.0)))?;
-        let e = sub(&sub(&mul(&am1, &unary::log(x)?)?, x)?, &super::math::lgamma(a)?)?;
+        let am1 = binary(
+            BinOp::Sub,
+            &Operand::T(a.clone()),
+            &Operand::S(Scalar::Float(1.0)),
+        )?;
+        let e = sub(
+            &sub(&mul(&am1, &unary::log(x)?)?, x)?,
+            &super::math::lgamma(a)?,
+        )?;
         let d = mul(&g, &unary::exp(&e)?)?;
         Ok(vec![None, Some(if upper { unary::neg(&d)? } else { d })])
     })

@@ -57,11 +57,7 @@ fn two_operands(
     }
 }
 
-fn polynomial(
-    p: Polynomial,
-    x: &Bound<'_, PyAny>,
-    n: &Bound<'_, PyAny>,
-) -> PyResult<PyTensor> {
+fn polynomial(p: Polynomial, x: &Bound<'_, PyAny>, n: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
     let name = format!("special_{}", p.name());
     let (a, b) = two_operands(&name, ["x", "n", "x"], x, n)?;
     run(x.py(), operand_work(&[&a, &b]), move || {
