@@ -582,10 +582,8 @@ const Y1_YQ: [f64; 8] = [
 
 #[allow(clippy::excessive_precision)]
 const SQRT_2_OVER_PI: f64 = 0.797884560802865355879892119868763737;
-#[allow(clippy::excessive_precision)]
-const TWO_OVER_PI: f64 = 0.636619772367581343075535053490057448;
-#[allow(clippy::excessive_precision)]
-const PI_OVER_4: f64 = 0.785398163397448309615660845819875721;
+const TWO_OVER_PI: f64 = std::f64::consts::FRAC_2_PI;
+const PI_OVER_4: f64 = std::f64::consts::FRAC_PI_4;
 #[allow(clippy::excessive_precision)]
 const THREE_PI_OVER_4: f64 = 2.356194490192344928846982537459627163;
 
@@ -869,7 +867,7 @@ pub fn log_ndtr(x: f64) -> f64 {
 
 // ---- regularized incomplete gamma functions (SciPy's, as PyTorch computes them) ----
 
-const MACHEP: f64 = 1.11022302462515654042e-16;
+const MACHEP: f64 = f64::EPSILON / 2.0;
 const MAXITER: usize = 2000;
 
 /// The rational function num(x) / den(x) (coefficients highest first, equal degrees), in 1/x
@@ -914,7 +912,7 @@ fn lanczos_sum_expg_scaled(x: f64) -> f64 {
 #[allow(clippy::excessive_precision)]
 fn igam_fac(a: f64, x: f64) -> f64 {
     const MAXLOG: f64 = 7.09782712893383996843e2;
-    const EXP1: f64 = 2.718281828459045;
+    const EXP1: f64 = std::f64::consts::E;
     const LANCZOS_G: f64 = 6.024680040776729583740234375;
     if (a - x).abs() > 0.4 * a.abs() {
         let ax = a * x.ln() - x - libm::lgamma(a);
@@ -1022,7 +1020,7 @@ fn igam_asymptotic(a: f64, x: f64, lower: bool) -> f64 {
 /// Q(a, x) by its continued fraction (DLMF 8.9.2).
 fn igamc_continued_fraction(a: f64, x: f64) -> f64 {
     const BIG: f64 = 4.503599627370496e15;
-    const BIGINV: f64 = 2.22044604925031308085e-16;
+    const BIGINV: f64 = f64::EPSILON;
     let ax = igam_fac(a, x);
     if ax == 0.0 {
         return 0.0;
@@ -1892,7 +1890,7 @@ pub const MAX_RECURRENCE: i64 = 1 << 20;
 /// outside int64's range become i64::MIN, a negative degree); finite values truncate.
 #[inline]
 pub fn degree(n: f64) -> i64 {
-    if n.is_nan() || n >= 9_223_372_036_854_775_808.0 || n < -9_223_372_036_854_775_808.0 {
+    if !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&n) {
         i64::MIN
     } else {
         n as i64
