@@ -40,14 +40,21 @@ pub fn fold_lanes<T: Copy, R: Reduce<T>>(x: &[T], r: &R) -> R::Acc {
             acc[i] = r.step(acc[i], c[i]);
         }
     }
+    rest.iter()
+        .fold(merge_lanes(acc, |a, b| r.merge(a, b)), |a, &v| r.step(a, v))
+}
+
+/// The `LANES` accumulators merged pairwise, halves first (the order every lane fold uses).
+#[inline(always)]
+fn merge_lanes<A: Copy>(mut acc: [A; LANES], merge: impl Fn(A, A) -> A) -> A {
     let mut width = LANES;
     while width > 1 {
         width /= 2;
         for i in 0..width {
-            acc[i] = r.merge(acc[i], acc[i + width]);
+            acc[i] = merge(acc[i], acc[i + width]);
         }
     }
-    rest.iter().fold(acc[0], |a, &v| r.step(a, v))
+    acc[0]
 }
 
 #[inline(always)]
@@ -513,14 +520,7 @@ fn exp_sum<const WRITE: bool, R: super::simd::Real + Default>(x: &[R], shift: R,
             acc[i] = acc[i] + e;
         }
     }
-    let mut width = LANES;
-    while width > 1 {
-        width /= 2;
-        for i in 0..width {
-            acc[i] = acc[i] + acc[i + width];
-        }
-    }
-    let mut s = acc[0];
+    let mut s = merge_lanes(acc, |a, b| a + b);
     for (o, &v) in os.into_remainder().iter_mut().zip(x_rest) {
         let e = (v - shift).exp();
         if WRITE {
