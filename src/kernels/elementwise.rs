@@ -523,15 +523,8 @@ fn inplace_body<T: Copy, F: Map1<T, T>>(d: &mut [T], f: &F) {
 /// `inplace_body`, compiled for the best instruction set the CPU has.
 #[inline]
 fn inplace_run<T: Copy, F: Map1<T, T>>(d: &mut [T], f: &F) {
-    if d.len() < WIDE_MIN {
-        return inplace_body(d, f);
-    }
     best!(inplace_body, inplace_avx512, inplace_avx2; d, f)
 }
-
-/// Runs shorter than this stay in the plain build: the dispatch costs more than wide registers
-/// save on them.
-const WIDE_MIN: usize = 64;
 
 /// `dst[i] = f(a[oa + i * sa])`.
 #[inline]
@@ -542,9 +535,6 @@ pub fn run1<T: Copy, U, F: Map1<T, U>>(
     dst: &mut [MaybeUninit<U>],
     f: &F,
 ) {
-    if dst.len() < WIDE_MIN {
-        return run1_body(a, oa, sa, dst, f);
-    }
     best!(run1_body, run1_avx512, run1_avx2; a, oa, sa, dst, f)
 }
 
@@ -561,9 +551,6 @@ pub fn run2<A: Copy, B: Copy, U, F: Map2<A, B, U>>(
     dst: &mut [MaybeUninit<U>],
     f: &F,
 ) {
-    if dst.len() < WIDE_MIN {
-        return run2_body(a, oa, sa, b, ob, sb, dst, f);
-    }
     best!(run2_body, run2_avx512, run2_avx2; a, oa, sa, b, ob, sb, dst, f)
 }
 
@@ -583,9 +570,6 @@ fn run3<C: Copy, A: Copy, B: Copy, U, F: Map3<C, A, B, U>>(
     dst: &mut [MaybeUninit<U>],
     f: &F,
 ) {
-    if dst.len() < WIDE_MIN {
-        return run3_body(c, oc, sc, a, oa, sa, b, ob, sb, dst, f);
-    }
     best!(run3_body, run3_avx512, run3_avx2; c, oc, sc, a, oa, sa, b, ob, sb, dst, f)
 }
 
@@ -1100,9 +1084,6 @@ fn inplace2_run<T: Copy, B: Copy, F: Map2<T, B, T>>(
     f: &F,
 ) {
     let s = operand(src, os, ss, d.len());
-    if d.len() < WIDE_MIN {
-        return inplace2_body(d, s, ss, f);
-    }
     best!(inplace2_body, inplace2_avx512, inplace2_avx2; d, s, ss, f)
 }
 

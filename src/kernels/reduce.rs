@@ -91,7 +91,18 @@ mod wide {
     use super::*;
 
     macro_rules! isa {
-        ($feat:literal, $rows:ident, $cols:ident, $sm_rows:ident, $sm_cols:ident) => {
+        ($feat:literal, $rows:ident, $cols:ident, $sm_rows:ident, $sm_cols:ident, $sm_bwd:ident) => {
+            #[target_feature(enable = $feat)]
+            pub fn $sm_bwd<R: Real + Default>(
+                g: &[R],
+                y: &[R],
+                len: usize,
+                out: &mut [R],
+                log: bool,
+            ) {
+                softmax_backward_body(g, y, len, out, log)
+            }
+
             #[target_feature(enable = $feat)]
             pub fn $sm_rows<R: Real + PartialOrd + Default>(
                 src: &[R],
@@ -136,14 +147,16 @@ mod wide {
         rows_avx2,
         cols_avx2,
         softmax_rows_avx2,
-        softmax_cols_avx2
+        softmax_cols_avx2,
+        softmax_backward_avx2
     );
     isa!(
         "avx512f,avx512dq,avx2,fma",
         rows_avx512,
         cols_avx512,
         softmax_rows_avx512,
-        softmax_cols_avx512
+        softmax_cols_avx512,
+        softmax_backward_avx512
     );
 }
 
@@ -676,21 +689,19 @@ where
     Ok(out)
 }
 
-/// The backward of softmax along contiguous rows of `len`: `y * (g - sum(g * y))`; with `log`,
-/// of log_softmax (`y` the log-probabilities): `g - exp(y) * sum(g)`. One pass to sum and one to
-/// write per row (PyTorch's `_softmax_backward_data` / `_log_softmax_backward_data`); rows in
-/// parallel when the tensor is large.
-pub fn softmax_backward_rows<R>(g: &[R], y: &[R], len: usize, log: bool) -> Result<Vec<R>>
-where
-    R: super::simd::Real + Default,
-{
-    let n = g.len();
-    let mut out = alloc::<R>(n)?;
-    out.resize(n, R::default());
-    if len == 0 {
-        return Ok(out);
-    }
-    let row = |g: &[R], y: &[R], o: &mut [R]| {
+/// `softmax_backward_rows` over whole rows of `len` of `g`, `y` and `out`.
+#[inline(always)]
+fn softmax_backward_body<R: super::simd::Real + Default>(
+    g: &[R],
+    y: &[R],
+    len: usize,
+    out: &mut [R],
+    log: bool,
+) {
+    let rows = out
+        .chunks_exact_mut(len)
+        .zip(g.chunks_exact(len).zip(y.chunks_exact(len)));
+    for (o, (g, y)) in rows {
         if log {
             let s = fold_lanes(g, &SumOf);
             for ((o, &g), &y) in o.iter_mut().zip(g).zip(y) {
@@ -705,14 +716,26 @@ where
                 *o = y * (g - s);
             }
         }
-    };
+    }
+}
+
+/// The backward of softmax along contiguous rows of `len`: `y * (g - sum(g * y))`; with `log`,
+/// of log_softmax (`y` the log-probabilities): `g - exp(y) * sum(g)`. One pass to sum and one to
+/// write per row (PyTorch's `_softmax_backward_data` / `_log_softmax_backward_data`); rows in
+/// parallel when the tensor is large.
+pub fn softmax_backward_rows<R>(g: &[R], y: &[R], len: usize, log: bool) -> Result<Vec<R>>
+where
+    R: super::simd::Real + Default,
+{
+    let n = g.len();
+    let mut out = alloc::<R>(n)?;
+    out.resize(n, R::default());
+    if len == 0 {
+        return Ok(out);
+    }
     let run = |start: usize, o: &mut [R]| {
-        let rows = o.chunks_exact_mut(len).zip(
-            g[start..]
-                .chunks_exact(len)
-                .zip(y[start..].chunks_exact(len)),
-        );
-        rows.for_each(|(o, (g, y))| row(g, y, o));
+        let (g, y) = (&g[start..start + o.len()], &y[start..start + o.len()]);
+        best!(softmax_backward_body, softmax_backward_avx512, softmax_backward_avx2; g, y, len, o, log)
     };
     in_parts(
         &mut out,

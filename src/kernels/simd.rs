@@ -65,9 +65,10 @@ pub(crate) mod x86 {
 /// of elements written (`min` of the two lengths).
 #[inline]
 pub fn map<T: Copy, U, F: Fn(T) -> U>(src: &[T], dst: &mut [MaybeUninit<U>], f: &F) -> usize {
+    // every length goes through the dispatch: the vector math uses fused multiply-adds,
+    // single instructions there and library calls in the plain build
     #[cfg(target_arch = "x86_64")]
-    if src.len() >= 64 {
-        // below that, the indirect call costs more than the wider registers save
+    {
         match x86::level() {
             // SAFETY: level() returned Avx512 only after is_x86_feature_detected! confirmed
             // avx512f, avx512dq, avx2 and fma on this CPU, the features the function enables.
@@ -111,6 +112,20 @@ pub fn map_into<T: Copy, U: Copy, F: Fn(T) -> U>(src: &[T], dst: &mut [U], f: &F
     map(src, dst, f)
 }
 
+/// The polynomial with coefficients `c` (highest degree first) at `x`, by Horner's rule with
+/// fused multiply-adds. A fused multiply-add is one instruction in the code compiled for
+/// AVX2+FMA and AVX-512 (`map`, `best!`) and a correctly rounded libm call in the plain build,
+/// so both give the same bits; the engine runs every map through the dispatch when the CPU
+/// has FMA.
+#[inline(always)]
+pub fn horner<R: Real, const N: usize>(x: R, c: [R; N]) -> R {
+    let mut acc = c[0];
+    for &k in &c[1..] {
+        acc = acc.mul_add(x, k);
+    }
+    acc
+}
+
 /// exp's reduction and polynomial for `xc` (already clamped to [-88, 88.75]): x = n ln2 + r
 /// with |r| <= ln2 / 2 (Cody-Waite), exp(r) - 1 = r + r^2 p(r) (Cephes' polynomial, without its
 /// 1), and 2^n as two factors 2^n1 * 2^n2, so that n = 128 and n = -126 stay in the exponent
@@ -122,21 +137,28 @@ fn exp_reduced(xc: f32) -> (f32, f32, f32, i32) {
     const LN2_HI: f32 = 0.693_359_4;
     const LN2_LO: f32 = -2.121_944_4e-4;
     const MAGIC: f32 = 12_582_912.0; // 1.5 * 2^23: adding it rounds to an integer
-    let shifted = xc * LOG2E + MAGIC;
+    let shifted = xc.mul_add(LOG2E, MAGIC);
     let n = shifted - MAGIC;
     let ni = (shifted.to_bits() as i32).wrapping_sub(0x4B40_0000);
-    let r = xc - n * LN2_HI - n * LN2_LO;
-    let p = ((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r
-        + 1.666_666_5e-1)
-        * r
-        + 5.000_000_1e-1;
+    let r = n.mul_add(-LN2_LO, n.mul_add(-LN2_HI, xc));
+    let p = horner(
+        r,
+        [
+            1.987_569_1e-4,
+            1.398_199_9e-3,
+            8.333_452e-3,
+            4.166_579_6e-2,
+            1.666_666_5e-1,
+            5.000_000_1e-1,
+        ],
+    );
     let n1 = ni >> 1;
     let n2 = ni - n1;
     // xc in [-88, 88.75]: n in [-127, 128], so n1, n2 in [-64, 64] and both exponent fields in
     // [63, 191] (a NaN xc gives any bits here, and a NaN result through em1)
     let s1 = f32::from_bits(((n1 + 127) as u32) << 23);
     let s2 = f32::from_bits(((n2 + 127) as u32) << 23);
-    (p * r * r + r, s1, s2, ni)
+    ((p * r).mul_add(r, r), s1, s2, ni)
 }
 
 /// exp for f32, branch-free so it vectorises (`exp_reduced`); max relative error ~2 ulp
@@ -159,10 +181,17 @@ pub fn exp_f32(x: f32) -> f32 {
 pub fn tanh_f32(x: f32) -> f32 {
     let ax = x.abs();
     let z = x * x;
-    let p = (((-5.704_988_7e-3 * z + 2.063_908_9e-2) * z - 5.373_971_6e-2) * z + 1.333_144_2e-1)
-        * z
-        - 3.333_328_2e-1;
-    let small = x + x * z * p;
+    let p = horner(
+        z,
+        [
+            -5.704_988_7e-3,
+            2.063_908_9e-2,
+            -5.373_971_6e-2,
+            1.333_144_2e-1,
+            -3.333_328_2e-1,
+        ],
+    );
+    let small = (x * z).mul_add(p, x);
     let big = (1.0 - 2.0 / (exp_f32(2.0 * ax) + 1.0)).copysign(x);
     if ax < 0.625 {
         small
@@ -202,20 +231,22 @@ pub fn log_f32(x: f32) -> f32 {
     let (m, e) = split_f32(x);
     let f = m - 1.0;
     let z = f * f;
-    let p = (((((((7.037_683_6e-2 * f - 1.151_461_03e-1) * f + 1.167_699_874e-1) * f
-        - 1.242_014_085e-1)
-        * f
-        + 1.424_932_279e-1)
-        * f
-        - 1.666_805_766e-1)
-        * f
-        + 2.000_071_477e-1)
-        * f
-        - 2.499_999_399e-1)
-        * f
-        + 3.333_333_117e-1;
-    let y = f * z * p + e * -2.121_944_4e-4 - 0.5 * z;
-    let r = f + y + e * 0.693_359_375;
+    let p = horner(
+        f,
+        [
+            7.037_683_6e-2,
+            -1.151_461_03e-1,
+            1.167_699_874e-1,
+            -1.242_014_085e-1,
+            1.424_932_279e-1,
+            -1.666_805_766e-1,
+            2.000_071_477e-1,
+            -2.499_999_399e-1,
+            3.333_333_117e-1,
+        ],
+    );
+    let y = (f * z).mul_add(p, e.mul_add(-2.121_944_4e-4, -0.5 * z));
+    let r = e.mul_add(0.693_359_375, f + y);
     if x > 0.0 && x < f32::INFINITY {
         r
     } else if x == 0.0 {
@@ -250,7 +281,7 @@ pub fn log1p_f32(x: f32) -> f32 {
 pub fn expm1_f32(x: f32) -> f32 {
     let (em1, s1, s2, n) = exp_reduced(x.clamp(-88.0, 88.75));
     let s = s1 * s2; // exact while n < 128, the only case it is used
-    let near = s * em1 + (s - 1.0);
+    let near = s.mul_add(em1, s - 1.0);
     let big = (em1 + 1.0) * s1 * s2 - 1.0;
     if x.is_nan() {
         x
@@ -270,18 +301,28 @@ pub fn expm1_f32(x: f32) -> f32 {
 pub fn erf_f32(x: f32) -> f32 {
     let x = x.clamp(-4.0, 4.0);
     let x2 = x * x;
-    let p = (((((-2.726_142_258e-10 * x2 + 2.770_681_425e-8) * x2 - 2.101_024_021e-6) * x2
-        - 5.692_506_394e-5)
-        * x2
-        - 7.349_906_303e-4)
-        * x2
-        - 2.954_599_809e-3)
-        * x2
-        - 1.609_603_333e-2;
-    let q = (((-1.456_607_185e-5 * x2 - 2.133_740_553e-4) * x2 - 1.682_826_974e-3) * x2
-        - 7.373_329_167e-3)
-        * x2
-        - 1.426_473_905e-2;
+    let p = horner(
+        x2,
+        [
+            -2.726_142_258e-10,
+            2.770_681_425e-8,
+            -2.101_024_021e-6,
+            -5.692_506_394e-5,
+            -7.349_906_303e-4,
+            -2.954_599_809e-3,
+            -1.609_603_333e-2,
+        ],
+    );
+    let q = horner(
+        x2,
+        [
+            -1.456_607_185e-5,
+            -2.133_740_553e-4,
+            -1.682_826_974e-3,
+            -7.373_329_167e-3,
+            -1.426_473_905e-2,
+        ],
+    );
     x * p / q
 }
 
@@ -301,13 +342,20 @@ pub fn sincos_f32(x: f32) -> (f32, f32) {
     // AVX2 lacks)
     let quadrant = ((q + 6_755_399_441_055_744.0).to_bits() as u32) & 3;
     let z = r * r;
-    let s = ((-1.951_529_589_1e-4 * z + 8.332_160_873_6e-3) * z - 1.666_665_461_1e-1) * z * r + r;
-    let c = ((2.443_315_711_809_948e-5 * z - 1.388_731_625_493_765e-3) * z
-        + 4.166_664_568_298_827e-2)
-        * z
-        * z
-        - 0.5 * z
-        + 1.0;
+    let s = (horner(
+        z,
+        [-1.951_529_589_1e-4, 8.332_160_873_6e-3, -1.666_665_461_1e-1],
+    ) * z)
+        .mul_add(r, r);
+    let c = (horner(
+        z,
+        [
+            2.443_315_711_809_948e-5,
+            -1.388_731_625_493_765e-3,
+            4.166_664_568_298_827e-2,
+        ],
+    ) * z)
+        .mul_add(z, (-0.5f32).mul_add(z, 1.0));
     // sin(r + q pi/2) and cos(r + q pi/2), by quadrant, with selects rather than branches
     let odd = quadrant & 1 != 0;
     let (a, b) = (if odd { c } else { s }, if odd { s } else { c });
@@ -342,7 +390,7 @@ pub fn gelu_f32(x: f32) -> f32 {
 #[inline(always)]
 pub fn gelu_tanh_f32(x: f32) -> f32 {
     const K: f32 = 0.797_884_6; // sqrt(2/pi)
-    0.5 * x * (1.0 + tanh_f32(K * (x + 0.044_715 * x * x * x)))
+    0.5 * x * (1.0 + tanh_f32(K * (0.044_715 * x * x).mul_add(x, x)))
 }
 
 /// erf with ~1e-16 accuracy (W. J. Cody's rational approximations via erfc for large |x|).
