@@ -65,7 +65,7 @@ __all__ = [
     "special_chebyshev_polynomial_v", "special_chebyshev_polynomial_w", "special_shifted_chebyshev_polynomial_t",
     "special_shifted_chebyshev_polynomial_u", "special_shifted_chebyshev_polynomial_v",
     "special_shifted_chebyshev_polynomial_w", "special_hermite_polynomial_h", "special_hermite_polynomial_he",
-    "special_laguerre_polynomial_l", "special_legendre_polynomial_p", "special_zeta",
+    "special_laguerre_polynomial_l", "special_legendre_polynomial_p", "special_zeta", "logit",
     # random sampling
     "Generator", "default_generator", "manual_seed", "initial_seed", "_random", "_fill_random", "_randperm",
     "_multinomial", "_sample_from", "_sample", "_fill_sample",
@@ -743,6 +743,8 @@ def special_laguerre_polynomial_l(x: _Operand, n: _Operand) -> Tensor: ...
 def special_legendre_polynomial_p(x: _Operand, n: _Operand) -> Tensor: ...
 # (input, other): one of them may be a number; differentiable in other
 def special_zeta(input: _Operand, other: _Operand) -> Tensor: ...
+# log(x / (1 - x)), x clamped to [eps, 1 - eps] when eps is given (float inputs)
+def logit(input: Tensor, eps: float | None = None) -> Tensor: ...
 
 # the forward only (no graph); reduce: "sum", "prod", "mean", "amax" or "amin"
 def _scatter_reduce(

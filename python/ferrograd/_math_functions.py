@@ -65,10 +65,7 @@ def logit(input, eps=None):
     """``log(x / (1 - x))``, with ``x`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given."""
     if not isinstance(input, Tensor):
         raise _not_a_tensor("logit", input)
-    x = _float(input)
-    if eps is not None:
-        x = x.clamp(eps, 1 - eps)
-    return x.log() - (-x).log1p()
+    return _core.logit(_float(input), None if eps is None else float(eps))
 
 
 def xlogy(input, other):

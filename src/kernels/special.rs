@@ -26,7 +26,7 @@
 use std::f64::consts::{FRAC_1_SQRT_2, PI};
 
 /// Cephes' `chbevl`: the Chebyshev series `sum' c[i] T_i(x / 2)`, coefficients highest first.
-#[inline]
+#[inline(always)]
 fn chbevl(x: f64, c: &[f64]) -> f64 {
     let (mut b0, mut b1, mut b2) = (c[0], 0.0, 0.0);
     for &ci in &c[1..] {
@@ -39,7 +39,7 @@ fn chbevl(x: f64, c: &[f64]) -> f64 {
 
 /// Horner's rule, coefficients highest first (fused multiply-adds, as PyTorch's compiled
 /// loops evaluate them).
-#[inline]
+#[inline(always)]
 fn poly(x: f64, c: &[f64]) -> f64 {
     c.iter().fold(0.0, |acc, &ci| acc.mul_add(x, ci))
 }
@@ -47,7 +47,7 @@ fn poly(x: f64, c: &[f64]) -> f64 {
 /// Cephes' `p1evl`: [`poly`] with an implicit leading coefficient 1 before `c`. (ATen's
 /// Bessel and Airy functions evaluate these denominators without it, which costs them up to
 /// 4e-7 (J/Y just above 5) and 3e-6 (Ai below -2.09) absolute; here they are Cephes'.)
-#[inline]
+#[inline(always)]
 fn p1evl(x: f64, c: &[f64]) -> f64 {
     c.iter().fold(1.0, |acc, &ci| acc.mul_add(x, ci))
 }
@@ -184,6 +184,7 @@ const I1_B: [f64; 25] = [
 ];
 
 /// I0(x), the modified Bessel function of the first kind of order 0 (`torch.i0`).
+#[inline(always)]
 pub fn i0(x: f64) -> f64 {
     let a = x.abs();
     if a <= 8.0 {
@@ -194,6 +195,7 @@ pub fn i0(x: f64) -> f64 {
 }
 
 /// exp(-|x|) I0(x).
+#[inline(always)]
 pub fn i0e(x: f64) -> f64 {
     let a = x.abs();
     if a <= 8.0 {
@@ -204,6 +206,7 @@ pub fn i0e(x: f64) -> f64 {
 }
 
 /// I1(x), odd.
+#[inline(always)]
 pub fn i1(x: f64) -> f64 {
     let a = x.abs();
     let r = if a <= 8.0 {
@@ -219,6 +222,7 @@ pub fn i1(x: f64) -> f64 {
 }
 
 /// exp(-|x|) I1(x), odd.
+#[inline(always)]
 pub fn i1e(x: f64) -> f64 {
     let a = x.abs();
     let r = if a <= 8.0 {
@@ -234,6 +238,7 @@ pub fn i1e(x: f64) -> f64 {
 }
 
 /// `torch.special.modified_bessel_i0` (i0 with ATen's other order of the last products).
+#[inline(always)]
 pub fn modified_bessel_i0(x: f64) -> f64 {
     let a = x.abs();
     if a <= 8.0 {
@@ -244,6 +249,7 @@ pub fn modified_bessel_i0(x: f64) -> f64 {
 }
 
 /// `torch.special.modified_bessel_i1`.
+#[inline(always)]
 pub fn modified_bessel_i1(x: f64) -> f64 {
     let a = x.abs();
     let r = if a <= 8.0 {
@@ -352,6 +358,7 @@ const K1_B: [f64; 25] = [
 ];
 
 /// K0(x): inf at 0, NaN below.
+#[inline(always)]
 pub fn modified_bessel_k0(x: f64) -> f64 {
     if x == 0.0 {
         return f64::INFINITY;
@@ -367,6 +374,7 @@ pub fn modified_bessel_k0(x: f64) -> f64 {
 }
 
 /// K1(x): inf at 0, NaN below.
+#[inline(always)]
 pub fn modified_bessel_k1(x: f64) -> f64 {
     if x == 0.0 {
         return f64::INFINITY;
@@ -382,6 +390,7 @@ pub fn modified_bessel_k1(x: f64) -> f64 {
 }
 
 /// exp(x) K0(x).
+#[inline(always)]
 pub fn scaled_modified_bessel_k0(x: f64) -> f64 {
     if x == 0.0 {
         return f64::INFINITY;
@@ -397,6 +406,7 @@ pub fn scaled_modified_bessel_k0(x: f64) -> f64 {
 }
 
 /// exp(x) K1(x).
+#[inline(always)]
 pub fn scaled_modified_bessel_k1(x: f64) -> f64 {
     if x == 0.0 {
         return f64::INFINITY;
@@ -589,6 +599,7 @@ const THREE_PI_OVER_4: f64 = 2.356194490192344928846982537459627163;
 
 /// J0(x), even.
 #[allow(clippy::excessive_precision)]
+#[inline(always)]
 pub fn bessel_j0(x: f64) -> f64 {
     let x = if x < 0.0 { -x } else { x };
     if x <= 5.0 {
@@ -609,6 +620,7 @@ pub fn bessel_j0(x: f64) -> f64 {
 
 /// J1(x), odd.
 #[allow(clippy::excessive_precision)]
+#[inline(always)]
 pub fn bessel_j1(x: f64) -> f64 {
     if x < 0.0 {
         return -bessel_j1(-x);
@@ -628,6 +640,7 @@ pub fn bessel_j1(x: f64) -> f64 {
 }
 
 /// Y0(x): -inf at 0, NaN below.
+#[inline(always)]
 pub fn bessel_y0(x: f64) -> f64 {
     if x <= 5.0 {
         if x == 0.0 {
@@ -646,6 +659,7 @@ pub fn bessel_y0(x: f64) -> f64 {
 }
 
 /// Y1(x): -inf at 0, NaN below.
+#[inline(always)]
 pub fn bessel_y1(x: f64) -> f64 {
     if x <= 5.0 {
         if x == 0.0 {
@@ -666,6 +680,7 @@ pub fn bessel_y1(x: f64) -> f64 {
 }
 
 /// sin(x) / x: a Taylor polynomial below 1/2, 0 at +-inf.
+#[inline(always)]
 pub fn spherical_bessel_j0(x: f64) -> f64 {
     if x.is_infinite() {
         return 0.0;
@@ -761,6 +776,7 @@ const AIRY_AGD: [f64; 10] = [
 /// Airy's Ai(x): the asymptotic forms below -2.09 and from 2.09, the Maclaurin series between;
 /// NaN at +-inf (as PyTorch), 0 beyond 103.892.
 #[allow(clippy::excessive_precision)]
+#[inline(always)]
 pub fn airy_ai(x: f64) -> f64 {
     const SQRT_PI_INV: f64 = 5.64189583547756286948e-01;
     if x.is_infinite() {
@@ -807,7 +823,7 @@ pub fn airy_ai(x: f64) -> f64 {
 // ---- erfcx and log_ndtr ----
 
 /// x * x as an unevaluated sum hi + lo, exactly.
-#[inline]
+#[inline(always)]
 fn square_dd(x: f64) -> (f64, f64) {
     let hi = x * x;
     (hi, x.mul_add(x, -hi))
@@ -819,6 +835,7 @@ fn square_dd(x: f64) -> (f64, f64) {
 /// PyTorch's 5-term form (1/(sqrt(pi) x) beyond 5e7). Below 0, 2 exp(x^2) - erfcx(-x) (inf
 /// below -26.7). Measured within 1 ulp of an exact reference on [0, 60].
 #[allow(clippy::excessive_precision)]
+#[inline(always)]
 pub fn erfcx(x: f64) -> f64 {
     const ISPI: f64 = 0.56418958354775628694807945156; // 1 / sqrt(pi)
     if x.is_nan() {
@@ -856,6 +873,7 @@ pub fn erfcx(x: f64) -> f64 {
 
 /// log of the standard normal CDF: log(erfcx(-x/sqrt 2) / 2) - x^2/2 below -1, else
 /// log1p(-erfc(x/sqrt 2) / 2) (PyTorch's, from SciPy).
+#[inline(always)]
 pub fn log_ndtr(x: f64) -> f64 {
     let t = x * FRAC_1_SQRT_2;
     if x < -1.0 {
@@ -872,6 +890,7 @@ const MAXITER: usize = 2000;
 
 /// The rational function num(x) / den(x) (coefficients highest first, equal degrees), in 1/x
 /// beyond |x| = 1 (SciPy's `ratevl`).
+#[inline(always)]
 fn ratevl(x: f64, num: &[f64], den: &[f64]) -> f64 {
     if x.abs() > 1.0 {
         let y = 1.0 / x;
@@ -885,6 +904,7 @@ fn ratevl(x: f64, num: &[f64], den: &[f64]) -> f64 {
 
 /// Boost's Lanczos sum (g = 6.0246800407767296), scaled by exp(-g).
 #[allow(clippy::excessive_precision)] // Boost's coefficients, as published
+#[inline(always)]
 fn lanczos_sum_expg_scaled(x: f64) -> f64 {
     const NUM: [f64; 13] = [
         0.006061842346248906525783753964555936883222,
@@ -910,6 +930,7 @@ fn lanczos_sum_expg_scaled(x: f64) -> f64 {
 
 /// x^a exp(-x) / gamma(a), by the Lanczos form where a and x are close.
 #[allow(clippy::excessive_precision)]
+#[inline(always)]
 fn igam_fac(a: f64, x: f64) -> f64 {
     const MAXLOG: f64 = 7.09782712893383996843e2;
     const EXP1: f64 = std::f64::consts::E;
@@ -934,6 +955,7 @@ fn igam_fac(a: f64, x: f64) -> f64 {
 }
 
 /// P(a, x) by its power series (DLMF 8.11.4).
+#[inline(always)]
 fn igam_series(a: f64, x: f64) -> f64 {
     let ax = igam_fac(a, x);
     if ax == 0.0 {
@@ -952,6 +974,7 @@ fn igam_series(a: f64, x: f64) -> f64 {
 }
 
 /// Q(a, x) by DLMF 8.7.3, for small x (no cancellation).
+#[inline(always)]
 fn igamc_series(a: f64, x: f64) -> f64 {
     let (mut fac, mut sum) = (1.0, 0.0);
     for n in 1..MAXITER {
@@ -970,6 +993,7 @@ fn igamc_series(a: f64, x: f64) -> f64 {
 
 /// Temme's uniform asymptotic expansion (DLMF 8.12.3 / 8.12.4) for large a with x near a:
 /// P(a, x) when `lower`, else Q(a, x).
+#[inline(always)]
 fn igam_asymptotic(a: f64, x: f64, lower: bool) -> f64 {
     let lambda = x / a;
     let sigma = (x - a) / a;
@@ -1018,6 +1042,7 @@ fn igam_asymptotic(a: f64, x: f64, lower: bool) -> f64 {
 }
 
 /// Q(a, x) by its continued fraction (DLMF 8.9.2).
+#[inline(always)]
 fn igamc_continued_fraction(a: f64, x: f64) -> f64 {
     const BIG: f64 = 4.503599627370496e15;
     const BIGINV: f64 = f64::EPSILON;
@@ -1064,6 +1089,7 @@ fn igamc_continued_fraction(a: f64, x: f64) -> f64 {
 }
 
 /// Whether (a, x) is in the region of the uniform asymptotic expansion.
+#[inline(always)]
 fn igam_asymptotic_region(a: f64, x: f64) -> bool {
     let absxma_a = (x - a).abs() / a;
     (a > 20.0 && a < 200.0 && absxma_a < 0.3) || (a > 200.0 && absxma_a < 4.5 / a.sqrt())
@@ -1071,6 +1097,7 @@ fn igam_asymptotic_region(a: f64, x: f64) -> bool {
 
 /// The regularized upper incomplete gamma function Q(a, x) (`torch.igammac`): NaN for a
 /// negative argument, SciPy's values on the boundary (Q(0, x > 0) = 0, Q(a, 0) = 1).
+#[inline(always)]
 pub fn igammac(a: f64, x: f64) -> f64 {
     if x < 0.0 || a < 0.0 {
         return f64::NAN;
@@ -1106,6 +1133,7 @@ pub fn igammac(a: f64, x: f64) -> f64 {
 }
 
 /// The regularized lower incomplete gamma function P(a, x) (`torch.igamma`).
+#[inline(always)]
 pub fn igamma(a: f64, x: f64) -> f64 {
     if x < 0.0 || a < 0.0 {
         return f64::NAN;
@@ -1841,39 +1869,39 @@ macro_rules! poly_float {
         impl PolyFloat for $t {
             const NAN: $t = <$t>::NAN;
             const HERMITE_LIMIT: i64 = $limit;
-            #[inline]
+            #[inline(always)]
             fn of(v: f64) -> $t {
                 v as $t
             }
-            #[inline]
+            #[inline(always)]
             fn int(n: i64) -> $t {
                 n as $t
             }
-            #[inline]
+            #[inline(always)]
             fn to_f64(self) -> f64 {
                 self as f64
             }
-            #[inline]
+            #[inline(always)]
             fn abs(self) -> $t {
                 <$t>::abs(self)
             }
-            #[inline]
+            #[inline(always)]
             fn acos(self) -> $t {
                 <$t>::acos(self)
             }
-            #[inline]
+            #[inline(always)]
             fn cos(self) -> $t {
                 <$t>::cos(self)
             }
-            #[inline]
+            #[inline(always)]
             fn sin(self) -> $t {
                 <$t>::sin(self)
             }
-            #[inline]
+            #[inline(always)]
             fn is_nan(self) -> bool {
                 <$t>::is_nan(self)
             }
-            #[inline]
+            #[inline(always)]
             fn mul_add(self, a: $t, b: $t) -> $t {
                 <$t>::mul_add(self, a, b)
             }
@@ -1888,7 +1916,7 @@ pub const MAX_RECURRENCE: i64 = 1 << 20;
 
 /// A float degree as PyTorch casts it to int64 (x86's conversion: NaN, infinities and values
 /// outside int64's range become i64::MIN, a negative degree); finite values truncate.
-#[inline]
+#[inline(always)]
 pub fn degree(n: f64) -> i64 {
     if !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&n) {
         i64::MIN
@@ -1899,7 +1927,7 @@ pub fn degree(n: f64) -> i64 {
 
 /// The three-term recurrence q_{k+1} = c q_k - q_{k-1} from (p, q) = (q_0, q_1) up to q_n
 /// (n >= 2), stopping early at a NaN as PyTorch's loop does.
-#[inline]
+#[inline(always)]
 fn chebyshev_recurrence<F: PolyFloat>(c: F, mut p: F, mut q: F, n: i64) -> F {
     let mut k = 2;
     while k <= n && !q.is_nan() {
@@ -1922,6 +1950,7 @@ enum Kind {
 
 /// T/U/V/W_n(x) for |x| > 1 (or NaN) and a degree beyond [`MAX_RECURRENCE`], from their
 /// hyperbolic forms (in f64); NaN where they overflow, as PyTorch's recurrence ends.
+#[inline(always)]
 fn chebyshev_beyond<F: PolyFloat>(kind: Kind, x: F, n: i64) -> F {
     let x = x.to_f64();
     if x.is_nan() {
@@ -1950,12 +1979,14 @@ fn chebyshev_beyond<F: PolyFloat>(kind: Kind, x: F, n: i64) -> F {
 }
 
 /// `(n + 1)`, `(2n + 1)` as PyTorch's int64 arithmetic gives them (wrapping), in F.
+#[inline(always)]
 fn int_plus<F: PolyFloat>(n: i64, m: i64, c: i64) -> F {
     F::int(n.wrapping_mul(m).wrapping_add(c))
 }
 
 /// Chebyshev's polynomial of the first kind T_n(x): 0 for n < 0, cos(n acos x) inside
 /// (-1, 1) beyond degree 6, the recurrence elsewhere.
+#[inline(always)]
 pub fn chebyshev_polynomial_t<F: PolyFloat>(x: F, n: i64) -> F {
     let one = F::of(1.0);
     if n < 0 {
@@ -1980,6 +2011,7 @@ pub fn chebyshev_polynomial_t<F: PolyFloat>(x: F, n: i64) -> F {
 }
 
 /// Chebyshev's polynomial of the second kind U_n(x).
+#[inline(always)]
 pub fn chebyshev_polynomial_u<F: PolyFloat>(x: F, n: i64) -> F {
     let one = F::of(1.0);
     if n < 0 {
@@ -2009,6 +2041,7 @@ pub fn chebyshev_polynomial_u<F: PolyFloat>(x: F, n: i64) -> F {
 }
 
 /// +-(2n + 1) by n's parity (V at -1, V* at 0).
+#[inline(always)]
 fn odd_value<F: PolyFloat>(n: i64) -> F {
     let v: F = int_plus(n, 2, 1);
     if n % 2 == 0 {
@@ -2019,6 +2052,7 @@ fn odd_value<F: PolyFloat>(n: i64) -> F {
 }
 
 /// +-1 by n's parity.
+#[inline(always)]
 fn parity<F: PolyFloat>(n: i64) -> F {
     if n % 2 == 0 {
         F::of(1.0)
@@ -2028,6 +2062,7 @@ fn parity<F: PolyFloat>(n: i64) -> F {
 }
 
 /// Chebyshev's polynomial of the third kind V_n(x).
+#[inline(always)]
 pub fn chebyshev_polynomial_v<F: PolyFloat>(x: F, n: i64) -> F {
     let one = F::of(1.0);
     if n < 0 {
@@ -2053,6 +2088,7 @@ pub fn chebyshev_polynomial_v<F: PolyFloat>(x: F, n: i64) -> F {
 }
 
 /// Chebyshev's polynomial of the fourth kind W_n(x).
+#[inline(always)]
 pub fn chebyshev_polynomial_w<F: PolyFloat>(x: F, n: i64) -> F {
     let one = F::of(1.0);
     if n < 0 {
@@ -2086,6 +2122,7 @@ pub fn chebyshev_polynomial_w<F: PolyFloat>(x: F, n: i64) -> F {
 }
 
 /// T*_n(x) = T_n(2x - 1).
+#[inline(always)]
 pub fn shifted_chebyshev_polynomial_t<F: PolyFloat>(x: F, n: i64) -> F {
     let one = F::of(1.0);
     if n < 0 {
@@ -2110,6 +2147,7 @@ pub fn shifted_chebyshev_polynomial_t<F: PolyFloat>(x: F, n: i64) -> F {
 }
 
 /// U*_n(x) = U_n(2x - 1).
+#[inline(always)]
 pub fn shifted_chebyshev_polynomial_u<F: PolyFloat>(x: F, n: i64) -> F {
     let one = F::of(1.0);
     if n < 0 {
@@ -2139,6 +2177,7 @@ pub fn shifted_chebyshev_polynomial_u<F: PolyFloat>(x: F, n: i64) -> F {
 }
 
 /// V*_n(x) = V_n(2x - 1).
+#[inline(always)]
 pub fn shifted_chebyshev_polynomial_v<F: PolyFloat>(x: F, n: i64) -> F {
     let one = F::of(1.0);
     if n < 0 {
@@ -2168,6 +2207,7 @@ pub fn shifted_chebyshev_polynomial_v<F: PolyFloat>(x: F, n: i64) -> F {
 }
 
 /// W*_n(x) = W_n(2x - 1).
+#[inline(always)]
 pub fn shifted_chebyshev_polynomial_w<F: PolyFloat>(x: F, n: i64) -> F {
     let one = F::of(1.0);
     if n < 0 {
@@ -2198,6 +2238,7 @@ pub fn shifted_chebyshev_polynomial_w<F: PolyFloat>(x: F, n: i64) -> F {
 
 /// The physicists' Hermite polynomial H_n(x); NaN beyond PyTorch's degree limit (128 in
 /// float32, 512 in float64).
+#[inline(always)]
 pub fn hermite_polynomial_h<F: PolyFloat>(x: F, n: i64) -> F {
     if n < 0 {
         return F::of(0.0);
@@ -2223,6 +2264,7 @@ pub fn hermite_polynomial_h<F: PolyFloat>(x: F, n: i64) -> F {
 }
 
 /// The probabilists' Hermite polynomial He_n(x); NaN beyond PyTorch's degree limit.
+#[inline(always)]
 pub fn hermite_polynomial_he<F: PolyFloat>(x: F, n: i64) -> F {
     if n < 0 {
         return F::of(0.0);
@@ -2246,6 +2288,7 @@ pub fn hermite_polynomial_he<F: PolyFloat>(x: F, n: i64) -> F {
 }
 
 /// Laguerre's polynomial L_n(x): 1 at x = 0; NaN beyond degree [`MAX_RECURRENCE`].
+#[inline(always)]
 pub fn laguerre_polynomial_l<F: PolyFloat>(x: F, n: i64) -> F {
     let one = F::of(1.0);
     if n < 0 {
@@ -2274,6 +2317,7 @@ pub fn laguerre_polynomial_l<F: PolyFloat>(x: F, n: i64) -> F {
 /// Legendre's polynomial P_n(x); beyond degree [`MAX_RECURRENCE`] its asymptotic forms (in
 /// f64) sqrt(theta / sin theta) J0((n + 1/2) theta) at x = cos theta (Szego's) and
 /// sqrt(t / sinh t) I0((n + 1/2) t) at |x| = cosh t (NaN where that overflows).
+#[inline(always)]
 pub fn legendre_polynomial_p<F: PolyFloat>(x: F, n: i64) -> F {
     let one = F::of(1.0);
     if n < 0 {
@@ -2307,6 +2351,7 @@ pub fn legendre_polynomial_p<F: PolyFloat>(x: F, n: i64) -> F {
 }
 
 /// [`legendre_polynomial_p`]'s asymptotic forms; None for NaN or an overflow.
+#[inline(always)]
 fn legendre_beyond(x: f64, n: i64) -> Option<f64> {
     let nu = n as f64 + 0.5;
     let a = x.abs();

@@ -10,7 +10,7 @@ use super::unary::{abs, exp, float_map, neg, reciprocal, sgn};
 use crate::autograd::graph::{needs_grad, record, Saved};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
-use crate::kernels::elementwise;
+use crate::kernels::elementwise::{self, Map1};
 use crate::kernels::math::zeta_f64;
 use crate::kernels::special as k;
 use crate::layout::broadcast_shapes;
@@ -27,21 +27,55 @@ fn s(v: f64) -> Operand {
 /// `f` elementwise in f64 (float32 rounds once at the end; ints and bools compute in the
 /// default float dtype). `half`: whether float16 / bfloat16 are accepted (computed in float32,
 /// as PyTorch's kernels that upcast), else PyTorch's `"<kernel>_cpu" not implemented`.
-fn map_f64(x: &Tensor, kernel: &str, half: bool, f: fn(f64) -> f64) -> Result<Tensor> {
+/// `K` is a zero-sized kernel type (`kernel!`) whose call is always inlined, so that the
+/// kernel lands inside the engine's loops compiled for AVX2+FMA / AVX-512: its fused
+/// multiply-adds are then single instructions, not library calls (a function item called
+/// through `Fn` is a shim the compiler may leave out of line, compiled without FMA).
+fn map_f64<K: Map1<f64, f64> + Copy + Send>(
+    x: &Tensor,
+    kernel: &str,
+    half: bool,
+    f: K,
+) -> Result<Tensor> {
     if !half && matches!(x.dtype(), DType::F16 | DType::BF16) {
         return Err(Error::dtype_not_implemented(
             format!("{kernel}_cpu"),
             x.dtype(),
         ));
     }
-    float_map(x, move |v: f32| f(v as f64) as f32, f)
+    float_map(x, Via64(f), f)
+}
+
+/// A float64 kernel applied to float32 values (one rounding at the end).
+#[derive(Clone, Copy)]
+struct Via64<K>(K);
+impl<K: Map1<f64, f64>> Map1<f32, f32> for Via64<K> {
+    #[inline(always)]
+    fn call(&self, x: f32) -> f32 {
+        self.0.call(x as f64) as f32
+    }
+}
+
+/// The zero-sized kernel type of `kernels::special::$f`.
+macro_rules! kernel {
+    ($f:ident) => {{
+        #[derive(Clone, Copy)]
+        struct K;
+        impl Map1<f64, f64> for K {
+            #[inline(always)]
+            fn call(&self, x: f64) -> f64 {
+                k::$f(x)
+            }
+        }
+        K
+    }};
 }
 
 // ---- differentiable ----
 
 /// `torch.i0` / `torch.special.i0` (I0Backward0: grad * i1(x)).
 pub fn i0(x: &Tensor) -> Result<Tensor> {
-    let out = map_f64(x, "i0", true, k::i0)?;
+    let out = map_f64(x, "i0", true, kernel!(i0))?;
     if needs_grad(&[x]) {
         record(
             "I0Backward0",
@@ -61,7 +95,7 @@ pub fn i0_(x: &Tensor) -> Result<()> {
 
 /// exp(-|x|) I0(x) (SpecialI0EBackward0: grad * (i1e(x) - sgn(x) i0e(x))).
 pub fn special_i0e(x: &Tensor) -> Result<Tensor> {
-    let out = map_f64(x, "special_i0e", true, k::i0e)?;
+    let out = map_f64(x, "special_i0e", true, kernel!(i0e))?;
     if needs_grad(&[x]) {
         let saved = vec![Saved::Input(x.clone()), Saved::Output(out.clone(), 0)];
         record("SpecialI0EBackward0", &[x], &[&out], saved, |ctx| {
@@ -94,7 +128,7 @@ fn i1_family_grad(
 
 /// I1(x) (SpecialI1Backward0: grad * (i0(x) - i1(x) / x), 1/2 at 0).
 pub fn special_i1(x: &Tensor) -> Result<Tensor> {
-    let out = map_f64(x, "i1", true, k::i1)?;
+    let out = map_f64(x, "i1", true, kernel!(i1))?;
     if needs_grad(&[x]) {
         let saved = vec![Saved::Input(x.clone()), Saved::Output(out.clone(), 0)];
         record("SpecialI1Backward0", &[x], &[&out], saved, |ctx| {
@@ -110,7 +144,7 @@ pub fn special_i1(x: &Tensor) -> Result<Tensor> {
 
 /// exp(-|x|) I1(x) (SpecialI1EBackward0: grad * (i0e(x) - i1e(x) (sgn(x) + 1/x)), 1/2 at 0).
 pub fn special_i1e(x: &Tensor) -> Result<Tensor> {
-    let out = map_f64(x, "i1e", true, k::i1e)?;
+    let out = map_f64(x, "i1e", true, kernel!(i1e))?;
     if needs_grad(&[x]) {
         let saved = vec![Saved::Input(x.clone()), Saved::Output(out.clone(), 0)];
         record("SpecialI1EBackward0", &[x], &[&out], saved, |ctx| {
@@ -127,7 +161,7 @@ pub fn special_i1e(x: &Tensor) -> Result<Tensor> {
 
 /// exp(x^2) erfc(x) (SpecialErfcxBackward0: grad * (2 x erfcx(x) - 2 / sqrt(pi))).
 pub fn special_erfcx(x: &Tensor) -> Result<Tensor> {
-    let out = map_f64(x, "erfcx", false, k::erfcx)?;
+    let out = map_f64(x, "erfcx", false, kernel!(erfcx))?;
     if needs_grad(&[x]) {
         let saved = vec![Saved::Input(x.clone()), Saved::Output(out.clone(), 0)];
         record("SpecialErfcxBackward0", &[x], &[&out], saved, |ctx| {
@@ -146,7 +180,7 @@ pub fn special_erfcx(x: &Tensor) -> Result<Tensor> {
 /// log of the standard normal CDF (SpecialLogNdtrBackward0: grad / sqrt(2 pi) *
 /// exp(-(log_ndtr(x) + x^2 / 2)), the normal density over the CDF without overflow).
 pub fn special_log_ndtr(x: &Tensor) -> Result<Tensor> {
-    let out = map_f64(x, "log_ndtr", false, k::log_ndtr)?;
+    let out = map_f64(x, "log_ndtr", false, kernel!(log_ndtr))?;
     if needs_grad(&[x]) {
         let saved = vec![Saved::Input(x.clone()), Saved::Output(out.clone(), 0)];
         record("SpecialLogNdtrBackward0", &[x], &[&out], saved, |ctx| {
@@ -169,7 +203,7 @@ macro_rules! nondifferentiable_unary {
         $(
             #[doc = concat!("`torch.special.", stringify!($kernel), "` (no derivative).")]
             pub fn $name(x: &Tensor) -> Result<Tensor> {
-                map_f64(x, stringify!($kernel), false, k::$kernel)
+                map_f64(x, stringify!($kernel), false, kernel!($kernel))
             }
         )*
     };

@@ -934,3 +934,106 @@ macro_rules! for_each_unary_op {
         }
     };
 }
+
+/// `torch.logit`: log(x / (1 - x)), x first clamped to [eps, 1 - eps] when `eps` is given and
+/// not negative, in one pass as PyTorch's logit_kernel (bounds in the tensor's dtype: lo = eps,
+/// hi = 1 - lo). LogitBackward0 (logit_backward): grad / (x (1 - x)); without eps NaN outside
+/// [0, 1] and grad * inf at 0 and 1, with eps 0 outside [lo, hi] and at NaN.
+pub fn logit(x: &Tensor, eps: Option<f64>) -> Result<Tensor> {
+    let eps = eps.filter(|&e| e >= 0.0);
+    let (lo, lo32) = eps.map_or((f64::NEG_INFINITY, f32::NEG_INFINITY), |e| (e, e as f32));
+    let (hi, hi32) = eps.map_or((f64::INFINITY, f32::INFINITY), |e| {
+        (1.0 - e, 1.0 - e as f32)
+    });
+    let out = float_map(
+        x,
+        move |v: f32| logit_one(clamp_one(v, lo32, hi32)),
+        move |v: f64| logit_one(clamp_one(v, lo, hi)),
+    )?;
+    if needs_grad(&[x]) {
+        record(
+            "LogitBackward0",
+            &[x],
+            &[&out],
+            vec![Saved::Input(x.clone())],
+            move |ctx| {
+                let g = ctx.grad(0)?;
+                let x = &ctx.saved[0];
+                let composite = || logit_grad_composite(&g, x, eps.map(|_| (lo, hi)));
+                let gx = match eps {
+                    None => fused_grad(
+                        &g,
+                        x,
+                        logit_grad_free::<f32>,
+                        logit_grad_free::<f64>,
+                        composite,
+                    )?,
+                    Some(_) => fused_grad(
+                        &g,
+                        x,
+                        move |g: f32, x: f32| {
+                            if x >= lo32 && x <= hi32 {
+                                g / (x * (1.0 - x))
+                            } else {
+                                0.0
+                            }
+                        },
+                        move |g: f64, x: f64| {
+                            if x >= lo && x <= hi {
+                                g / (x * (1.0 - x))
+                            } else {
+                                0.0
+                            }
+                        },
+                        composite,
+                    )?,
+                };
+                Ok(vec![Some(gx)])
+            },
+        );
+    }
+    Ok(out)
+}
+
+#[inline(always)]
+fn logit_one<R: simd::Real>(x: R) -> R {
+    (x / (R::c(1.0) - x)).ln()
+}
+
+/// logit_backward without eps, element by element.
+#[inline(always)]
+fn logit_grad_free<R: simd::Real>(g: R, x: R) -> R {
+    let (zero, one) = (R::c(0.0), R::c(1.0));
+    if x < zero || x > one {
+        R::NAN
+    } else if x == zero || x == one {
+        g * R::c(f64::INFINITY)
+    } else {
+        g / (x * (one - x))
+    }
+}
+
+/// logit's gradient as differentiable ops: `g / (x (1 - x))`, then the cases of
+/// `logit_grad_free` (no `bounds`) or 0 outside `bounds`.
+fn logit_grad_composite(g: &Tensor, x: &Tensor, bounds: Option<(f64, f64)>) -> Result<Tensor> {
+    let one_minus = binary(BinOp::Sub, &s(1.0), &t(x))?;
+    let q = binary(BinOp::Div, &t(g), &t(&mul(x, &one_minus)?))?;
+    let within = |lo: f64, hi: f64| -> Result<Tensor> {
+        let ge = binary(BinOp::Ge, &t(x), &s(lo))?;
+        let le = binary(BinOp::Le, &t(x), &s(hi))?;
+        binary(BinOp::LogicalAnd, &t(&ge), &t(&le))
+    };
+    match bounds {
+        // a NaN x is not within: 0 there, as PyTorch
+        Some((lo, hi)) => super::binary::where_op(&within(lo, hi)?, &t(&q), &s(0.0)),
+        None => {
+            // at 0 and 1, q is already g / 0 = g * inf (a graph through `g * inf` would give
+            // 0 * inf = NaN second derivatives)
+            // NaN outside [0, 1] (a NaN x gives NaN through q)
+            let below = binary(BinOp::Lt, &t(x), &s(0.0))?;
+            let above = binary(BinOp::Gt, &t(x), &s(1.0))?;
+            let outside = binary(BinOp::LogicalOr, &t(&below), &t(&above))?;
+            super::binary::where_op(&outside, &s(f64::NAN), &t(&q))
+        }
+    }
+}

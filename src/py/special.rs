@@ -4,7 +4,7 @@
 //! `igamma` and `igammac` are the op registries' (py/registry.rs).
 
 use super::convert::operand;
-use super::errors::run;
+use super::errors::{run, Work};
 use super::tensor::{operand_work, PyTensor};
 use crate::ops::special::{self as sp, Polynomial};
 use crate::ops::Operand;
@@ -76,6 +76,23 @@ fn special_zeta(input: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<
     .map(PyTensor::new)
 }
 
+/// `torch.logit(input, eps=None)` (the Python layer has turned integer inputs into floats).
+#[pyfunction]
+#[pyo3(signature = (input, eps=None))]
+fn logit(input: &Bound<'_, PyAny>, eps: Option<f64>) -> PyResult<PyTensor> {
+    let t = input.cast::<PyTensor>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "logit(): argument 'input' (position 1) must be Tensor, not {}",
+            type_name(input)
+        ))
+    })?;
+    let x = t.get().t.clone();
+    run(input.py(), Work::elems([&x]), move || {
+        crate::ops::unary::logit(&x, eps)
+    })
+    .map(PyTensor::new)
+}
+
 macro_rules! bind {
     (unary { $($uname:ident => $uop:path,)* } polynomial { $($pname:ident => $pv:ident,)* }) => {
         $(
@@ -93,6 +110,7 @@ macro_rules! bind {
         pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
             $( m.add_function(wrap_pyfunction!($uname, m)?)?; )*
             $( m.add_function(wrap_pyfunction!($pname, m)?)?; )*
+            m.add_function(wrap_pyfunction!(logit, m)?)?;
             m.add_function(wrap_pyfunction!(special_zeta, m)?)
         }
     };
