@@ -130,6 +130,22 @@ impl DType {
             DType::F64 => "Double",
         }
     }
+    /// The element type's C++ name as PyTorch's dtype errors print it (c10's TypeMeta:
+    /// `expected dtype float for `end` but got dtype long int`).
+    pub fn type_meta_name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::U8 => "unsigned char",
+            DType::I8 => "signed char",
+            DType::I16 => "short int",
+            DType::I32 => "int",
+            DType::I64 => "long int",
+            DType::F16 => "c10::Half",
+            DType::BF16 => "c10::BFloat16",
+            DType::F32 => "float",
+            DType::F64 => "double",
+        }
+    }
     /// `torch.promote_types`: the smallest dtype both convert to without losing their
     /// category (bool < integer < floating); uint8 with int8 is int16, float16 with bfloat16
     /// is float32.
@@ -192,6 +208,47 @@ impl Scalar {
             Scalar::Bool(b) => b as i64,
             Scalar::Int(i) => i,
             Scalar::Float(f) => f as i64,
+        }
+    }
+    /// The number as a kernel of `dtype` takes a Scalar argument (c10's `Scalar::to<T>()`,
+    /// overflow check included): a float for float dtypes (float16 / bfloat16 kernels take a
+    /// float32), for integer dtypes an int truncated toward zero and wrapped to the dtype.
+    pub fn to_kernel(self, dtype: DType) -> crate::error::Result<Scalar> {
+        let overflow = |ty: &str| {
+            Err(crate::error::Error::Runtime(format!(
+                "value cannot be converted to type {ty} without overflow"
+            )))
+        };
+        if dtype == DType::F64 {
+            return Ok(Scalar::Float(self.to_f64()));
+        }
+        if dtype.is_float() {
+            let v = self.to_f64();
+            return if v.is_finite() && v.abs() > f32::MAX as f64 {
+                overflow("float")
+            } else {
+                Ok(Scalar::Float(v))
+            };
+        }
+        let ty = match dtype {
+            DType::U8 => "uint8_t",
+            DType::I8 => "int8_t",
+            DType::I16 => "int16_t",
+            DType::I32 => "int",
+            DType::I64 => "int64_t",
+            _ => return Ok(Scalar::Bool(self.to_f64() != 0.0)),
+        };
+        let (lo, hi) = dtype.int_bounds();
+        match self {
+            Scalar::Bool(b) => Ok(Scalar::Int(b as i64)),
+            Scalar::Float(f) if f.is_nan() || f < lo as f64 || f > hi as f64 => overflow(ty),
+            Scalar::Float(f) => Ok(Scalar::Int(f as i64)),
+            // c10 lets an unsigned type take negative ints down to -max (they wrap)
+            Scalar::Int(i) if dtype == DType::U8 && (-hi..=hi).contains(&i) => {
+                Ok(Scalar::Int(i as u8 as i64))
+            }
+            Scalar::Int(i) if i < lo || i > hi => overflow(ty),
+            Scalar::Int(i) => Ok(Scalar::Int(i)),
         }
     }
 }

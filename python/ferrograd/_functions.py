@@ -734,24 +734,6 @@ def _to_memory_format(t, dtype, copy, memory_format):
     return _clone_as(t, memory_format)
 
 
-# --- addcmul, addcdiv, lerp (composed from differentiable ops)
-
-_C10_DTYPE_NAMES = {"torch.float32": "float", "torch.float64": "double", "torch.int64": "long int",
-                    "torch.bool": "bool"}
-
-
-def _scalar_value(fname, value):
-    if isinstance(value, Tensor):
-        if value.numel() != 1:
-            raise RuntimeError(
-                f"a Tensor with {value.numel()} elements cannot be converted to Scalar"
-            )
-        return value.item()
-    if not isinstance(value, (int, float)):
-        raise TypeError(f"{fname}(): argument 'value' must be Number, not {type(value).__name__}")
-    return value
-
-
 def _check_tensor_args(fname, **args):
     for i, (name, v) in enumerate(args.items()):
         if not isinstance(v, Tensor):
@@ -760,101 +742,58 @@ def _check_tensor_args(fname, **args):
             )
 
 
-def _integral_value(input, tensor1, tensor2, value):
-    """``value`` as PyTorch uses it: truncated to an integer when every tensor is integral."""
-    if input.is_floating_point() or tensor1.is_floating_point() or tensor2.is_floating_point():
-        return value
-    return int(value)
+# --- addcmul, addcdiv, lerp (native: one pass each, src/ops/pointwise.rs)
 
 
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
-    """``input + value * tensor1 * tensor2`` (broadcast, promoted)."""
-    _check_tensor_args("addcmul", input=input, tensor1=tensor1, tensor2=tensor2)
+    """``input + value * tensor1 * tensor2`` (broadcast, promoted; integer results truncate
+    ``value``), in one pass (AddcmulBackward0)."""
     if out is not None:
         raise NotImplementedError("addcmul(out=...) is not supported by ferrograd")
-    value = _integral_value(input, tensor1, tensor2, _scalar_value("addcmul", value))
-    if input.dtype == tensor1.dtype == tensor2.dtype == bool_:
-        raise NotImplementedError("\"addcmul_cpu_out\" not implemented for 'Bool'")
-    return input + _addcmul_term(tensor1, tensor2, value)
-
-
-def _addcmul_term(tensor1, tensor2, value):
-    return tensor1 * tensor2 if value == 1 else value * tensor1 * tensor2
-
-
-def _addcdiv_term(tensor1, tensor2, value):
-    return tensor1 / tensor2 if value == 1 else value * tensor1 / tensor2
-
-
-_ADDCDIV_INTEGER_ERROR = (
-    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will "
-    "perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
-    "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer "
-    "inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv "
-    "behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes."
-)
-
-
-def _check_addcdiv(tensor1, tensor2):
-    if not tensor1.is_floating_point() and not tensor2.is_floating_point():
-        raise RuntimeError(_ADDCDIV_INTEGER_ERROR)
+    return _core._addc(input, tensor1, tensor2, value, False)
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 / tensor2`` (broadcast, promoted; tensor1 and tensor2 may not
-    both be integral)."""
-    _check_tensor_args("addcdiv", input=input, tensor1=tensor1, tensor2=tensor2)
+    both be integral), in one pass (AddcdivBackward0)."""
     if out is not None:
         raise NotImplementedError("addcdiv(out=...) is not supported by ferrograd")
-    value = _scalar_value("addcdiv", value)
-    _check_addcdiv(tensor1, tensor2)
-    return input + _addcdiv_term(tensor1, tensor2, value)
+    return _core._addc(input, tensor1, tensor2, value, True)
 
 
-def _lerp_weight(input, end, weight):
-    """Checks the arguments of lerp; returns the weight (a number or a tensor of input's dtype)."""
-    if not isinstance(input, Tensor):
-        raise _not_a_tensor("lerp", input)
-    if not isinstance(end, Tensor) or not isinstance(weight, (Tensor, int, float)):
-        raise TypeError(
-            f"lerp() received an invalid combination of arguments - got ({type(input).__name__}, "
-            f"{type(end).__name__}, {type(weight).__name__}), but expected one of:\n"
-            " * (Tensor input, Tensor end, Tensor weight, *, Tensor out = None)\n"
+def _lerp_type_error(fname, args, method):
+    """PyTorch's TypeError for lerp arguments of the wrong types (``args``: end and weight for
+    the method form, input, end and weight for the function)."""
+    names = [type(a).__name__ for a in args]
+    got = ", ".join(names)
+    head = f"{fname}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+    if not method:
+        return TypeError(
+            head + " * (Tensor input, Tensor end, Tensor weight, *, Tensor out = None)\n"
             " * (Tensor input, Tensor end, Number weight, *, Tensor out = None)\n"
         )
-    if end.dtype != input.dtype:
-        raise RuntimeError(
-            f"expected dtype {_C10_DTYPE_NAMES[str(input.dtype)]} for `end` but got dtype "
-            f"{_C10_DTYPE_NAMES[str(end.dtype)]}"
-        )
-    if isinstance(weight, Tensor) and weight.dim() != 0 and weight.dtype != input.dtype:
-        raise RuntimeError(
-            f"expected dtype {_C10_DTYPE_NAMES[str(input.dtype)]} for `weight` but got dtype "
-            f"{_C10_DTYPE_NAMES[str(weight.dtype)]}"
-        )
-    if not input.is_floating_point():
-        kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_TYPE_NAMES[str(input.dtype)]}'")
-    if isinstance(weight, Tensor) and weight.dtype != input.dtype:
-        weight = weight.to(input.dtype)  # a 0-d weight of another dtype counts as a number
-    return weight
-
-
-_TYPE_NAMES = {"torch.float32": "Float", "torch.float64": "Double", "torch.int64": "Long", "torch.bool": "Bool"}
+    # the method form lists each overload's mismatches (PyTorch marks a number weight too,
+    # beside the bad end that made the Number overload fail)
+    end = names[0] if isinstance(args[0], Tensor) else f"!{names[0]}!"
+    why = "      didn't match because some of the arguments have invalid types: "
+    w_tensor = names[1] if isinstance(args[1], Tensor) else f"!{names[1]}!"
+    return TypeError(
+        head + f" * (Tensor end, Tensor weight)\n{why}({end}, {w_tensor})\n"
+        f" * (Tensor end, Number weight)\n{why}({end}, !{names[1]}!)\n"
+    )
 
 
 def lerp(input, end, weight, *, out=None):
-    """``input + weight * (end - input)``, computed as PyTorch does: for ``|weight| >= 0.5`` as
-    ``end - (end - input) * (1 - weight)``."""
+    """``input + weight * (end - input)``, computed as PyTorch does (for ``|weight| >= 0.5`` as
+    ``end - (end - input) * (1 - weight)``), weight a number (LerpBackward0) or a tensor
+    (LerpBackward1)."""
     if out is not None:
         raise NotImplementedError("lerp(out=...) is not supported by ferrograd")
-    weight = _lerp_weight(input, end, weight)
-    diff = end - input
-    if isinstance(weight, Tensor):
-        return _core.where(weight.abs() < 0.5, input + weight * diff, end - diff * (1 - weight))
-    if abs(weight) < 0.5:
-        return input + weight * diff
-    return end - diff * (1 - weight)
+    if not isinstance(input, Tensor):
+        raise _not_a_tensor("lerp", input)
+    if not isinstance(end, Tensor) or not isinstance(weight, (Tensor, int, float)):
+        raise _lerp_type_error("lerp", (input, end, weight), False)
+    return _core._lerp(input, end, weight)
 
 
 # --- norm_except_dim, _weight_norm (weight normalisation, nn.utils.weight_norm)

@@ -349,27 +349,26 @@ class _TensorMethods:
         return self * self
 
     def addcmul(self, tensor1, tensor2, *, value=1):
-        return _functions.addcmul(self, tensor1, tensor2, value=value)
+        return _core._addc(self, tensor1, tensor2, value, False, True)
 
     def addcmul_(self, tensor1, tensor2, *, value=1):
-        _functions._check_tensor_args("addcmul_", tensor1=tensor1, tensor2=tensor2)
-        value = _functions._integral_value(self, tensor1, tensor2, _functions._scalar_value("addcmul_", value))
-        return self.add_(_functions._addcmul_term(tensor1, tensor2, value))
+        return _core._addc_(self, tensor1, tensor2, value, False)
 
     def addcdiv(self, tensor1, tensor2, *, value=1):
-        return _functions.addcdiv(self, tensor1, tensor2, value=value)
+        return _core._addc(self, tensor1, tensor2, value, True, True)
 
     def addcdiv_(self, tensor1, tensor2, *, value=1):
-        _functions._check_tensor_args("addcdiv_", tensor1=tensor1, tensor2=tensor2)
-        value = _functions._scalar_value("addcdiv_", value)
-        _functions._check_addcdiv(tensor1, tensor2)
-        return self.add_(_functions._addcdiv_term(tensor1, tensor2, value))
+        return _core._addc_(self, tensor1, tensor2, value, True)
 
     def lerp(self, end, weight):
-        return _functions.lerp(self, end, weight)
+        if not isinstance(end, Tensor) or not isinstance(weight, (Tensor, int, float)):
+            raise _functions._lerp_type_error("lerp", (end, weight), True)
+        return _core._lerp(self, end, weight)
 
     def lerp_(self, end, weight):
-        return self.copy_(_functions.lerp(self, end, weight))
+        if not isinstance(end, Tensor) or not isinstance(weight, (Tensor, int, float)):
+            raise _functions._lerp_type_error("lerp_", (end, weight), True)
+        return _core._lerp_(self, end, weight)
 
     def negative(self):
         return self.neg()

@@ -432,7 +432,7 @@ pub(crate) mod wide {
     use super::*;
 
     macro_rules! isa {
-        ($feat:literal, $r1:ident, $r2:ident, $r3:ident, $ri:ident, $ri2:ident) => {
+        ($feat:literal, $r1:ident, $r2:ident, $r3:ident, $ri:ident, $ri2:ident, $ri3:ident) => {
             #[target_feature(enable = $feat)]
             pub fn $ri<T: Copy, F: Map1<T, T>>(d: &mut [T], f: &F) {
                 inplace_body(d, f)
@@ -446,6 +446,18 @@ pub(crate) mod wide {
                 f: &F,
             ) {
                 inplace2_body(d, s, ss, f)
+            }
+
+            #[target_feature(enable = $feat)]
+            pub fn $ri3<T: Copy, A: Copy, B: Copy, F: Map3<T, A, B, T>>(
+                d: &mut [T],
+                a: &[A],
+                sa: usize,
+                b: &[B],
+                sb: usize,
+                f: &F,
+            ) {
+                inplace3_body(d, a, sa, b, sb, f)
             }
 
             #[target_feature(enable = $feat)]
@@ -500,7 +512,8 @@ pub(crate) mod wide {
         run2_avx2,
         run3_avx2,
         inplace_avx2,
-        inplace2_avx2
+        inplace2_avx2,
+        inplace3_avx2
     );
     isa!(
         "avx512f,avx512dq,avx2,fma",
@@ -508,7 +521,8 @@ pub(crate) mod wide {
         run2_avx512,
         run3_avx512,
         inplace_avx512,
-        inplace2_avx512
+        inplace2_avx512,
+        inplace3_avx512
     );
 }
 
@@ -1117,6 +1131,145 @@ fn inplace2_body<T: Copy, B: Copy, F: Map2<T, B, T>>(d: &mut [T], s: &[B], ss: u
     }
 }
 
+/// In place `x = f(x, y, z)` for every element of `layout` in `dst`, `y` and `z` read from `a`
+/// and `b` through `la` and `lb` (of the same shape, stride 0 where broadcast): PyTorch's
+/// `x.addcmul_(t1, t2)`. `layout` must not map two elements to one place. A dense `layout` in
+/// any dim order is walked in its memory order, so its inner loop has unit stride.
+#[allow(clippy::too_many_arguments)]
+pub fn map_inplace3<T, A, B, F>(
+    dst: &mut [T],
+    layout: &Layout,
+    a: &[A],
+    la: &Layout,
+    b: &[B],
+    lb: &Layout,
+    costly: bool,
+    f: F,
+) where
+    T: Copy + Send + Sync,
+    A: Copy + Send + Sync,
+    B: Copy + Send + Sync,
+    F: Map3<T, A, B, T> + Send,
+{
+    let n = layout.numel();
+    if n == 0 {
+        return;
+    }
+    let permuted;
+    let [layout, la, lb] = if layout.is_non_overlapping_and_dense() && !layout.is_contiguous() {
+        let order = layout.memory_order();
+        permuted = [
+            layout.permute(&order),
+            la.permute(&order),
+            lb.permute(&order),
+        ];
+        [&permuted[0], &permuted[1], &permuted[2]]
+    } else {
+        [layout, la, lb]
+    };
+    let nest = Nest::new([layout, la, lb]);
+    let [sd, sa, sb] = nest.inner_strides();
+    if let Some(r) = layout.contiguous_range() {
+        // output positions are storage places from r.start on
+        let run = |start: usize, blk: &mut [T]| {
+            nest.for_each_run(start..start + blk.len(), |pos, [_, oa, ob], len| {
+                let d = &mut blk[pos - start..pos - start + len];
+                inplace3_run(d, a, oa, sa, b, ob, sb, &f)
+            })
+        };
+        let d = &mut dst[r];
+        if par_ok(n, threshold(costly)) {
+            super::parallel::for_each_block(d, &run);
+        } else {
+            run(0, d);
+        }
+        return;
+    }
+    nest.for_each_run(0..n, |_, [od, oa, ob], len| {
+        if sd == 1 {
+            inplace3_run(&mut dst[od..od + len], a, oa, sa, b, ob, sb, &f);
+        } else {
+            for i in 0..len {
+                let x = &mut dst[od + i * sd];
+                *x = f.call(*x, a[oa + i * sa], b[ob + i * sb]);
+            }
+        }
+    });
+}
+
+/// `d[i] = f(d[i], a[oa + i * sa], b[ob + i * sb])`, compiled for the best instruction set the
+/// CPU has.
+#[allow(clippy::too_many_arguments)]
+fn inplace3_run<T: Copy, A: Copy, B: Copy, F: Map3<T, A, B, T>>(
+    d: &mut [T],
+    a: &[A],
+    oa: usize,
+    sa: usize,
+    b: &[B],
+    ob: usize,
+    sb: usize,
+    f: &F,
+) {
+    let (a, b) = (operand(a, oa, sa, d.len()), operand(b, ob, sb, d.len()));
+    if d.len() < WIDE_MIN {
+        return inplace3_body(d, a, sa, b, sb, f);
+    }
+    best!(inplace3_body, inplace3_avx512, inplace3_avx2; d, a, sa, b, sb, f)
+}
+
+/// The loop of `inplace3_run` (`a`, `b` from the run's first element on): unit and zero
+/// strides vectorise; other strides are gathered chunk by chunk, as in `run3_body`.
+#[inline(always)]
+fn inplace3_body<T: Copy, A: Copy, B: Copy, F: Map3<T, A, B, T>>(
+    d: &mut [T],
+    a: &[A],
+    sa: usize,
+    b: &[B],
+    sb: usize,
+    f: &F,
+) {
+    /// `d[i] = f(d[i], a[i * sa], b[i * sb])`, called with literal strides.
+    ///
+    /// # Safety
+    /// `(d.len() - 1) * s < x.len()` for each operand `x` with stride `s` (`d` not empty).
+    #[inline(always)]
+    unsafe fn body<T: Copy, A: Copy, B: Copy, F: Map3<T, A, B, T>>(
+        d: &mut [T],
+        a: &[A],
+        sa: usize,
+        b: &[B],
+        sb: usize,
+        f: &F,
+    ) {
+        for (i, x) in d.iter_mut().enumerate() {
+            // SAFETY: i < d.len(), so i * s <= (d.len() - 1) * s < x.len() for each operand,
+            // the caller's promise.
+            *x = f.call(*x, unsafe { *a.get_unchecked(i * sa) }, unsafe {
+                *b.get_unchecked(i * sb)
+            });
+        }
+    }
+    let len = piece(d.len(), &[sa, sb]);
+    let mut ba: Buf<A> = [const { MaybeUninit::uninit() }; CHUNK];
+    let mut bb: Buf<B> = [const { MaybeUninit::uninit() }; CHUNK];
+    for (i, dc) in d.chunks_mut(len).enumerate() {
+        // SAFETY: the caller (`inplace3_run`, through `operand`) checked that the whole run
+        // fits in `a` and `b` with their strides; this chunk is a non-empty part of it, no
+        // longer than CHUNK when a stride is above 1; `part` returns slices of at least
+        // `dc.len()` elements read with a stride of 0 or 1.
+        unsafe {
+            let (a, sa) = part(a, sa, i * len, dc.len(), &mut ba);
+            let (b, sb) = part(b, sb, i * len, dc.len(), &mut bb);
+            match (sa, sb) {
+                (1, 1) => body(dc, a, 1, b, 1, f),
+                (1, _) => body(dc, a, 1, b, 0, f),
+                (_, 1) => body(dc, a, 0, b, 1, f),
+                _ => body(dc, a, 0, b, 0, f),
+            }
+        }
+    }
+}
+
 /// Writes `values` (row-major, one per element of `layout`) into `dst` through `layout`.
 pub fn assign<T: Copy + Send + Sync>(dst: &mut [T], layout: &Layout, values: &[T]) {
     update(dst, layout, values, |_, v| v)
@@ -1180,6 +1333,27 @@ mod tests {
         let a: Vec<f64> = (0..n).map(|i| i as f64).collect();
         let out = unary(&a, &Layout::contiguous(vec![n]), |x| x * 2.0).unwrap();
         assert!(out.iter().enumerate().all(|(i, &v)| v == 2.0 * i as f64));
+    }
+
+    #[test]
+    fn inplace3_matches_ternary_through_transpose_broadcast_and_slices() {
+        // dst transposed (walked in memory order), `a` sliced (gathered), `b` broadcast
+        let (r, c) = (37, 150);
+        let f = |x: f64, y: f64, z: f64| x + 0.5 * y * z;
+        let ld = Layout::contiguous(vec![c, r]).transpose(0, 1);
+        let a: Vec<f64> = (0..2 * r * c).map(|i| (i % 17) as f64).collect();
+        let la = Layout {
+            shape: vec![r, c],
+            strides: vec![2 * c, 2],
+            offset: 1,
+        };
+        let b: Vec<f64> = (0..c).map(|i| i as f64 - 3.0).collect();
+        let lb = Layout::contiguous(vec![c]).broadcast_to(&[r, c]).unwrap();
+        let mut d: Vec<f64> = (0..r * c).map(|i| (i % 5) as f64).collect();
+        let expected = ternary(&d, &ld, &a, &la, &b, &lb, f).unwrap();
+        map_inplace3(&mut d, &ld, &a, &la, &b, &lb, false, f);
+        let got = unary(&d, &ld, |x: f64| x).unwrap();
+        assert_eq!(got, expected);
     }
 
     #[test]

@@ -687,9 +687,9 @@ impl Arith for op::Div {
             DType::default_float()
         }
     }
-    fn backward(_: &Operand, b: &Operand, [ea, eb]: [&Tensor; 2], out: &Tensor) {
+    fn backward(a: &Operand, b: &Operand, [ea, eb]: [&Tensor; 2], out: &Tensor) {
         let saved = vec![Saved::Input(ea.clone()), Saved::Input(eb.clone())];
-        let sb = scalar_of(b);
+        let (sa, sb) = (scalar_of(a), scalar_of(b));
         record("DivBackward0", &[ea, eb], &[out], saved, move |ctx| {
             let g = ctx.grad(0)?;
             let bden = match sb {
@@ -702,9 +702,9 @@ impl Arith for op::Div {
                 None
             };
             let gb = if ctx.needs(1) {
-                // -g * a / b^2
+                // -g * a / b^2 (`torch.div(number, b)`: `a` is the number, not its stand-in)
                 let b2 = mul(&ctx.saved[1], &ctx.saved[1])?;
-                let num = mul(&unary::neg(&g)?, &ctx.saved[0])?;
+                let num = mul_operand(&unary::neg(&g)?, sa, &ctx.saved[0])?;
                 Some(div(&num, &b2)?)
             } else {
                 None

@@ -225,7 +225,7 @@ fn direct(op: BinOp, x: &Tensor, others: &[&Tensor], other: &Operand) -> Result<
 }
 
 /// PyTorch's refusal to write a result of dtype `rt` into a tensor of dtype `dt` in place.
-fn check_result_cast(rt: DType, dt: DType) -> Result<()> {
+pub(crate) fn check_result_cast(rt: DType, dt: DType) -> Result<()> {
     if !can_cast(rt, dt) {
         return Err(Error::Runtime(format!(
             "result type {} can't be cast to the desired output type {}",

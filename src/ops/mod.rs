@@ -16,6 +16,7 @@ pub mod math;
 pub mod matmul;
 pub mod norm;
 pub mod optim;
+pub mod pointwise;
 pub mod rearrange;
 pub mod reduce;
 pub mod rnn;

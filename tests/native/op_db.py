@@ -557,6 +557,8 @@ def _addc_samples(make_t2):
             Sample(g.f(), g.f(), make_t2(g), value=3),
             Sample(g.f(3, 4), g.f(3, 4), make_t2(g, 3, 4), views={1: "T"}, value=2),
             Sample(g.f(3, 4), g.f(3, 4), make_t2(g, 3, 4), views={0: "slice", 2: "slice"}),
+            # an integer tensor1: the float result's dtype, no gradient for it
+            Sample(g.f(3, 4), g.idx((3, 4), 5) - 2, make_t2(g, 4), value=0.5),
         ]
 
     return samples
@@ -579,6 +581,47 @@ def _lerp_samples(g):
         Sample(g.f(), g.f(), 0.25),
         Sample(g.f(3, 4), g.f(3, 4), g.f(3, 4), views={0: "T", 2: "slice"}),
     ]
+
+
+def _addc_inplace_samples(make_t2):
+    """addcmul_ / addcdiv_: self at the broadcast shape, tensor1 / tensor2 broadcast, 0-d,
+    views; a self without grad takes the op's node; only self needing a gradient."""
+
+    def samples(g):
+        return [
+            Sample(g.f(3, 4), g.f(3, 4), make_t2(g, 3, 4)),
+            Sample(g.f(3, 4), g.f(3, 1), make_t2(g, 1, 4), value=0.5),
+            Sample(g.f(2, 3, 4), g.f(4), make_t2(g, 3, 1), value=-2),
+            Sample(g.f(), g.f(), make_t2(g), value=3),
+            Sample(g.f(3, 4), g.f(3, 4), make_t2(g, 3, 4), views={0: "T", 1: "slice"}, value=1.5),
+            Sample(g.f(3, 4), g.f(3, 4), make_t2(g, 4), const=(0,), value=0.25),
+            Sample(g.f(3, 4), g.f(3, 4), make_t2(g, 3, 4), const=(1, 2)),
+        ]
+
+    return samples
+
+
+def _lerp_inplace_samples(g):
+    # a weight needing a gradient reads self's old value (written back from a copy); a
+    # constant one lets self be written in place while the graph is recorded
+    return [
+        Sample(g.f(3, 4), g.f(3, 4), 0.3),
+        Sample(g.f(3, 4), g.f(4), 0.75),
+        Sample(g.f(), g.f(), -0.6),
+        Sample(g.f(3, 4), g.f(3, 4), g.f(3, 4, lo=-1.0, hi=2.0)),
+        Sample(g.f(3, 4), g.f(3, 1), g.f(4, lo=0.0, hi=1.0), const=(2,)),
+        Sample(g.f(2, 3, 4), g.f(3, 4), g.f(lo=0.0, hi=1.0)),  # 0-d tensor weight
+        Sample(g.f(3, 4), g.f(3, 4), g.f(3, 4), views={0: "T", 2: "slice"}, const=(2,)),
+    ]
+
+
+def _inplace_on_clone(name):
+    """``self.clone().name(*args)``: the in-place form on a contiguous copy, so gradients flow
+    back to the input."""
+    def call(lib, x, *args, **kw):
+        return getattr(x.clone(memory_format=lib.contiguous_format), name)(*args, **kw)
+
+    return {f"method.{name}": call}
 
 
 def _ref_normalize(x, p=2.0, dim=1, eps=1e-12):
@@ -1597,6 +1640,9 @@ OP_DB: List[OpInfo] = [
     OpInfo("addcmul", V(fn="addcmul", method="addcmul"), _ref_addcmul, _addc_samples(lambda g, *s: g.f(*s))),
     OpInfo("addcdiv", V(fn="addcdiv", method="addcdiv"), _ref_addcdiv, _addc_samples(lambda g, *s: g.nz(*s))),
     OpInfo("lerp", V(fn="lerp", method="lerp"), _ref_lerp, _lerp_samples),
+    OpInfo("addcmul_", _inplace_on_clone("addcmul_"), _ref_addcmul, _addc_inplace_samples(lambda g, *s: g.f(*s))),
+    OpInfo("addcdiv_", _inplace_on_clone("addcdiv_"), _ref_addcdiv, _addc_inplace_samples(lambda g, *s: g.nz(*s))),
+    OpInfo("lerp_", _inplace_on_clone("lerp_"), _ref_lerp, _lerp_inplace_samples),
     OpInfo("nn.functional.normalize", V(fn="nn.functional.normalize"), _ref_normalize, _normalize_samples),
     # ---- comparisons (non-differentiable, bool results) --------------------
     _compare("eq", np.equal, operator.eq),
