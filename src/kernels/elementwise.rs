@@ -1211,9 +1211,6 @@ fn inplace3_run<T: Copy, A: Copy, B: Copy, F: Map3<T, A, B, T>>(
     f: &F,
 ) {
     let (a, b) = (operand(a, oa, sa, d.len()), operand(b, ob, sb, d.len()));
-    if d.len() < WIDE_MIN {
-        return inplace3_body(d, a, sa, b, sb, f);
-    }
     best!(inplace3_body, inplace3_avx512, inplace3_avx2; d, a, sa, b, sb, f)
 }
 
