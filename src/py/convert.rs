@@ -380,3 +380,14 @@ pub fn parse_index(t: &Tensor, key: &Bound<'_, PyAny>) -> PyResult<ParsedIndex> 
     };
     Ok(ParsedIndex { steps, advanced })
 }
+
+/// The Python type name PyTorch's argument errors print ("Tensor" for tensors).
+pub(crate) fn type_name(o: &Bound<'_, PyAny>) -> String {
+    if o.cast::<PyTensor>().is_ok() {
+        return "Tensor".into();
+    }
+    o.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_default()
+}

@@ -2,7 +2,7 @@
 //! `div(rounding_mode=...)`, `round(decimals=...)`, `addcmul` / `addcdiv` with `value=` and
 //! `lerp` with its number or tensor weight, and their in-place forms.
 
-use super::convert::{operand, scalar_of};
+use super::convert::{operand, scalar_of, type_name};
 use super::errors::{run, Work};
 use super::tensor::{operand_work, PyTensor};
 use crate::dtype::Scalar;
@@ -149,17 +149,6 @@ fn _round_decimals(input: PyRef<'_, PyTensor>, decimals: i64) -> PyResult<PyTens
         ops::round_decimals(&t, decimals)
     })
     .map(PyTensor::new)
-}
-
-/// The Python type name PyTorch's argument errors print ("Tensor" for tensors).
-fn type_name(o: &Bound<'_, PyAny>) -> String {
-    if o.cast::<PyTensor>().is_ok() {
-        return "Tensor".into();
-    }
-    o.get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_default()
 }
 
 /// Argument `name` (at `position`) of `op`, which must be a Tensor.

@@ -2,7 +2,7 @@
 //! becomes a Tensor method and a `ferrograd._core` function of the op's name, with PyTorch's
 //! argument rules. Nothing here is written per op.
 
-use super::convert::operand;
+use super::convert::{operand, type_name};
 use super::errors::{run, Work};
 use super::tensor::{operand_work, PyTensor};
 use crate::ops::{self, BinOp, Operand};
@@ -10,13 +10,6 @@ use crate::tensor::Tensor;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-
-fn type_name(o: &Bound<'_, PyAny>) -> String {
-    o.get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_default()
-}
 
 /// PyTorch's message for an argument that must be a Tensor.
 fn must_be_tensor(op: &str, arg: &str, o: &Bound<'_, PyAny>) -> PyErr {

@@ -3,23 +3,13 @@
 //! Tensor`, and the "invalid combination of arguments" of the two-operand ones). `i0`,
 //! `igamma` and `igammac` are the op registries' (py/registry.rs).
 
-use super::convert::operand;
+use super::convert::{operand, type_name};
 use super::errors::{run, Work};
 use super::tensor::{operand_work, PyTensor};
 use crate::ops::special::{self as sp, Polynomial};
 use crate::ops::Operand;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-
-fn type_name(o: &Bound<'_, PyAny>) -> String {
-    if o.cast::<PyTensor>().is_ok() {
-        return "Tensor".into();
-    }
-    o.get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_default()
-}
 
 fn unary(
     name: &str,
