@@ -102,55 +102,140 @@ impl<const K: usize> Nest<K> {
         range: std::ops::Range<usize>,
         mut f: impl FnMut(usize, [usize; K], usize),
     ) {
+        self.for_each_block(range, |pos, b| {
+            for r in 0..b.rows {
+                f(pos + r * b.step, b.row(r), b.len)
+            }
+        })
+    }
+
+    /// [`Nest::for_each_run`] with the runs handed over in blocks (see [`Block`]): all the
+    /// full rows of one outer index at a time, so a kernel loops over them without a call per
+    /// run. `f(pos, block)`: the block's first run starts at output position `pos`.
+    pub fn for_each_block(
+        &self,
+        range: std::ops::Range<usize>,
+        mut f: impl FnMut(usize, Block<K>),
+    ) {
         if range.is_empty() {
             return;
         }
         let nd = self.sizes.len();
         let inner = self.sizes[nd - 1];
         let ist = self.inner_strides();
+        // the dim the rows of a block step along, and its size
+        let (outer, rows_dim) = if nd >= 2 {
+            (self.strides[nd - 2], self.sizes[nd - 2])
+        } else {
+            ([0; K], 1)
+        };
         let mut rows = Rows::new(self, range.start / inner);
         let at = |base: [usize; K], col: usize| -> [usize; K] {
             std::array::from_fn(|k| base[k] + col * ist[k])
+        };
+        let block = |offs: [usize; K], rows: usize, len: usize, step: usize| Block {
+            offs,
+            inner: ist,
+            outer,
+            rows,
+            len,
+            step,
         };
         let mut pos = range.start;
         // a row cut by the start of the range
         let col = pos % inner;
         if col != 0 {
             let len = (inner - col).min(range.end - pos);
-            f(pos, at(rows.base, col), len);
+            f(pos, block(at(rows.base, col), 1, len, inner));
             pos += len;
-            rows.next(self);
+            rows.skip(self, 1);
         }
-        let full_rows = (range.end - pos) / inner;
-        if self.transposed() && inner > TILE {
-            let mut left = full_rows;
-            let mut group = [[0usize; K]; TILE];
-            while left > 0 {
-                let g = left.min(TILE);
-                for b in group.iter_mut().take(g) {
-                    *b = rows.base;
-                    rows.next(self);
-                }
+        let mut left = (range.end - pos) / inner;
+        let tiled = self.transposed() && inner > TILE;
+        while left > 0 {
+            // rows up to the end of the current outer index: their offsets are linear
+            let g = left.min(rows_dim - rows.row_in_dim());
+            if tiled {
+                let g = g.min(TILE);
                 for c0 in (0..inner).step_by(TILE) {
-                    let len = TILE.min(inner - c0);
-                    for (r, &b) in group.iter().take(g).enumerate() {
-                        f(pos + r * inner + c0, at(b, c0), len);
-                    }
+                    f(
+                        pos + c0,
+                        block(at(rows.base, c0), g, TILE.min(inner - c0), inner),
+                    );
                 }
                 pos += g * inner;
                 left -= g;
-            }
-        } else {
-            for _ in 0..full_rows {
-                f(pos, rows.base, inner);
-                pos += inner;
-                rows.next(self);
+                rows.skip(self, g);
+            } else {
+                f(pos, block(rows.base, g, inner, inner));
+                pos += g * inner;
+                left -= g;
+                rows.skip(self, g);
             }
         }
         // a row cut by the end of the range
         if pos < range.end {
-            f(pos, rows.base, range.end - pos);
+            f(pos, block(rows.base, 1, range.end - pos, inner));
         }
+    }
+}
+
+/// Runs of a nest that a kernel can loop over as one: `rows` runs of `len` elements, run `r`
+/// written from output position `r * step` (relative to the block's) and reading operand `k`
+/// from `offs[k] + r * outer[k]` on, with stride `inner[k]`.
+#[derive(Debug, Clone, Copy)]
+pub struct Block<const K: usize> {
+    pub offs: [usize; K],
+    pub inner: [usize; K],
+    pub outer: [usize; K],
+    pub rows: usize,
+    pub len: usize,
+    pub step: usize,
+}
+
+impl<const K: usize> Block<K> {
+    /// One run of `n` elements, every operand read with unit stride from its start.
+    pub fn line(n: usize) -> Block<K> {
+        Block::run([0; K], [1; K], n)
+    }
+
+    /// One run of `n` elements, operand `k` read from `offs[k]` with stride `inner[k]`.
+    pub fn run(offs: [usize; K], inner: [usize; K], n: usize) -> Block<K> {
+        Block {
+            offs,
+            inner,
+            outer: [0; K],
+            rows: 1,
+            len: n,
+            step: n,
+        }
+    }
+
+    /// Each operand's offset of run `r`.
+    #[inline(always)]
+    pub fn row(&self, r: usize) -> [usize; K] {
+        std::array::from_fn(|k| self.offs[k] + r * self.outer[k])
+    }
+
+    /// The output positions the block spans, from its first to its last element.
+    #[inline(always)]
+    pub fn span(&self) -> usize {
+        (self.rows - 1) * self.step + self.len
+    }
+
+    /// True when every element the runs read of operand `k` is inside its `len` elements.
+    #[inline(always)]
+    pub fn fits(&self, k: usize, len: usize) -> bool {
+        (self.rows - 1)
+            .checked_mul(self.outer[k])
+            .and_then(|o| o.checked_add(self.offs[k]))
+            .is_some_and(|last_run| fits(len, last_run, self.inner[k], self.len))
+    }
+
+    /// The output positions of run `r`, relative to the block's first.
+    #[inline(always)]
+    pub fn out(&self, r: usize) -> std::ops::Range<usize> {
+        r * self.step..r * self.step + self.len
     }
 }
 
@@ -175,6 +260,24 @@ impl<const K: usize> Rows<K> {
             }
         }
         Rows { idx, base }
+    }
+
+    /// The current row's index along the innermost outer dim (0 when there is none).
+    fn row_in_dim(&self) -> usize {
+        self.idx.last().copied().unwrap_or(0)
+    }
+
+    /// Moves `g` rows on, `g` not past the end of the innermost outer dim's current pass.
+    fn skip(&mut self, nest: &Nest<K>, g: usize) {
+        if let Some(d) = self.idx.len().checked_sub(1) {
+            if g > 1 {
+                self.idx[d] += g - 1;
+                for (b, s) in self.base.iter_mut().zip(nest.strides[d]) {
+                    *b += (g - 1) * s;
+                }
+            }
+        }
+        self.next(nest);
     }
 
     fn next(&mut self, nest: &Nest<K>) {
@@ -326,7 +429,7 @@ fn piece(n: usize, strides: &[usize]) -> usize {
 }
 
 #[inline(always)]
-fn run1_body<T: Copy, U, F: Map1<T, U>>(
+fn run1_row<T: Copy, U, F: Map1<T, U>>(
     a: &[T],
     oa: usize,
     sa: usize,
@@ -352,7 +455,7 @@ fn run1_body<T: Copy, U, F: Map1<T, U>>(
 
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn run2_body<A: Copy, B: Copy, U, F: Map2<A, B, U>>(
+fn run2_row<A: Copy, B: Copy, U, F: Map2<A, B, U>>(
     a: &[A],
     oa: usize,
     sa: usize,
@@ -367,7 +470,7 @@ fn run2_body<A: Copy, B: Copy, U, F: Map2<A, B, U>>(
     let mut ba: Buf<A> = [const { MaybeUninit::uninit() }; CHUNK];
     let mut bb: Buf<B> = [const { MaybeUninit::uninit() }; CHUNK];
     for (c, d) in dst.chunks_mut(len).enumerate() {
-        // SAFETY: as in run1_body, for each operand.
+        // SAFETY: as in run1_row, for each operand.
         unsafe {
             let (a, sa) = part(a, sa, c * len, d.len(), &mut ba);
             let (b, sb) = part(b, sb, c * len, d.len(), &mut bb);
@@ -383,7 +486,7 @@ fn run2_body<A: Copy, B: Copy, U, F: Map2<A, B, U>>(
 
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn run3_body<C: Copy, A: Copy, B: Copy, U, F: Map3<C, A, B, U>>(
+fn run3_row<C: Copy, A: Copy, B: Copy, U, F: Map3<C, A, B, U>>(
     c: &[C],
     oc: usize,
     sc: usize,
@@ -407,7 +510,7 @@ fn run3_body<C: Copy, A: Copy, B: Copy, U, F: Map3<C, A, B, U>>(
     let mut ba: Buf<A> = [const { MaybeUninit::uninit() }; CHUNK];
     let mut bb: Buf<B> = [const { MaybeUninit::uninit() }; CHUNK];
     for (i, d) in dst.chunks_mut(len).enumerate() {
-        // SAFETY: as in run1_body, for each operand.
+        // SAFETY: as in run1_row, for each operand.
         unsafe {
             let (c, sc) = part(c, sc, i * len, d.len(), &mut bc);
             let (a, sa) = part(a, sa, i * len, d.len(), &mut ba);
@@ -423,6 +526,150 @@ fn run3_body<C: Copy, A: Copy, B: Copy, U, F: Map3<C, A, B, U>>(
                 _ => loop3(c, 0, a, 0, b, 0, d, f),
             }
         }
+    }
+}
+
+/// The runs of a block, each by `run1_row`.
+#[inline(always)]
+fn run1_body<T: Copy, U, F: Map1<T, U>>(
+    a: &[T],
+    blk: &Block<1>,
+    dst: &mut [MaybeUninit<U>],
+    f: &F,
+) {
+    // (loops, not closures: a closure would be compiled without the caller's target features)
+    let [sa] = blk.inner;
+    if sa <= 1 && blk.len > 0 {
+        // unit and zero strides: the loop for the stride chosen once for all the runs
+        assert!(
+            blk.fits(0, a.len()),
+            "elementwise block outside its operand"
+        );
+        macro_rules! runs {
+            ($sa:literal) => {
+                for r in 0..blk.rows {
+                    let [oa] = blk.row(r);
+                    // SAFETY: `blk.fits` checked that the last element of the last run is
+                    // inside `a`; so every run's `len` elements with its stride are (offsets
+                    // grow with the run, the stride is 0 or 1).
+                    unsafe { loop1(a.get_unchecked(oa..), $sa, &mut dst[blk.out(r)], f) }
+                }
+            };
+        }
+        match sa {
+            1 => runs!(1),
+            _ => runs!(0),
+        }
+        return;
+    }
+    for r in 0..blk.rows {
+        let [oa] = blk.row(r);
+        run1_row(a, oa, sa, &mut dst[blk.out(r)], f)
+    }
+}
+
+/// The runs of a block, each by `run2_row`.
+#[inline(always)]
+fn run2_body<A: Copy, B: Copy, U, F: Map2<A, B, U>>(
+    a: &[A],
+    b: &[B],
+    blk: &Block<2>,
+    dst: &mut [MaybeUninit<U>],
+    f: &F,
+) {
+    let [sa, sb] = blk.inner;
+    if sa <= 1 && sb <= 1 && blk.len > 0 {
+        // unit and zero strides: the loop for the strides chosen once for all the runs
+        assert!(
+            blk.fits(0, a.len()) && blk.fits(1, b.len()),
+            "elementwise block outside its operands"
+        );
+        macro_rules! runs {
+            ($sa:literal, $sb:literal) => {
+                for r in 0..blk.rows {
+                    let [oa, ob] = blk.row(r);
+                    // SAFETY: `blk.fits` checked, for each operand, that the last element of
+                    // the last run is inside it; so every run's `len` elements with its
+                    // stride are (offsets grow with the run, strides are 0 or 1).
+                    unsafe {
+                        loop2(
+                            a.get_unchecked(oa..),
+                            $sa,
+                            b.get_unchecked(ob..),
+                            $sb,
+                            &mut dst[blk.out(r)],
+                            f,
+                        )
+                    }
+                }
+            };
+        }
+        match (sa, sb) {
+            (1, 1) => runs!(1, 1),
+            (1, _) => runs!(1, 0),
+            (_, 1) => runs!(0, 1),
+            _ => runs!(0, 0),
+        }
+        return;
+    }
+    for r in 0..blk.rows {
+        let [oa, ob] = blk.row(r);
+        run2_row(a, oa, sa, b, ob, sb, &mut dst[blk.out(r)], f)
+    }
+}
+
+/// The runs of a block, each by `run3_row`.
+#[inline(always)]
+fn run3_body<C: Copy, A: Copy, B: Copy, U, F: Map3<C, A, B, U>>(
+    c: &[C],
+    a: &[A],
+    b: &[B],
+    blk: &Block<3>,
+    dst: &mut [MaybeUninit<U>],
+    f: &F,
+) {
+    let [sc, sa, sb] = blk.inner;
+    if sc <= 1 && sa <= 1 && sb <= 1 && blk.len > 0 {
+        // unit and zero strides: the loop for the strides chosen once for all the runs
+        assert!(
+            blk.fits(0, c.len()) && blk.fits(1, a.len()) && blk.fits(2, b.len()),
+            "elementwise block outside its operands"
+        );
+        macro_rules! runs {
+            ($sc:literal, $sa:literal, $sb:literal) => {
+                for r in 0..blk.rows {
+                    let [oc, oa, ob] = blk.row(r);
+                    // SAFETY: as in run2_body, for each operand.
+                    unsafe {
+                        loop3(
+                            c.get_unchecked(oc..),
+                            $sc,
+                            a.get_unchecked(oa..),
+                            $sa,
+                            b.get_unchecked(ob..),
+                            $sb,
+                            &mut dst[blk.out(r)],
+                            f,
+                        )
+                    }
+                }
+            };
+        }
+        match (sc, sa, sb) {
+            (1, 1, 1) => runs!(1, 1, 1),
+            (1, 1, _) => runs!(1, 1, 0),
+            (1, _, 1) => runs!(1, 0, 1),
+            (1, _, _) => runs!(1, 0, 0),
+            (_, 1, 1) => runs!(0, 1, 1),
+            (_, 1, _) => runs!(0, 1, 0),
+            (_, _, 1) => runs!(0, 0, 1),
+            _ => runs!(0, 0, 0),
+        }
+        return;
+    }
+    for r in 0..blk.rows {
+        let [oc, oa, ob] = blk.row(r);
+        run3_row(c, oc, sc, a, oa, sa, b, ob, sb, &mut dst[blk.out(r)], f)
     }
 }
 
@@ -442,66 +689,54 @@ pub(crate) mod wide {
             pub fn $ri2<T: Copy, B: Copy, F: Map2<T, B, T>>(
                 d: &mut [T],
                 s: &[B],
-                ss: usize,
+                blk: &Block<2>,
                 f: &F,
             ) {
-                inplace2_body(d, s, ss, f)
+                inplace2_body(d, s, blk, f)
             }
 
             #[target_feature(enable = $feat)]
             pub fn $ri3<T: Copy, A: Copy, B: Copy, F: Map3<T, A, B, T>>(
                 d: &mut [T],
                 a: &[A],
-                sa: usize,
                 b: &[B],
-                sb: usize,
+                blk: &Block<3>,
                 f: &F,
             ) {
-                inplace3_body(d, a, sa, b, sb, f)
+                inplace3_body(d, a, b, blk, f)
             }
 
             #[target_feature(enable = $feat)]
             pub fn $r1<T: Copy, U, F: Map1<T, U>>(
                 a: &[T],
-                oa: usize,
-                sa: usize,
+                blk: &Block<1>,
                 dst: &mut [MaybeUninit<U>],
                 f: &F,
             ) {
-                run1_body(a, oa, sa, dst, f)
+                run1_body(a, blk, dst, f)
             }
 
             #[target_feature(enable = $feat)]
-            #[allow(clippy::too_many_arguments)]
             pub fn $r2<A: Copy, B: Copy, U, F: Map2<A, B, U>>(
                 a: &[A],
-                oa: usize,
-                sa: usize,
                 b: &[B],
-                ob: usize,
-                sb: usize,
+                blk: &Block<2>,
                 dst: &mut [MaybeUninit<U>],
                 f: &F,
             ) {
-                run2_body(a, oa, sa, b, ob, sb, dst, f)
+                run2_body(a, b, blk, dst, f)
             }
 
             #[target_feature(enable = $feat)]
-            #[allow(clippy::too_many_arguments)]
             pub fn $r3<C: Copy, A: Copy, B: Copy, U, F: Map3<C, A, B, U>>(
                 c: &[C],
-                oc: usize,
-                sc: usize,
                 a: &[A],
-                oa: usize,
-                sa: usize,
                 b: &[B],
-                ob: usize,
-                sb: usize,
+                blk: &Block<3>,
                 dst: &mut [MaybeUninit<U>],
                 f: &F,
             ) {
-                run3_body(c, oc, sc, a, oa, sa, b, ob, sb, dst, f)
+                run3_body(c, a, b, blk, dst, f)
             }
         };
     }
@@ -540,71 +775,54 @@ fn inplace_run<T: Copy, F: Map1<T, T>>(d: &mut [T], f: &F) {
     best!(inplace_body, inplace_avx512, inplace_avx2; d, f)
 }
 
-/// `dst[i] = f(a[oa + i * sa])`.
+/// `dst[..] = f(a[..])` over the runs of `blk`, `dst` holding its span.
 #[inline]
-pub fn run1<T: Copy, U, F: Map1<T, U>>(
-    a: &[T],
-    oa: usize,
-    sa: usize,
-    dst: &mut [MaybeUninit<U>],
-    f: &F,
-) {
-    best!(run1_body, run1_avx512, run1_avx2; a, oa, sa, dst, f)
+pub fn run1<T: Copy, U, F: Map1<T, U>>(a: &[T], blk: &Block<1>, dst: &mut [MaybeUninit<U>], f: &F) {
+    best!(run1_body, run1_avx512, run1_avx2; a, blk, dst, f)
 }
 
-/// `dst[i] = f(a[oa + i * sa], b[ob + i * sb])`.
+/// `dst[..] = f(a[..], b[..])` over the runs of `blk`, `dst` holding its span.
 #[inline]
-#[allow(clippy::too_many_arguments)]
 pub fn run2<A: Copy, B: Copy, U, F: Map2<A, B, U>>(
     a: &[A],
-    oa: usize,
-    sa: usize,
     b: &[B],
-    ob: usize,
-    sb: usize,
+    blk: &Block<2>,
     dst: &mut [MaybeUninit<U>],
     f: &F,
 ) {
-    best!(run2_body, run2_avx512, run2_avx2; a, oa, sa, b, ob, sb, dst, f)
+    best!(run2_body, run2_avx512, run2_avx2; a, b, blk, dst, f)
 }
 
-/// `dst[i] = f(c[..], a[..], b[..])`, each read from its offset with its stride.
+/// `dst[..] = f(c[..], a[..], b[..])` over the runs of `blk`, `dst` holding its span.
 #[inline]
-#[allow(clippy::too_many_arguments)]
 fn run3<C: Copy, A: Copy, B: Copy, U, F: Map3<C, A, B, U>>(
     c: &[C],
-    oc: usize,
-    sc: usize,
     a: &[A],
-    oa: usize,
-    sa: usize,
     b: &[B],
-    ob: usize,
-    sb: usize,
+    blk: &Block<3>,
     dst: &mut [MaybeUninit<U>],
     f: &F,
 ) {
-    best!(run3_body, run3_avx512, run3_avx2; c, oc, sc, a, oa, sa, b, ob, sb, dst, f)
+    best!(run3_body, run3_avx512, run3_avx2; c, a, b, blk, dst, f)
 }
 
-/// A fresh row-major output of `nest`, filled run by run by `run(dst_run, offsets, strides)`,
+/// A fresh row-major output of `nest`, filled block by block by `run(dst_span, block)`,
 /// split across threads from `threshold` elements on.
 fn fill<const K: usize, U: Send>(
     nest: &Nest<K>,
     threshold: usize,
-    run: impl Fn(&mut [MaybeUninit<U>], [usize; K], [usize; K]) + Sync,
+    run: impl Fn(&mut [MaybeUninit<U>], &Block<K>) + Sync,
 ) -> Result<Vec<U>> {
     let n = nest.numel();
-    let st = nest.inner_strides();
     // a strided (gathering) inner loop costs several times a contiguous one per element
-    let threshold = if st.iter().any(|&s| s > 1) {
+    let threshold = if nest.inner_strides().iter().any(|&s| s > 1) {
         threshold.min(PAR_THRESHOLD_COSTLY)
     } else {
         threshold
     };
     build_with(n, threshold, |start, dst| {
-        nest.for_each_run(start..start + dst.len(), |pos, offs, len| {
-            run(&mut dst[pos - start..pos - start + len], offs, st)
+        nest.for_each_block(start..start + dst.len(), |pos, blk| {
+            run(&mut dst[pos - start..pos - start + blk.span()], &blk)
         });
         dst.len()
     })
@@ -643,7 +861,7 @@ where
     if let Some(t) = Transposed::of(&nest) {
         return t.map(src, threshold, &f);
     }
-    fill(&nest, threshold, |dst, [o], [s]| run1(src, o, s, dst, &f))
+    fill(&nest, threshold, |dst, blk| run1(src, blk, dst, &f))
 }
 
 /// A one-operand nest whose last two dims are a transpose: the operand steps 1 along rows and
@@ -737,9 +955,8 @@ impl<'n> Transposed<'n> {
                 } else {
                     // a cut stripe: element runs, as the general path
                     let stop = end.min(stripe_start + stripe_len);
-                    let st = self.nest.inner_strides();
-                    self.nest.for_each_run(pos..stop, |p, [o], len| {
-                        run1(src, o, st[0], &mut dst[p - start..p - start + len], f)
+                    self.nest.for_each_block(pos..stop, |p, blk| {
+                        run1(src, &blk, &mut dst[p - start..p - start + blk.span()], f)
                     });
                     pos = stop;
                 }
@@ -779,9 +996,7 @@ where
         return Ok(Vec::new());
     }
     let nest = Nest::new([la, lb]);
-    fill(&nest, threshold, |dst, [oa, ob], [sa, sb]| {
-        run2(a, oa, sa, b, ob, sb, dst, &f)
-    })
+    fill(&nest, threshold, |dst, blk| run2(a, b, blk, dst, &f))
 }
 
 /// `out[i] = f(c[i], a[i], b[i])`, all three layouts broadcast to the output shape.
@@ -805,9 +1020,7 @@ where
         return Ok(Vec::new());
     }
     let nest = Nest::new([lc, la, lb]);
-    fill(&nest, PAR_THRESHOLD, |dst, [oc, oa, ob], [sc, sa, sb]| {
-        run3(c, oc, sc, a, oa, sa, b, ob, sb, dst, &f)
-    })
+    fill(&nest, PAR_THRESHOLD, |dst, blk| run3(c, a, b, blk, dst, &f))
 }
 
 /// The blocks of `src` at `bases`, one after the other: block `b` is `block` (a layout at
@@ -847,7 +1060,6 @@ pub fn gather_blocks<T: Copy + Send + Sync>(
         });
     }
     let nest = Nest::new([block]);
-    let [st] = nest.inner_strides();
     build_with(n, PAR_THRESHOLD, |start, dst| {
         let end = start + dst.len();
         let mut pos = start;
@@ -855,9 +1067,10 @@ pub fn gather_blocks<T: Copy + Send + Sync>(
             let (b, within) = (pos / per, pos % per);
             let stop = end.min((b + 1) * per);
             let base = bases[b];
-            nest.for_each_run(within..within + (stop - pos), |p, [o], len| {
+            nest.for_each_block(within..within + (stop - pos), |p, mut blk| {
                 let at = pos - start + (p - within);
-                run1(src, base + o, st, &mut dst[at..at + len], &|x| x)
+                blk.offs[0] += base;
+                run1(src, &blk, &mut dst[at..at + blk.span()], &|x| x)
             });
             pos = stop;
         }
@@ -1065,8 +1278,8 @@ pub fn map_inplace2<T, B, F>(
     if let Some(r) = layout.contiguous_range() {
         // output positions are storage places from r.start on
         let run = |start: usize, blk: &mut [T]| {
-            nest.for_each_run(start..start + blk.len(), |pos, [_, os], len| {
-                inplace2_run(&mut blk[pos - start..pos - start + len], src, os, ss, &f)
+            nest.for_each_block(start..start + blk.len(), |pos, b| {
+                inplace2_run(&mut blk[pos - start..pos - start + b.span()], src, &b, &f)
             })
         };
         let d = &mut dst[r];
@@ -1079,7 +1292,8 @@ pub fn map_inplace2<T, B, F>(
     }
     nest.for_each_run(0..n, |_, [od, os], len| {
         if sd == 1 {
-            inplace2_run(&mut dst[od..od + len], src, os, ss, &f);
+            let run = Block::run([od, os], [sd, ss], len);
+            inplace2_run(&mut dst[od..od + len], src, &run, &f);
         } else {
             for i in 0..len {
                 let x = &mut dst[od + i * sd];
@@ -1089,22 +1303,60 @@ pub fn map_inplace2<T, B, F>(
     });
 }
 
-/// `d[i] = f(d[i], src[os + i * ss])`, compiled for the best instruction set the CPU has.
-fn inplace2_run<T: Copy, B: Copy, F: Map2<T, B, T>>(
-    d: &mut [T],
-    src: &[B],
-    os: usize,
-    ss: usize,
-    f: &F,
-) {
-    let s = operand(src, os, ss, d.len());
-    best!(inplace2_body, inplace2_avx512, inplace2_avx2; d, s, ss, f)
+/// `d[..] = f(d[..], src[..])` over the runs of `blk` (`d` holding its span), compiled for the
+/// best instruction set the CPU has.
+fn inplace2_run<T: Copy, B: Copy, F: Map2<T, B, T>>(d: &mut [T], src: &[B], blk: &Block<2>, f: &F) {
+    best!(inplace2_body, inplace2_avx512, inplace2_avx2; d, src, blk, f)
 }
 
-/// The loop of `inplace2_run` (`s` from the run's first element on): unit and zero strides
-/// vectorise; other strides are gathered chunk by chunk.
+/// The runs of a block, each by `inplace2_row`.
 #[inline(always)]
-fn inplace2_body<T: Copy, B: Copy, F: Map2<T, B, T>>(d: &mut [T], s: &[B], ss: usize, f: &F) {
+fn inplace2_body<T: Copy, B: Copy, F: Map2<T, B, T>>(
+    d: &mut [T],
+    src: &[B],
+    blk: &Block<2>,
+    f: &F,
+) {
+    let ss = blk.inner[1];
+    if ss <= 1 && blk.len > 0 {
+        // unit and zero strides: the loop for the stride chosen once for all the runs
+        assert!(
+            blk.fits(1, src.len()),
+            "elementwise block outside its operand"
+        );
+        for r in 0..blk.rows {
+            let [_, os] = blk.row(r);
+            let d = &mut d[blk.out(r)];
+            // SAFETY: `blk.fits` checked that the last element of the last run is inside
+            // `src`, so every run's first element is.
+            let s = unsafe { src.get_unchecked(os..) };
+            match ss {
+                1 => {
+                    for (x, &y) in d.iter_mut().zip(s) {
+                        *x = f.call(*x, y);
+                    }
+                }
+                _ => {
+                    let y = s[0];
+                    for x in d.iter_mut() {
+                        *x = f.call(*x, y);
+                    }
+                }
+            }
+        }
+        return;
+    }
+    for r in 0..blk.rows {
+        let [_, os] = blk.row(r);
+        let d = &mut d[blk.out(r)];
+        inplace2_row(d, operand(src, os, ss, d.len()), ss, f)
+    }
+}
+
+/// The loop of one run of `inplace2_run` (`s` from the run's first element on): unit and zero
+/// strides vectorise; other strides are gathered chunk by chunk.
+#[inline(always)]
+fn inplace2_row<T: Copy, B: Copy, F: Map2<T, B, T>>(d: &mut [T], s: &[B], ss: usize, f: &F) {
     match ss {
         1 => {
             for (x, &y) in d.iter_mut().zip(s) {
@@ -1172,9 +1424,8 @@ pub fn map_inplace3<T, A, B, F>(
     if let Some(r) = layout.contiguous_range() {
         // output positions are storage places from r.start on
         let run = |start: usize, blk: &mut [T]| {
-            nest.for_each_run(start..start + blk.len(), |pos, [_, oa, ob], len| {
-                let d = &mut blk[pos - start..pos - start + len];
-                inplace3_run(d, a, oa, sa, b, ob, sb, &f)
+            nest.for_each_block(start..start + blk.len(), |pos, r| {
+                inplace3_run(&mut blk[pos - start..pos - start + r.span()], a, b, &r, &f)
             })
         };
         let d = &mut dst[r];
@@ -1187,7 +1438,8 @@ pub fn map_inplace3<T, A, B, F>(
     }
     nest.for_each_run(0..n, |_, [od, oa, ob], len| {
         if sd == 1 {
-            inplace3_run(&mut dst[od..od + len], a, oa, sa, b, ob, sb, &f);
+            let run = Block::run([od, oa, ob], [sd, sa, sb], len);
+            inplace3_run(&mut dst[od..od + len], a, b, &run, &f);
         } else {
             for i in 0..len {
                 let x = &mut dst[od + i * sd];
@@ -1197,60 +1449,106 @@ pub fn map_inplace3<T, A, B, F>(
     });
 }
 
-/// `d[i] = f(d[i], a[oa + i * sa], b[ob + i * sb])`, compiled for the best instruction set the
-/// CPU has.
-#[allow(clippy::too_many_arguments)]
+/// `d[..] = f(d[..], a[..], b[..])` over the runs of `blk` (`d` holding its span), compiled
+/// for the best instruction set the CPU has.
 fn inplace3_run<T: Copy, A: Copy, B: Copy, F: Map3<T, A, B, T>>(
     d: &mut [T],
     a: &[A],
-    oa: usize,
-    sa: usize,
     b: &[B],
-    ob: usize,
-    sb: usize,
+    blk: &Block<3>,
     f: &F,
 ) {
-    let (a, b) = (operand(a, oa, sa, d.len()), operand(b, ob, sb, d.len()));
-    best!(inplace3_body, inplace3_avx512, inplace3_avx2; d, a, sa, b, sb, f)
+    best!(inplace3_body, inplace3_avx512, inplace3_avx2; d, a, b, blk, f)
 }
 
-/// The loop of `inplace3_run` (`a`, `b` from the run's first element on): unit and zero
-/// strides vectorise; other strides are gathered chunk by chunk, as in `run3_body`.
+/// The runs of a block, each by `inplace3_row`.
 #[inline(always)]
 fn inplace3_body<T: Copy, A: Copy, B: Copy, F: Map3<T, A, B, T>>(
     d: &mut [T],
     a: &[A],
+    b: &[B],
+    blk: &Block<3>,
+    f: &F,
+) {
+    let [_, sa, sb] = blk.inner;
+    if sa <= 1 && sb <= 1 && blk.len > 0 {
+        // unit and zero strides: the loop for the strides chosen once for all the runs
+        assert!(
+            blk.fits(1, a.len()) && blk.fits(2, b.len()),
+            "elementwise block outside its operands"
+        );
+        macro_rules! runs {
+            ($sa:literal, $sb:literal) => {
+                for r in 0..blk.rows {
+                    let [_, oa, ob] = blk.row(r);
+                    // SAFETY: as in run2_body, for each operand.
+                    unsafe {
+                        loop3_inplace(
+                            &mut d[blk.out(r)],
+                            a.get_unchecked(oa..),
+                            $sa,
+                            b.get_unchecked(ob..),
+                            $sb,
+                            f,
+                        )
+                    }
+                }
+            };
+        }
+        match (sa, sb) {
+            (1, 1) => runs!(1, 1),
+            (1, _) => runs!(1, 0),
+            (_, 1) => runs!(0, 1),
+            _ => runs!(0, 0),
+        }
+        return;
+    }
+    for r in 0..blk.rows {
+        let [_, oa, ob] = blk.row(r);
+        let d = &mut d[blk.out(r)];
+        let (a, b) = (operand(a, oa, sa, d.len()), operand(b, ob, sb, d.len()));
+        inplace3_row(d, a, sa, b, sb, f)
+    }
+}
+
+/// `d[i] = f(d[i], a[i * sa], b[i * sb])`, called with literal strides.
+///
+/// # Safety
+/// `(d.len() - 1) * s < x.len()` for each operand `x` with stride `s` (`d` not empty).
+#[inline(always)]
+unsafe fn loop3_inplace<T: Copy, A: Copy, B: Copy, F: Map3<T, A, B, T>>(
+    d: &mut [T],
+    a: &[A],
     sa: usize,
     b: &[B],
     sb: usize,
     f: &F,
 ) {
-    /// `d[i] = f(d[i], a[i * sa], b[i * sb])`, called with literal strides.
-    ///
-    /// # Safety
-    /// `(d.len() - 1) * s < x.len()` for each operand `x` with stride `s` (`d` not empty).
-    #[inline(always)]
-    unsafe fn body<T: Copy, A: Copy, B: Copy, F: Map3<T, A, B, T>>(
-        d: &mut [T],
-        a: &[A],
-        sa: usize,
-        b: &[B],
-        sb: usize,
-        f: &F,
-    ) {
-        for (i, x) in d.iter_mut().enumerate() {
-            // SAFETY: i < d.len(), so i * s <= (d.len() - 1) * s < x.len() for each operand,
-            // the caller's promise.
-            *x = f.call(*x, unsafe { *a.get_unchecked(i * sa) }, unsafe {
-                *b.get_unchecked(i * sb)
-            });
-        }
+    for (i, x) in d.iter_mut().enumerate() {
+        // SAFETY: i < d.len(), so i * s <= (d.len() - 1) * s < x.len() for each operand,
+        // the caller's promise.
+        *x = f.call(*x, unsafe { *a.get_unchecked(i * sa) }, unsafe {
+            *b.get_unchecked(i * sb)
+        });
     }
+}
+
+/// The loop of one run of `inplace3_run` (`a`, `b` from the run's first element on): unit
+/// and zero strides vectorise; other strides are gathered chunk by chunk, as in `run3_row`.
+#[inline(always)]
+fn inplace3_row<T: Copy, A: Copy, B: Copy, F: Map3<T, A, B, T>>(
+    d: &mut [T],
+    a: &[A],
+    sa: usize,
+    b: &[B],
+    sb: usize,
+    f: &F,
+) {
     let len = piece(d.len(), &[sa, sb]);
     let mut ba: Buf<A> = [const { MaybeUninit::uninit() }; CHUNK];
     let mut bb: Buf<B> = [const { MaybeUninit::uninit() }; CHUNK];
     for (i, dc) in d.chunks_mut(len).enumerate() {
-        // SAFETY: the caller (`inplace3_run`, through `operand`) checked that the whole run
+        // SAFETY: the caller (`inplace3_body`, through `operand`) checked that the whole run
         // fits in `a` and `b` with their strides; this chunk is a non-empty part of it, no
         // longer than CHUNK when a stride is above 1; `part` returns slices of at least
         // `dc.len()` elements read with a stride of 0 or 1.
@@ -1258,10 +1556,10 @@ fn inplace3_body<T: Copy, A: Copy, B: Copy, F: Map3<T, A, B, T>>(
             let (a, sa) = part(a, sa, i * len, dc.len(), &mut ba);
             let (b, sb) = part(b, sb, i * len, dc.len(), &mut bb);
             match (sa, sb) {
-                (1, 1) => body(dc, a, 1, b, 1, f),
-                (1, _) => body(dc, a, 1, b, 0, f),
-                (_, 1) => body(dc, a, 0, b, 1, f),
-                _ => body(dc, a, 0, b, 0, f),
+                (1, 1) => loop3_inplace(dc, a, 1, b, 1, f),
+                (1, _) => loop3_inplace(dc, a, 1, b, 0, f),
+                (_, 1) => loop3_inplace(dc, a, 0, b, 1, f),
+                _ => loop3_inplace(dc, a, 0, b, 0, f),
             }
         }
     }
@@ -1351,6 +1649,51 @@ mod tests {
         map_inplace3(&mut d, &ld, &a, &la, &b, &lb, false, f);
         let got = unary(&d, &ld, |x: f64| x).unwrap();
         assert_eq!(got, expected);
+    }
+
+    /// Offset of row-major output position `pos` in operand layout `l`.
+    fn offset_of(l: &Layout, mut pos: usize) -> usize {
+        let mut off = l.offset;
+        for d in (0..l.shape.len()).rev() {
+            off += (pos % l.shape[d]) * l.strides[d];
+            pos /= l.shape[d];
+        }
+        off
+    }
+
+    #[test]
+    fn blocks_visit_every_position_once_with_its_offsets() {
+        // broadcasts, a transpose wide enough to be tiled, slices, and ranges that cut rows
+        // and outer dims, as the threads' pieces do
+        let shape = vec![2, 1000, 300];
+        let a = Layout::contiguous(vec![2, 300, 1000]).transpose(1, 2);
+        let b = Layout::contiguous(vec![1000, 1])
+            .broadcast_to(&shape)
+            .unwrap();
+        let c = Layout::contiguous(vec![2, 2000, 600])
+            .slice(1, 1, 1000, 2)
+            .slice(2, 0, 300, 2);
+        let nest = Nest::new([&a, &b, &c]);
+        assert!(nest.transposed());
+        let n = nest.numel();
+        for range in [0..n, 5..n - 3, 299..601, 299_999..300_001, 1000..400_000] {
+            let mut seen = vec![0u8; n];
+            nest.for_each_block(range.clone(), |pos, blk| {
+                for r in 0..blk.rows {
+                    let offs = blk.row(r);
+                    for i in 0..blk.len {
+                        let p = pos + blk.out(r).start + i;
+                        seen[p] += 1;
+                        for (k, l) in [&a, &b, &c].into_iter().enumerate() {
+                            assert_eq!(offs[k] + i * blk.inner[k], offset_of(l, p), "{p} {k}");
+                        }
+                    }
+                }
+            });
+            for (p, &v) in seen.iter().enumerate() {
+                assert_eq!(v, u8::from(range.contains(&p)), "position {p} of {range:?}");
+            }
+        }
     }
 
     #[test]

@@ -1158,7 +1158,7 @@ mod tests {
     use super::*;
     #[cfg(target_arch = "x86_64")]
     use crate::kernels::elementwise::wide;
-    use crate::kernels::elementwise::{run1, run2, Map1, Map2};
+    use crate::kernels::elementwise::{run1, run2, Block, Map1, Map2};
     use std::mem::MaybeUninit;
 
     /// The functions as the engine's kernel types (as `float_unary!` makes them for the ops).
@@ -1220,7 +1220,12 @@ mod tests {
 
     /// `dst[i] = k(src[i])` through the engine's dispatching loop.
     fn map_into<K: Map1<f64, f64>>(k: &K, src: &[f64], dst: &mut [f64]) {
-        run1(src, 0, 1, as_uninit(&mut dst[..src.len()]), k)
+        run1(
+            src,
+            &Block::line(src.len()),
+            as_uninit(&mut dst[..src.len()]),
+            k,
+        )
     }
 
     type F64 = fn(f64) -> f64;
@@ -1999,7 +2004,13 @@ mod tests {
             check(name, "engine", &out);
         }
         let mut out = vec![0.0; xs.len()];
-        run2(&ys, 0, 1, xs, 0, 1, as_uninit(&mut out), &Atan2);
+        run2(
+            &ys,
+            xs,
+            &Block::line(out.len()),
+            as_uninit(&mut out),
+            &Atan2,
+        );
         check2("engine", &out);
         // short and odd lengths (below 64 the engine runs the plain loop)
         for n in [0, 1, 5, 15, 16, 17, 31, 63, 64, 65, 100] {
@@ -2033,7 +2044,15 @@ mod tests {
             }
             if avx2 {
                 // SAFETY: avx2 and fma were detected above.
-                unsafe { wide::run2_avx2(&ys, 0, 1, xs, 0, 1, as_uninit(&mut out), &Atan2) };
+                unsafe {
+                    wide::run2_avx2(
+                        &ys,
+                        xs,
+                        &Block::line(out.len()),
+                        as_uninit(&mut out),
+                        &Atan2,
+                    )
+                };
                 check2("avx2", &out);
             }
             if !avx2 {
@@ -2134,12 +2153,24 @@ mod tests {
         let (yc, xc) = (chunk(&ys, 0), chunk(&xs, 0));
         // SAFETY: avx2 and fma were detected above.
         let t_avx2 = time(&mut |_| unsafe {
-            wide::run2_avx2(&yc, 0, 1, &xc, 0, 1, as_uninit(&mut out), &Atan2);
+            wide::run2_avx2(
+                &yc,
+                &xc,
+                &Block::line(out.len()),
+                as_uninit(&mut out),
+                &Atan2,
+            );
         });
         let t_avx512 = if avx512 {
             // SAFETY: avx512f, avx512dq (and avx2, fma) were detected above.
             time(&mut |_| unsafe {
-                wide::run2_avx512(&yc, 0, 1, &xc, 0, 1, as_uninit(&mut out), &Atan2);
+                wide::run2_avx512(
+                    &yc,
+                    &xc,
+                    &Block::line(out.len()),
+                    as_uninit(&mut out),
+                    &Atan2,
+                );
             })
         } else {
             f64::NAN
@@ -2175,13 +2206,13 @@ mod tests {
                     #[cfg(target_arch = "x86_64")]
                     avx2: |s, d| {
                         // SAFETY: `Unary`'s contract: the caller checked avx2 and fma
-                        unsafe { wide::run1_avx2(s, 0, 1, d, &$k) }
+                        unsafe { wide::run1_avx2(s, &Block::line(d.len()), d, &$k) }
                     },
                     #[cfg(target_arch = "x86_64")]
                     avx512: |s, d| {
                         // SAFETY: `Unary`'s contract: the caller checked avx512f, avx512dq,
                         // avx2 and fma
-                        unsafe { wide::run1_avx512(s, 0, 1, d, &$k) }
+                        unsafe { wide::run1_avx512(s, &Block::line(d.len()), d, &$k) }
                     },
                     dispatch: |s, d| map_into(&$k, s, d),
                 })),*]
