@@ -109,11 +109,11 @@ impl Math for f32 {
     }
     #[inline(always)]
     fn lgamma_(self) -> f32 {
-        lgamma::f32(self)
+        lgamma_vec(self as f64) as f32
     }
     #[inline(always)]
     fn digamma_(self) -> f32 {
-        digamma_f64(self as f64) as f32
+        digamma_vec(self as f64) as f32
     }
     #[inline(always)]
     fn atan2_(self, x: f32) -> f32 {
@@ -209,11 +209,11 @@ impl Math for f64 {
     }
     #[inline(always)]
     fn lgamma_(self) -> f64 {
-        lgamma::f64(self)
+        lgamma_vec(self)
     }
     #[inline(always)]
     fn digamma_(self) -> f64 {
-        digamma_f64(self)
+        digamma_vec(self)
     }
     #[inline(always)]
     fn atan2_(self, x: f64) -> f64 {
@@ -237,39 +237,6 @@ impl Math for f64 {
     fn igammac_(self, x: f64) -> f64 {
         super::special::igammac(self, x)
     }
-}
-
-/// log|gamma(x)|, as PyTorch's CPU kernel computes it (one `lgamma` call per element): the C
-/// library's on glibc (several times faster than the `libm` crate's port of musl), the `libm`
-/// crate's elsewhere.
-mod lgamma {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    mod sys {
-        use std::ffi::c_int;
-        extern "C" {
-            // the reentrant forms: the sign goes to `sign`, not to the global `signgam`
-            fn lgammaf_r(x: f32, sign: *mut c_int) -> f32;
-            fn lgamma_r(x: f64, sign: *mut c_int) -> f64;
-        }
-        #[inline]
-        pub fn f32(x: f32) -> f32 {
-            let mut sign: c_int = 0;
-            // SAFETY: lgammaf_r reads x and writes one c_int through `sign`, a valid pointer
-            // to a local that outlives the call; it has no other side effect and is thread-safe.
-            unsafe { lgammaf_r(x, &mut sign) }
-        }
-        #[inline]
-        pub fn f64(x: f64) -> f64 {
-            let mut sign: c_int = 0;
-            // SAFETY: as in `f32` above, for lgamma_r.
-            unsafe { lgamma_r(x, &mut sign) }
-        }
-    }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    mod sys {
-        pub use libm::{lgamma as f64, lgammaf as f32};
-    }
-    pub use sys::{f32, f64};
 }
 
 /// C99's powf(a, b), computed in float64 as 2^(b log2 |a|) with vmath64's log2 and exp2 (both
@@ -701,6 +668,149 @@ pub fn digamma_f64(x: f64) -> f64 {
     result + x.ln() - 0.5 / x - y
 }
 
+/// digamma as [`digamma_f64`] computes it, branch-free so that it vectorises: below 10 the
+/// recurrence always takes ten steps (to [10, 20)), its reciprocals summed as 1/x and three
+/// groups of three fractions (one division per group); the asymptotic series; the
+/// reflection psi(1 - x) - pi / tan(pi frac(x)) below 0, all selected per element.
+#[inline(always)]
+pub fn digamma_vec(x: f64) -> f64 {
+    use std::f64::consts::PI;
+    const PSI_10: f64 = 2.251_752_589_066_721;
+    const A: [f64; 7] = [
+        8.333_333_333_333_333e-2,
+        -2.109_279_609_279_609_3e-2,
+        7.575_757_575_757_576e-3,
+        -4.166_666_666_666_667e-3,
+        3.968_253_968_253_968e-3,
+        -8.333_333_333_333_333e-3,
+        8.333_333_333_333_333e-2,
+    ];
+    let neg = x < 0.0;
+    let a = if neg { 1.0 - x } else { x };
+    // 1/t1 + 1/t2 + 1/t3 as one fraction (all terms positive: no cancellation)
+    let group = |t1: f64, t2: f64, t3: f64| {
+        let p = t1 * t2;
+        (t1 + t2).mul_add(t3, p) / (p * t3)
+    };
+    let shift = a < 10.0;
+    let s = 1.0 / a
+        + (group(a + 1.0, a + 2.0, a + 3.0)
+            + group(a + 4.0, a + 5.0, a + 6.0)
+            + group(a + 7.0, a + 8.0, a + 9.0));
+    let (xs, sum) = if shift { (a + 10.0, s) } else { (a, 0.0) };
+    let ir = 1.0 / xs;
+    let z = ir * ir;
+    let y = z * horner(z, A);
+    let psi = vm::log_f64(xs) - 0.5 * ir - y - sum;
+    let psi = if xs == 10.0 { PSI_10 - sum } else { psi };
+    let r = x - x.trunc();
+    let refl = psi - PI / vm::tan_f64(PI * r);
+    let v = if neg { refl } else { psi };
+    let v = if neg && x == x.trunc() { f64::NAN } else { v };
+    if x == 0.0 {
+        f64::INFINITY.copysign(-x)
+    } else {
+        v
+    }
+}
+
+/// log|gamma(x)|, branch-free so that it vectorises (Cephes' `lgam` for x > 0, the
+/// reflection log(pi / |sin(pi x)|) - lgamma(1 - x) below 0): below 13 the argument is moved
+/// into [2, 3) by a fixed number of selected steps (ten down, two up, the product of the
+/// steps kept as a fraction) and lgamma(2 + p) = p B(p) / C(p) added to the log of the
+/// product; from 13 Stirling's series. About 1-2 ulp of the result's magnitude (of 1 where it
+/// is below 1; relative near the roots at 1 and 2, exactly 0 there); the float32 results
+/// are correctly rounded but for ties.
+#[inline(always)]
+#[allow(clippy::excessive_precision)] // Cephes' coefficients, as published
+pub fn lgamma_vec(x: f64) -> f64 {
+    const B: [f64; 6] = [
+        -1.378_251_525_691_208_591_00e3,
+        -3.880_163_151_346_378_409_24e4,
+        -3.316_129_927_388_711_847_44e5,
+        -1.162_370_974_927_623_073_83e6,
+        -1.721_737_008_208_396_621_46e6,
+        -8.535_556_642_457_654_656_27e5,
+    ];
+    const C: [f64; 7] = [
+        1.0,
+        -3.518_157_014_365_234_705_49e2,
+        -1.706_421_066_518_811_592_23e4,
+        -2.205_285_905_538_544_548_39e5,
+        -1.139_334_443_679_825_072_07e6,
+        -2.532_523_071_775_829_512_85e6,
+        -2.018_891_414_335_327_732_31e6,
+    ];
+    // Stirling's correction sum_k A_k / a^(2k-1) as poly(a^2) / (a^8 a), lowest power last
+    const A: [f64; 5] = [
+        8.333_333_333_333_319_277_22e-2,
+        -2.777_777_777_300_996_872_05e-3,
+        7.936_503_404_577_169_439_45e-4,
+        -5.950_619_042_843_014_383_24e-4,
+        8.116_141_674_705_084_503_00e-4,
+    ];
+    const LS2PI: f64 = 0.918_938_533_204_672_741_78; // log(sqrt(2 pi))
+    const LOGPI: f64 = 1.144_729_885_849_400_174_14;
+    let neg = x < 0.0;
+    let a = if neg { 1.0 - x } else { x };
+    let (mut y, mut z, mut zd) = (a, 1.0, 1.0);
+    for _ in 0..10 {
+        let down = y >= 3.0;
+        y = if down { y - 1.0 } else { y };
+        z = if down { z * y } else { z };
+    }
+    for _ in 0..2 {
+        let up = y < 2.0;
+        zd = if up { zd * y } else { zd };
+        y = if up { y + 1.0 } else { y };
+    }
+    let p = y - 2.0;
+    let big = a >= 13.0;
+    // lgamma(x) = -log|x| - 0.577 x: the second term is below an ulp (and pi x of a
+    // subnormal x in the reflection would lose digits)
+    let tiny = x.abs() < 1e-17;
+    let l = vm::log_f64(if tiny {
+        x.abs()
+    } else if big {
+        a
+    } else {
+        z / zd
+    });
+    // one division serves the rational of [2, 3) and Stirling's correction
+    let ac = a.min(1e8); // beyond, the correction is below an ulp of the result
+    let t = ac * ac;
+    let t2 = t * t;
+    let num = if big { horner(t, A) } else { p * horner(p, B) };
+    let den = if big { t2 * t2 * ac } else { horner(p, C) };
+    let frac = num / den;
+    let stirling = (a - 0.5).mul_add(l, LS2PI - a) + frac;
+    let pos = if big {
+        stirling
+    } else if tiny {
+        -l
+    } else {
+        l + frac
+    };
+    let pos = if a == f64::INFINITY { a } else { pos };
+    // the reflection: |sin(pi x)| from x's distance r to the nearest integer (exact), as
+    // sin(pi r) or cos(pi (1/2 - r)) on [0, pi/4] (no further reduction needed)
+    let r = (x - x.round()).abs();
+    let near = r <= 0.25;
+    let arg = std::f64::consts::PI * if near { r } else { 0.5 - r };
+    let s = if near {
+        vm::k_sin(arg, 0.0)
+    } else {
+        vm::k_cos(arg, 0.0)
+    };
+    let refl = LOGPI - vm::log_f64(s) - pos;
+    let v = if neg && !tiny { refl } else { pos };
+    if x <= 0.0 && x == x.floor() {
+        f64::INFINITY // the poles, and -inf
+    } else {
+        v
+    }
+}
+
 /// The Hurwitz zeta function zeta(s, q) = sum_k (k + q)^-s (Cephes' `zeta`, as PyTorch's):
 /// the first terms directly, the rest by Euler-Maclaurin.
 #[allow(clippy::excessive_precision)] // Cephes' coefficients, as published
@@ -793,7 +903,7 @@ pub fn trigamma_f64(x: f64) -> f64 {
 /// (-1)^(n+1) n! zeta(n + 1, x), as PyTorch computes it.
 pub fn polygamma_f64(n: u32, x: f64) -> f64 {
     match n {
-        0 => digamma_f64(x),
+        0 => digamma_vec(x),
         1 => trigamma_f64(x),
         _ => {
             let sign = if n % 2 == 1 { 1.0 } else { -1.0 };
@@ -935,4 +1045,60 @@ pub fn erfinv_grad<R: Math>(g: R, y: R) -> R {
 #[inline(always)]
 pub fn lgamma_grad<R: Math>(g: R, x: R) -> R {
     g * x.digamma_()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// |a - b| in units of max(|b|, 1) * eps.
+    fn err(a: f64, b: f64) -> f64 {
+        (a - b).abs() / (b.abs().max(1.0) * f64::EPSILON)
+    }
+
+    #[test]
+    fn branch_free_gamma_functions() {
+        let mut worst = (0.0f64, 0.0f64);
+        let mut x = 1e-300f64;
+        while x < 1e300 {
+            for v in [x, -x, x.fract() + 0.25, -(x.fract() + 0.25), x % 40.0] {
+                if v <= 0.0 && v == v.floor() {
+                    continue;
+                }
+                let (a, b) = (lgamma_vec(v), libm::lgamma(v));
+                if b.is_finite() {
+                    worst.0 = worst.0.max(err(a, b));
+                } else {
+                    assert_eq!(a, b, "lgamma({v})");
+                }
+                let (a, b) = (digamma_vec(v), digamma_f64(v));
+                if b.is_finite() {
+                    worst.1 = worst.1.max(err(a, b));
+                } else {
+                    assert_eq!(a.to_bits(), b.to_bits(), "digamma({v})");
+                }
+            }
+            x *= 1.0113;
+        }
+        assert!(worst.0 < 6.0 && worst.1 < 6.0, "{worst:?}");
+        // exact values and the special cases
+        assert_eq!((lgamma_vec(1.0), lgamma_vec(2.0)), (0.0, 0.0));
+        for v in [
+            0.0,
+            -0.0,
+            -1.0,
+            -2.0,
+            -1e20,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ] {
+            assert_eq!(lgamma_vec(v), f64::INFINITY, "lgamma({v})");
+        }
+        assert!(lgamma_vec(f64::NAN).is_nan() && digamma_vec(f64::NAN).is_nan());
+        assert_eq!(digamma_vec(0.0), f64::NEG_INFINITY);
+        assert_eq!(digamma_vec(-0.0), f64::INFINITY);
+        assert!(digamma_vec(-3.0).is_nan() && digamma_vec(f64::NEG_INFINITY).is_nan());
+        assert_eq!(digamma_vec(10.0), 2.251_752_589_066_721);
+        assert_eq!(digamma_vec(f64::INFINITY), f64::INFINITY);
+    }
 }

@@ -601,7 +601,7 @@ fn rem_pio2(x: f64) -> (f64, f64, f64) {
 
 /// sin(x + y) for |x + y| <= ~pi/4, y a tail below ulp(x) (fdlibm's __sin).
 #[inline(always)]
-fn k_sin(x: f64, y: f64) -> f64 {
+pub(crate) fn k_sin(x: f64, y: f64) -> f64 {
     const S1: f64 = -1.666_666_666_666_663_243_48e-01;
     const S2: f64 = 8.333_333_333_322_489_461_24e-03;
     const S3: f64 = -1.984_126_982_985_794_931_34e-04;
@@ -617,7 +617,7 @@ fn k_sin(x: f64, y: f64) -> f64 {
 
 /// cos(x + y) for |x + y| <= ~pi/4 (fdlibm's __cos).
 #[inline(always)]
-fn k_cos(x: f64, y: f64) -> f64 {
+pub(crate) fn k_cos(x: f64, y: f64) -> f64 {
     const C1: f64 = 4.166_666_666_666_660_190_37e-02;
     const C2: f64 = -1.388_888_888_887_410_957_49e-03;
     const C3: f64 = 2.480_158_728_947_672_941_78e-05;

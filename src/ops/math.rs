@@ -9,6 +9,7 @@ use super::unary::{float_map, float_map_inplace, float_unary, fused_grad, neg, r
 use crate::autograd::graph::{needs_grad, record, Saved};
 use crate::dtype::Scalar;
 use crate::error::{Error, Result};
+use crate::kernels::elementwise::Map1;
 use crate::kernels::math::{self, Math};
 use crate::tensor::Tensor;
 use std::f64::consts::{FRAC_2_SQRT_PI, LN_10, LN_2};
@@ -87,11 +88,30 @@ pub fn polygamma(n: i64, x: &Tensor) -> Result<Tensor> {
         ));
     }
     let k = n as u32;
-    let out = float_map(
-        x,
-        move |v: f32| math::polygamma_f64(k, v as f64) as f32,
-        move |v: f64| math::polygamma_f64(k, v),
-    )?;
+    let out = if n == 0 {
+        // a zero-sized kernel, inlined into the engine's vector loops
+        #[derive(Clone, Copy)]
+        struct Digamma;
+        impl Map1<f32, f32> for Digamma {
+            #[inline(always)]
+            fn call(&self, v: f32) -> f32 {
+                math::digamma_vec(v as f64) as f32
+            }
+        }
+        impl Map1<f64, f64> for Digamma {
+            #[inline(always)]
+            fn call(&self, v: f64) -> f64 {
+                math::digamma_vec(v)
+            }
+        }
+        float_map(x, Digamma, Digamma)?
+    } else {
+        float_map(
+            x,
+            move |v: f32| math::polygamma_f64(k, v as f64) as f32,
+            move |v: f64| math::polygamma_f64(k, v),
+        )?
+    };
     if needs_grad(&[x]) {
         let node = if n == 0 {
             "DigammaBackward0"

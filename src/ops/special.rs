@@ -210,10 +210,6 @@ macro_rules! nondifferentiable_unary {
 }
 nondifferentiable_unary! {
     special_airy_ai => airy_ai,
-    special_bessel_j0 => bessel_j0,
-    special_bessel_j1 => bessel_j1,
-    special_bessel_y0 => bessel_y0,
-    special_bessel_y1 => bessel_y1,
     special_modified_bessel_i0 => modified_bessel_i0,
     special_modified_bessel_i1 => modified_bessel_i1,
     special_modified_bessel_k0 => modified_bessel_k0,
@@ -221,6 +217,76 @@ nondifferentiable_unary! {
     special_scaled_modified_bessel_k0 => scaled_modified_bessel_k0,
     special_scaled_modified_bessel_k1 => scaled_modified_bessel_k1,
     special_spherical_bessel_j0 => spherical_bessel_j0,
+}
+
+/// The Bessel functions J0, J1, Y0, Y1 (no derivative): the branch-free `_vec` kernels for
+/// float32 / float64, then, only where the input holds an |x| beyond `BESSEL_VEC_MAX` (or an
+/// infinity), those elements again with the scalar kernel (`far`).
+macro_rules! bessel_unary {
+    ($($name:ident => $scalar:ident, $vector:ident;)*) => {
+        $(
+            #[doc = concat!("`torch.special.", stringify!($scalar), "` (no derivative).")]
+            pub fn $name(x: &Tensor) -> Result<Tensor> {
+                if !matches!(x.dtype(), DType::F32 | DType::F64) {
+                    return map_f64(x, stringify!($scalar), false, kernel!($scalar));
+                }
+                let out = map_f64(x, stringify!($scalar), false, kernel!($vector))?;
+                far(x, out, k::$scalar)
+            }
+        )*
+    };
+}
+bessel_unary! {
+    special_bessel_j0 => bessel_j0, bessel_j0_vec;
+    special_bessel_j1 => bessel_j1, bessel_j1_vec;
+    special_bessel_y0 => bessel_y0, bessel_y0_vec;
+    special_bessel_y1 => bessel_y1, bessel_y1_vec;
+}
+
+/// `out` with the elements whose input is beyond `BESSEL_VEC_MAX` in magnitude recomputed
+/// by `scalar`; a pass over x's storage decides whether there are any (NaN is not beyond).
+fn far(x: &Tensor, out: Tensor, scalar: fn(f64) -> f64) -> Result<Tensor> {
+    const MAX: f64 = k::BESSEL_VEC_MAX;
+    Ok(match x.dtype() {
+        DType::F32 => {
+            let xd = x.storage().read::<f32>();
+            if !xd.iter().fold(false, |a, &v| a | (v.abs() as f64 > MAX)) {
+                return Ok(out);
+            }
+            let od = out.storage().read::<f32>();
+            let f = |v: f32, o: f32| {
+                if v.abs() as f64 > MAX {
+                    scalar(v as f64) as f32
+                } else {
+                    o
+                }
+            };
+            Tensor::from_mapped(elementwise::map_binary(
+                &xd,
+                x.layout(),
+                &od,
+                out.layout(),
+                true,
+                f,
+            )?)
+        }
+        _ => {
+            let xd = x.storage().read::<f64>();
+            if !xd.iter().fold(false, |a, &v| a | (v.abs() > MAX)) {
+                return Ok(out);
+            }
+            let od = out.storage().read::<f64>();
+            let f = |v: f64, o: f64| if v.abs() > MAX { scalar(v) } else { o };
+            Tensor::from_mapped(elementwise::map_binary(
+                &xd,
+                x.layout(),
+                &od,
+                out.layout(),
+                true,
+                f,
+            )?)
+        }
+    })
 }
 
 // ---- binary: zeta and the polynomials ----
