@@ -82,10 +82,14 @@ def aminmax(input, *, dim=None, keepdim=False):
     return aminmax_result(Tensor.amin(input, dim, keepdim), Tensor.amax(input, dim, keepdim))
 
 
+def _zero_nans(input):
+    return _core.where(isnan(input), 0.0, input) if input.is_floating_point() else input
+
+
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
-    """The sum treating NaN as zero (one native pass, NansumBackward0)."""
+    """The sum treating NaN as zero."""
     _check_tensor("nansum", input)
-    return _core._nansum(input, dim, keepdim, dtype)
+    return Tensor.sum(_zero_nans(input), dim, keepdim, dtype=dtype)
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -100,7 +104,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if dtype is not None:
         input = input.to(dtype)
     count = isnan(input).logical_not().sum(dim, keepdim)
-    return _core._nansum(input, dim, keepdim) / count
+    return Tensor.sum(_zero_nans(input), dim, keepdim) / count
 
 
 # --- scans
