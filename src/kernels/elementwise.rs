@@ -529,6 +529,30 @@ fn run3_row<C: Copy, A: Copy, B: Copy, U, F: Map3<C, A, B, U>>(
     }
 }
 
+/// The fast path of the block bodies, for blocks whose listed operands all have an inner stride
+/// of 0 or 1: checks once that the last element of the last run is inside each operand `x`
+/// (operand `k` of the block), then for each run evaluates `call` with `d` the run's output and
+/// each `x` rebound to itself from the run's offset on. `call` must read each `x` with a
+/// literal stride of 0 or 1, its own in the block, over `d.len()` elements.
+macro_rules! unit_runs {
+    ($blk:ident, $out:expr, [$($x:ident @ $k:literal),+], |$d:ident| $call:expr) => {{
+        assert!(
+            $($blk.fits($k, $x.len()))&&+,
+            "elementwise block outside its operands"
+        );
+        for r in 0..$blk.rows {
+            let offs = $blk.row(r);
+            let $d = &mut $out[$blk.out(r)];
+            // SAFETY: the check above: every run's offset is at most the last run's, whose
+            // last element is inside the operand.
+            $(let $x = unsafe { $x.get_unchecked(offs[$k]..) };)+
+            // SAFETY: each operand from the run's offset holds the run's `len` elements at its
+            // stride, 0 or 1 (offsets grow with the run, the last run's fit), as `call` reads.
+            unsafe { $call }
+        }
+    }};
+}
+
 /// The runs of a block, each by `run1_row`.
 #[inline(always)]
 fn run1_body<T: Copy, U, F: Map1<T, U>>(
@@ -541,24 +565,9 @@ fn run1_body<T: Copy, U, F: Map1<T, U>>(
     let [sa] = blk.inner;
     if sa <= 1 && blk.len > 0 {
         // unit and zero strides: the loop for the stride chosen once for all the runs
-        assert!(
-            blk.fits(0, a.len()),
-            "elementwise block outside its operand"
-        );
-        macro_rules! runs {
-            ($sa:literal) => {
-                for r in 0..blk.rows {
-                    let [oa] = blk.row(r);
-                    // SAFETY: `blk.fits` checked that the last element of the last run is
-                    // inside `a`; so every run's `len` elements with its stride are (offsets
-                    // grow with the run, the stride is 0 or 1).
-                    unsafe { loop1(a.get_unchecked(oa..), $sa, &mut dst[blk.out(r)], f) }
-                }
-            };
-        }
         match sa {
-            1 => runs!(1),
-            _ => runs!(0),
+            1 => unit_runs!(blk, dst, [a @ 0], |d| loop1(a, 1, d, f)),
+            _ => unit_runs!(blk, dst, [a @ 0], |d| loop1(a, 0, d, f)),
         }
         return;
     }
@@ -580,35 +589,11 @@ fn run2_body<A: Copy, B: Copy, U, F: Map2<A, B, U>>(
     let [sa, sb] = blk.inner;
     if sa <= 1 && sb <= 1 && blk.len > 0 {
         // unit and zero strides: the loop for the strides chosen once for all the runs
-        assert!(
-            blk.fits(0, a.len()) && blk.fits(1, b.len()),
-            "elementwise block outside its operands"
-        );
-        macro_rules! runs {
-            ($sa:literal, $sb:literal) => {
-                for r in 0..blk.rows {
-                    let [oa, ob] = blk.row(r);
-                    // SAFETY: `blk.fits` checked, for each operand, that the last element of
-                    // the last run is inside it; so every run's `len` elements with its
-                    // stride are (offsets grow with the run, strides are 0 or 1).
-                    unsafe {
-                        loop2(
-                            a.get_unchecked(oa..),
-                            $sa,
-                            b.get_unchecked(ob..),
-                            $sb,
-                            &mut dst[blk.out(r)],
-                            f,
-                        )
-                    }
-                }
-            };
-        }
         match (sa, sb) {
-            (1, 1) => runs!(1, 1),
-            (1, _) => runs!(1, 0),
-            (_, 1) => runs!(0, 1),
-            _ => runs!(0, 0),
+            (1, 1) => unit_runs!(blk, dst, [a @ 0, b @ 1], |d| loop2(a, 1, b, 1, d, f)),
+            (1, _) => unit_runs!(blk, dst, [a @ 0, b @ 1], |d| loop2(a, 1, b, 0, d, f)),
+            (_, 1) => unit_runs!(blk, dst, [a @ 0, b @ 1], |d| loop2(a, 0, b, 1, d, f)),
+            _ => unit_runs!(blk, dst, [a @ 0, b @ 1], |d| loop2(a, 0, b, 0, d, f)),
         }
         return;
     }
@@ -631,28 +616,11 @@ fn run3_body<C: Copy, A: Copy, B: Copy, U, F: Map3<C, A, B, U>>(
     let [sc, sa, sb] = blk.inner;
     if sc <= 1 && sa <= 1 && sb <= 1 && blk.len > 0 {
         // unit and zero strides: the loop for the strides chosen once for all the runs
-        assert!(
-            blk.fits(0, c.len()) && blk.fits(1, a.len()) && blk.fits(2, b.len()),
-            "elementwise block outside its operands"
-        );
         macro_rules! runs {
             ($sc:literal, $sa:literal, $sb:literal) => {
-                for r in 0..blk.rows {
-                    let [oc, oa, ob] = blk.row(r);
-                    // SAFETY: as in run2_body, for each operand.
-                    unsafe {
-                        loop3(
-                            c.get_unchecked(oc..),
-                            $sc,
-                            a.get_unchecked(oa..),
-                            $sa,
-                            b.get_unchecked(ob..),
-                            $sb,
-                            &mut dst[blk.out(r)],
-                            f,
-                        )
-                    }
-                }
+                unit_runs!(blk, dst, [c @ 0, a @ 1, b @ 2], |d| loop3(
+                    c, $sc, a, $sa, b, $sb, d, f
+                ))
             };
         }
         match (sc, sa, sb) {
@@ -1318,34 +1286,6 @@ fn inplace2_body<T: Copy, B: Copy, F: Map2<T, B, T>>(
     f: &F,
 ) {
     let ss = blk.inner[1];
-    if ss <= 1 && blk.len > 0 {
-        // unit and zero strides: the loop for the stride chosen once for all the runs
-        assert!(
-            blk.fits(1, src.len()),
-            "elementwise block outside its operand"
-        );
-        for r in 0..blk.rows {
-            let [_, os] = blk.row(r);
-            let d = &mut d[blk.out(r)];
-            // SAFETY: `blk.fits` checked that the last element of the last run is inside
-            // `src`, so every run's first element is.
-            let s = unsafe { src.get_unchecked(os..) };
-            match ss {
-                1 => {
-                    for (x, &y) in d.iter_mut().zip(s) {
-                        *x = f.call(*x, y);
-                    }
-                }
-                _ => {
-                    let y = s[0];
-                    for x in d.iter_mut() {
-                        *x = f.call(*x, y);
-                    }
-                }
-            }
-        }
-        return;
-    }
     for r in 0..blk.rows {
         let [_, os] = blk.row(r);
         let d = &mut d[blk.out(r)];
@@ -1473,33 +1413,11 @@ fn inplace3_body<T: Copy, A: Copy, B: Copy, F: Map3<T, A, B, T>>(
     let [_, sa, sb] = blk.inner;
     if sa <= 1 && sb <= 1 && blk.len > 0 {
         // unit and zero strides: the loop for the strides chosen once for all the runs
-        assert!(
-            blk.fits(1, a.len()) && blk.fits(2, b.len()),
-            "elementwise block outside its operands"
-        );
-        macro_rules! runs {
-            ($sa:literal, $sb:literal) => {
-                for r in 0..blk.rows {
-                    let [_, oa, ob] = blk.row(r);
-                    // SAFETY: as in run2_body, for each operand.
-                    unsafe {
-                        loop3_inplace(
-                            &mut d[blk.out(r)],
-                            a.get_unchecked(oa..),
-                            $sa,
-                            b.get_unchecked(ob..),
-                            $sb,
-                            f,
-                        )
-                    }
-                }
-            };
-        }
         match (sa, sb) {
-            (1, 1) => runs!(1, 1),
-            (1, _) => runs!(1, 0),
-            (_, 1) => runs!(0, 1),
-            _ => runs!(0, 0),
+            (1, 1) => unit_runs!(blk, d, [a @ 1, b @ 2], |d| loop3_inplace(d, a, 1, b, 1, f)),
+            (1, _) => unit_runs!(blk, d, [a @ 1, b @ 2], |d| loop3_inplace(d, a, 1, b, 0, f)),
+            (_, 1) => unit_runs!(blk, d, [a @ 1, b @ 2], |d| loop3_inplace(d, a, 0, b, 1, f)),
+            _ => unit_runs!(blk, d, [a @ 1, b @ 2], |d| loop3_inplace(d, a, 0, b, 0, f)),
         }
         return;
     }

@@ -626,10 +626,23 @@ pub fn fmod_small_f32(a: f32, b: f32) -> f32 {
 
 // ---- f64 special functions (PyTorch's algorithms in ATen's Math.h) ----
 
+/// psi(10), where digamma's recurrence lands exactly (PyTorch's constant).
+const PSI_10: f64 = 2.251_752_589_066_721;
+
+/// digamma's asymptotic series in 1/x^2, highest power first (PyTorch's coefficients).
+const DIGAMMA_SERIES: [f64; 7] = [
+    8.333_333_333_333_333e-2,
+    -2.109_279_609_279_609_3e-2,
+    7.575_757_575_757_576e-3,
+    -4.166_666_666_666_667e-3,
+    3.968_253_968_253_968e-3,
+    -8.333_333_333_333_333e-3,
+    8.333_333_333_333_333e-2,
+];
+
 /// digamma (psi): reflection below 0, the recurrence up to 10, then the asymptotic series.
 /// psi(0) = -inf with the sign flipped for -0 (PyTorch's), negative integers give NaN.
 pub fn digamma_f64(x: f64) -> f64 {
-    const PSI_10: f64 = 2.251_752_589_066_721;
     if x == 0.0 {
         return f64::INFINITY.copysign(-x);
     }
@@ -650,18 +663,9 @@ pub fn digamma_f64(x: f64) -> f64 {
     if x == 10.0 {
         return result + PSI_10;
     }
-    const A: [f64; 7] = [
-        8.333_333_333_333_333e-2,
-        -2.109_279_609_279_609_3e-2,
-        7.575_757_575_757_576e-3,
-        -4.166_666_666_666_667e-3,
-        3.968_253_968_253_968e-3,
-        -8.333_333_333_333_333e-3,
-        8.333_333_333_333_333e-2,
-    ];
     let y = if x < 1e17 {
         let z = 1.0 / (x * x);
-        z * A.iter().fold(0.0, |acc, &a| acc * z + a)
+        z * DIGAMMA_SERIES.iter().fold(0.0, |acc, &a| acc * z + a)
     } else {
         0.0
     };
@@ -675,16 +679,6 @@ pub fn digamma_f64(x: f64) -> f64 {
 #[inline(always)]
 pub fn digamma_vec(x: f64) -> f64 {
     use std::f64::consts::PI;
-    const PSI_10: f64 = 2.251_752_589_066_721;
-    const A: [f64; 7] = [
-        8.333_333_333_333_333e-2,
-        -2.109_279_609_279_609_3e-2,
-        7.575_757_575_757_576e-3,
-        -4.166_666_666_666_667e-3,
-        3.968_253_968_253_968e-3,
-        -8.333_333_333_333_333e-3,
-        8.333_333_333_333_333e-2,
-    ];
     let neg = x < 0.0;
     let a = if neg { 1.0 - x } else { x };
     // 1/t1 + 1/t2 + 1/t3 as one fraction (all terms positive: no cancellation)
@@ -700,7 +694,7 @@ pub fn digamma_vec(x: f64) -> f64 {
     let (xs, sum) = if shift { (a + 10.0, s) } else { (a, 0.0) };
     let ir = 1.0 / xs;
     let z = ir * ir;
-    let y = z * horner(z, A);
+    let y = z * horner(z, DIGAMMA_SERIES);
     let psi = vm::log_f64(xs) - 0.5 * ir - y - sum;
     let psi = if xs == 10.0 { PSI_10 - sum } else { psi };
     let r = x - x.trunc();

@@ -702,6 +702,28 @@ fn asym_polys(w: f64, pp: &[f64], pq: &[f64], qp: &[f64], qq: &[f64]) -> [f64; 4
     [poly(w, pp), poly(w, pq), poly(w, qp), p1evl(w, qq)]
 }
 
+/// `near.0 / near.1` (the small-argument form) when `small`, else the asymptotic form
+/// sqrt(2 / (pi a)) (P c - (5 / a) Q s) / sqrt(2) at `a` > 0 (`r` = 1/a), with P = PP/PQ and
+/// Q = QP/QQ the rational functions `polys` at 25 / a^2 and (c, s) sqrt(2) times the cos and
+/// sin of the phase: both forms computed, one division.
+#[inline(always)]
+fn near_or_asymptotic(
+    small: bool,
+    near: (f64, f64),
+    a: f64,
+    r: f64,
+    polys: [&[f64]; 4],
+    (c, s): (f64, f64),
+) -> f64 {
+    let [pp, pq, qp, qq] = asym_polys(25.0 * r * r, polys[0], polys[1], polys[2], polys[3]);
+    let far = (
+        (pp * qq * c - 5.0 * r * qp * pq * s) * FRAC_1_SQRT_PI,
+        pq * qq * a.sqrt(),
+    );
+    let (num, den) = if small { near } else { far };
+    num / den
+}
+
 /// sqrt(2) cos(a - pi/4) and sqrt(2) sin(a - pi/4).
 #[inline(always)]
 fn shifted_sincos(a: f64) -> (f64, f64) {
@@ -718,19 +740,14 @@ pub fn bessel_j0_vec(x: f64) -> f64 {
     let num_s =
         (z - 5.78318596294678452118e+00) * (z - 3.04712623436620863991e+01) * poly(z, &J0_RP);
     let den_s = p1evl(z, &J0_RQ);
-    let r = 1.0 / a;
-    let w = 25.0 * r * r;
-    let [pp, pq, qp, qq] = asym_polys(w, &J0_PP, &J0_PQ, &J0_QP, &J0_QQ);
-    let (cm, sm) = shifted_sincos(a);
-    let num_a = (pp * qq * cm - 5.0 * r * qp * pq * sm) * FRAC_1_SQRT_PI;
-    let den_a = pq * qq * a.sqrt();
-    let small = a <= 5.0;
-    let (num, den) = if small {
-        (num_s, den_s)
-    } else {
-        (num_a, den_a)
-    };
-    let v = num / den;
+    let v = near_or_asymptotic(
+        a <= 5.0,
+        (num_s, den_s),
+        a,
+        1.0 / a,
+        [&J0_PP, &J0_PQ, &J0_QP, &J0_QQ],
+        shifted_sincos(a),
+    );
     if a < 0.00001 {
         1.0 - z / 4.0
     } else {
@@ -747,20 +764,16 @@ pub fn bessel_j1_vec(x: f64) -> f64 {
     let num_s =
         poly(z, &J1_RP) * a * (z - 1.46819706421238932572e+01) * (z - 4.92184563216946036703e+01);
     let den_s = p1evl(z, &J1_RQ);
-    let r = 1.0 / a;
-    let w = 25.0 * r * r;
-    let [pp, pq, qp, qq] = asym_polys(w, &J1_PP, &J1_PQ, &J1_QP, &J1_QQ);
     let (cm, sm) = shifted_sincos(a);
     // cos(a - 3 pi/4) = sin(a - pi/4), sin(a - 3 pi/4) = -cos(a - pi/4)
-    let num_a = (pp * qq * sm + 5.0 * r * qp * pq * cm) * FRAC_1_SQRT_PI;
-    let den_a = pq * qq * a.sqrt();
-    let small = a <= 5.0;
-    let (num, den) = if small {
-        (num_s, den_s)
-    } else {
-        (num_a, den_a)
-    };
-    let v = num / den;
+    let v = near_or_asymptotic(
+        a <= 5.0,
+        (num_s, den_s),
+        a,
+        1.0 / a,
+        [&J1_PP, &J1_PQ, &J1_QP, &J1_QQ],
+        (sm, -cm),
+    );
     if x < 0.0 {
         -v
     } else {
@@ -780,19 +793,16 @@ pub fn bessel_y0_vec(x: f64) -> f64 {
     // YP / YQ + 2/pi log(x) J0(x); log gives -inf at 0 and NaN below
     let num_s = yp * j_den + TWO_OVER_PI * super::vmath64::log_f64(x) * j_num * yq;
     let den_s = yq * j_den;
-    let r = 1.0 / x;
-    let w = 25.0 * r * r;
-    let [pp, pq, qp, qq] = asym_polys(w, &J0_PP, &J0_PQ, &J0_QP, &J0_QQ);
     let (cm, sm) = shifted_sincos(x);
-    let num_a = (pp * qq * sm + 5.0 * r * qp * pq * cm) * FRAC_1_SQRT_PI;
-    let den_a = pq * qq * x.sqrt();
-    let small = x <= 5.0;
-    let (num, den) = if small {
-        (num_s, den_s)
-    } else {
-        (num_a, den_a)
-    };
-    num / den
+    // Y0's phase: sin(x - pi/4) for the cos, -cos(x - pi/4) for the sin
+    near_or_asymptotic(
+        x <= 5.0,
+        (num_s, den_s),
+        x,
+        1.0 / x,
+        [&J0_PP, &J0_PQ, &J0_QP, &J0_QQ],
+        (sm, -cm),
+    )
 }
 
 /// Y1(x), branch-free (see above): -inf at +-0, NaN below 0.
@@ -809,19 +819,17 @@ pub fn bessel_y1_vec(x: f64) -> f64 {
     // one that overflows for subnormal x, as the scalar form's)
     let num_s = x * yp * j_den + TWO_OVER_PI * (j_num * super::vmath64::log_f64(x)) * yq;
     let den_s = yq * j_den;
-    let w = 25.0 * r * r;
-    let [pp, pq, qp, qq] = asym_polys(w, &J1_PP, &J1_PQ, &J1_QP, &J1_QQ);
     let (cm, sm) = shifted_sincos(x);
-    // sin(x - 3 pi/4) = -cos(x - pi/4), cos(x - 3 pi/4) = sin(x - pi/4)
-    let num_a = (5.0 * r * qp * pq * sm - pp * qq * cm) * FRAC_1_SQRT_PI;
-    let den_a = pq * qq * x.sqrt();
+    // Y1's phase: sin(x - 3 pi/4) = -cos(x - pi/4) for the cos, -sin(x - pi/4) for the sin
     let small = x <= 5.0;
-    let (num, den) = if small {
-        (num_s, den_s)
-    } else {
-        (num_a, den_a)
-    };
-    let v = num / den;
+    let v = near_or_asymptotic(
+        small,
+        (num_s, den_s),
+        x,
+        r,
+        [&J1_PP, &J1_PQ, &J1_QP, &J1_QQ],
+        (-cm, -sm),
+    );
     let v = if small { v - TWO_OVER_PI * r } else { v };
     if x == 0.0 {
         f64::NEG_INFINITY

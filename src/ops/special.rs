@@ -14,6 +14,7 @@ use crate::kernels::elementwise::{self, Map1};
 use crate::kernels::math::zeta_f64;
 use crate::kernels::special as k;
 use crate::layout::broadcast_shapes;
+use crate::storage::Elem;
 use crate::tensor::Tensor;
 use std::f64::consts::{FRAC_2_SQRT_PI, PI};
 
@@ -246,47 +247,35 @@ bessel_unary! {
 /// `out` with the elements whose input is beyond `BESSEL_VEC_MAX` in magnitude recomputed
 /// by `scalar`; a pass over x's storage decides whether there are any (NaN is not beyond).
 fn far(x: &Tensor, out: Tensor, scalar: fn(f64) -> f64) -> Result<Tensor> {
-    const MAX: f64 = k::BESSEL_VEC_MAX;
-    Ok(match x.dtype() {
-        DType::F32 => {
-            let xd = x.storage().read::<f32>();
-            if !xd.iter().fold(false, |a, &v| a | (v.abs() as f64 > MAX)) {
-                return Ok(out);
-            }
-            let od = out.storage().read::<f32>();
-            let f = |v: f32, o: f32| {
-                if v.abs() as f64 > MAX {
-                    scalar(v as f64) as f32
-                } else {
-                    o
-                }
-            };
-            Tensor::from_mapped(elementwise::map_binary(
-                &xd,
-                x.layout(),
-                &od,
-                out.layout(),
-                true,
-                f,
-            )?)
+    match x.dtype() {
+        DType::F32 => far_in::<f32>(x, out, scalar),
+        _ => far_in::<f64>(x, out, scalar),
+    }
+}
+
+/// [`far`] for float tensors of type `T`.
+fn far_in<T: Elem>(x: &Tensor, out: Tensor, scalar: fn(f64) -> f64) -> Result<Tensor> {
+    let beyond = |v: T| v.to_f64().abs() > k::BESSEL_VEC_MAX;
+    let xd = x.storage().read::<T>();
+    if !xd.iter().fold(false, |any, &v| any | beyond(v)) {
+        return Ok(out);
+    }
+    let od = out.storage().read::<T>();
+    let f = |v: T, o: T| {
+        if beyond(v) {
+            T::from_f64(scalar(v.to_f64()))
+        } else {
+            o
         }
-        _ => {
-            let xd = x.storage().read::<f64>();
-            if !xd.iter().fold(false, |a, &v| a | (v.abs() > MAX)) {
-                return Ok(out);
-            }
-            let od = out.storage().read::<f64>();
-            let f = |v: f64, o: f64| if v.abs() > MAX { scalar(v) } else { o };
-            Tensor::from_mapped(elementwise::map_binary(
-                &xd,
-                x.layout(),
-                &od,
-                out.layout(),
-                true,
-                f,
-            )?)
-        }
-    })
+    };
+    Ok(Tensor::from_mapped(elementwise::map_binary(
+        &xd,
+        x.layout(),
+        &od,
+        out.layout(),
+        true,
+        f,
+    )?))
 }
 
 // ---- binary: zeta and the polynomials ----
