@@ -54,9 +54,9 @@ __all__ = [
     "_tri", "_flip", "_roll", "_repeat", "_sort", "_topk", "_scatter", "_embedding", "_constant_pad_nd", "_one_hot",
     "_index_pad",
     # scans and order statistics (src/py/scans.rs)
-    "_cumprod", "_logcumsumexp", "_cum_extreme", "_kthvalue", "_median_dim", "_median_all", "_mode",
+    "_nansum", "_cumprod", "_logcumsumexp", "_cum_extreme", "_kthvalue", "_median_dim", "_median_all", "_mode",
     # diagonals, scatter with reductions, index_put (src/py/breadth.rs)
-    "_diagonal", "_diag_embed", "_scatter_reduce", "_index_put", "_polygamma",
+    "_diagonal", "_diag_embed", "_scatter_reduce", "_index_put", "_masked_select", "_polygamma",
     # torch.special (src/py/special.rs)
     "special_i0", "special_i0e", "special_i1", "special_i1e", "special_erfcx", "special_log_ndtr",
     "special_airy_ai", "special_bessel_j0", "special_bessel_j1", "special_bessel_y0", "special_bessel_y1",
@@ -687,6 +687,9 @@ def _sort(
     input: Tensor, dim: int, descending: builtins.bool, stable: builtins.bool | None = None
 ) -> tuple[Tensor, Tensor]: ...
 def _topk(input: Tensor, k: int, dim: int, largest: builtins.bool) -> tuple[Tensor, Tensor]: ...
+def _nansum(
+    input: Tensor, dim: _Dims = None, keepdim: builtins.bool = False, dtype: _DTypeArg | None = None
+) -> Tensor: ...
 def _cumprod(input: Tensor, dim: int) -> Tensor: ...
 def _logcumsumexp(input: Tensor, dim: int) -> Tensor: ...
 def _cum_extreme(input: Tensor, dim: int, want_max: builtins.bool) -> tuple[Tensor, Tensor]: ...
@@ -762,6 +765,7 @@ def _scatter_reduce(
 
 # out of place, IndexPutBackward0; int64 indices of the leading dims
 def _index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumulate: builtins.bool) -> Tensor: ...
+def _masked_select(input: Tensor, mask: Tensor) -> Tensor: ...
 
 # ---- random sampling ----
 

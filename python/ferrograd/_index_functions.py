@@ -43,8 +43,8 @@ def masked_select(input, mask):
     _check_tensor("masked_select", mask, "mask", 2)
     if mask.dtype != _core.bool:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    shape = _broadcast_shape(input.shape, mask.shape) or [1]  # (0-d: as one element)
-    return input.expand(shape)[mask.expand(shape)]
+    _broadcast_shape(input.shape, mask.shape)  # PyTorch's error for shapes that do not broadcast
+    return _core._masked_select(input, mask)
 
 
 def take(input, index):

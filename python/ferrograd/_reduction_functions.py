@@ -82,14 +82,10 @@ def aminmax(input, *, dim=None, keepdim=False):
     return aminmax_result(Tensor.amin(input, dim, keepdim), Tensor.amax(input, dim, keepdim))
 
 
-def _zero_nans(input):
-    return _core.where(isnan(input), 0.0, input) if input.is_floating_point() else input
-
-
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
-    """The sum treating NaN as zero."""
+    """The sum treating NaN as zero (one native pass, NansumBackward0)."""
     _check_tensor("nansum", input)
-    return Tensor.sum(_zero_nans(input), dim, keepdim, dtype=dtype)
+    return _core._nansum(input, dim, keepdim, dtype)
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -104,7 +100,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if dtype is not None:
         input = input.to(dtype)
     count = isnan(input).logical_not().sum(dim, keepdim)
-    return Tensor.sum(_zero_nans(input), dim, keepdim) / count
+    return _core._nansum(input, dim, keepdim) / count
 
 
 # --- scans

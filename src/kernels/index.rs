@@ -44,11 +44,70 @@ pub fn add_elem<T: Elem>(a: T, b: T) -> T {
     }
 }
 
-/// `gather` along `dim`: for each index position, visited in row-major order by `walk` (the
-/// source's offsets over the index's shape, the gathered dim's stride zeroed), the source
-/// element `step * idx[k]` further on, `idx[k]` wrapped into `size`. An index out of range is
-/// a RuntimeError (PyTorch's gather), raised after the walk.
-pub fn gather<T: Copy>(
+/// The first index of `idx` outside `0..size` (negative ones too, as PyTorch's gather and
+/// scatter), found with one vectorised pass when every index is in range.
+fn first_out_of_range(idx: &[i64], size: usize) -> Option<i64> {
+    let out = |i: i64| (i as u64) >= size as u64;
+    let any = idx
+        .chunks(256)
+        .any(|c| c.iter().fold(false, |b, &i| b | out(i)));
+    if any {
+        idx.iter().copied().find(|&i| out(i))
+    } else {
+        None
+    }
+}
+
+/// The start offsets, in `N` layouts over one shape, of the rows (all dims but the last) from
+/// row `row` on, advanced odometer-style: one division per walk, none per row.
+struct Rows<'a, const N: usize> {
+    shape: &'a [usize],
+    strides: [&'a [usize]; N],
+    at: Vec<usize>,
+    off: [usize; N],
+}
+
+impl<'a, const N: usize> Rows<'a, N> {
+    /// `shape` and `strides` are the outer dims (the last dim left out).
+    fn new(shape: &'a [usize], strides: [&'a [usize]; N], base: [usize; N], row: usize) -> Self {
+        let mut at = vec![0usize; shape.len()];
+        unravel(row, shape, &mut at);
+        let mut off = base;
+        for (o, s) in off.iter_mut().zip(strides) {
+            *o += at.iter().zip(s.iter()).map(|(i, s)| i * s).sum::<usize>();
+        }
+        Rows {
+            shape,
+            strides,
+            at,
+            off,
+        }
+    }
+
+    fn next(&mut self) {
+        for d in (0..self.shape.len()).rev() {
+            self.at[d] += 1;
+            for (o, s) in self.off.iter_mut().zip(self.strides) {
+                *o += s[d];
+            }
+            if self.at[d] < self.shape[d] {
+                return;
+            }
+            for (o, s) in self.off.iter_mut().zip(self.strides) {
+                *o -= s[d] * self.shape[d];
+            }
+            self.at[d] = 0;
+        }
+    }
+}
+
+/// `gather` along `dim`: `out[p] = src[walk(p) + step * idx[p]]` for every position `p` of the
+/// index's shape in row-major order, where `walk` lays the source's offsets over the index's
+/// shape (the gathered dim's stride zeroed) and `idx` is the contiguous index of that shape.
+/// An index outside `0..size` (negative included) is PyTorch's RuntimeError, raised before
+/// anything is read. Row by row, without per-element index arithmetic; split across threads
+/// above `PAR_THRESHOLD` output elements.
+pub fn gather<T: Copy + Send + Sync>(
     src: &[T],
     walk: &Layout,
     idx: &[i64],
@@ -56,28 +115,79 @@ pub fn gather<T: Copy>(
     step: usize,
     dim: usize,
 ) -> Result<Vec<T>> {
-    let mut v: Vec<T> = alloc(idx.len())?;
-    let mut bad = None;
-    let mut k = 0;
-    walk.for_each_offset(|base| {
-        match wrap_index(idx[k], size, dim) {
-            Ok(i) => v.push(src[base + i * step]),
-            Err(e) => {
-                bad.get_or_insert(e);
-                v.push(src[base]);
-            }
+    let out_of_range = |bad: i64| {
+        Error::Runtime(format!(
+            "index {bad} is out of bounds for dimension {dim} with size {size}"
+        ))
+    };
+    let n = idx.len();
+    let nd = walk.shape.len();
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    if size == 0 {
+        return Err(out_of_range(idx[0]));
+    }
+    if nd == 0 {
+        if let Some(bad) = first_out_of_range(idx, size) {
+            return Err(out_of_range(bad));
         }
-        k += 1;
-    });
-    if let Some(e) = bad {
-        return Err(Error::Runtime(e.to_string()));
+        let mut v = alloc(1)?;
+        v.push(src[walk.offset + idx[0] as usize * step]);
+        return Ok(v);
+    }
+    let len = walk.shape[nd - 1];
+    let inner = walk.strides[nd - 1];
+    let (oshape, ostrides) = (&walk.shape[..nd - 1], &walk.strides[..nd - 1]);
+    // indices are checked as they are read (an index out of range reads the last position
+    // instead and is reported after the pass), so that the index is read once
+    let lim = (size - 1) as u64;
+    let bad = std::sync::atomic::AtomicBool::new(false);
+    let v = super::build_with(n, super::PAR_THRESHOLD, |start, dst| {
+        let mut out_of = false;
+        let end = start + dst.len();
+        let mut row = start / len;
+        let mut rows = Rows::new(oshape, [ostrides], [walk.offset], row);
+        let mut pos = start;
+        while pos < end {
+            let stop = end.min((row + 1) * len);
+            let (ir, out) = (&idx[pos..stop], &mut dst[pos - start..stop - start]);
+            let [base] = rows.off;
+            if inner == 0 {
+                let row_src = &src[base..base + lim as usize * step + 1];
+                for (o, &i) in out.iter_mut().zip(ir) {
+                    out_of |= i as u64 > lim;
+                    o.write(row_src[(i as u64).min(lim) as usize * step]);
+                }
+            } else {
+                let b = base + (pos - row * len) * inner;
+                for (k, (o, &i)) in out.iter_mut().zip(ir).enumerate() {
+                    out_of |= i as u64 > lim;
+                    o.write(src[b + k * inner + (i as u64).min(lim) as usize * step]);
+                }
+            }
+            pos = stop;
+            row += 1;
+            rows.next();
+        }
+        if out_of {
+            bad.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        dst.len()
+    })?;
+    if bad.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(out_of_range(
+            first_out_of_range(idx, size).expect("an index out of range"),
+        ));
     }
     Ok(v)
 }
 
 /// `scatter_add` along `dim` into `dst` (contiguous, of `dst_shape`; a 0-d one has one element
 /// along dim 0): `dst[.., idx[k], ..] += src[k's position]`, for `idx` contiguous of `ishape`
-/// and `src` contiguous of `src_shape`. Stops at the first index out of range.
+/// and `src` contiguous of `src_shape`. Negative indices count from the end; one out of range
+/// is an IndexError and nothing is written. Row by row; split across threads by slabs of
+/// `dst`'s first dim (which no two threads share) when `dim` is not 0.
 pub fn scatter_add<T: Elem>(
     dst: &mut [T],
     dst_shape: &[usize],
@@ -87,18 +197,312 @@ pub fn scatter_add<T: Elem>(
     src: &[T],
     src_shape: &[usize],
 ) -> Result<()> {
-    let mut mi = vec![0usize; ishape.len()];
-    let ostrides = contiguous_strides(dst_shape);
-    let sstrides = contiguous_strides(src_shape);
+    let nd = ishape.len();
     let size = dst_shape.get(dim).copied().unwrap_or(1);
-    for (k, &ix) in idx.iter().enumerate() {
-        unravel(k, ishape, &mut mi);
-        let sv = src[mi.iter().zip(&sstrides).map(|(i, s)| i * s).sum::<usize>()];
-        mi[dim] = wrap_index(ix, size, dim)?;
-        let off: usize = mi.iter().zip(&ostrides).map(|(i, s)| i * s).sum();
-        dst[off] = add_elem(dst[off], sv);
+    if idx.is_empty() {
+        return Ok(());
+    }
+    let wrapped;
+    let idx = if first_out_of_range(idx, size).is_some() {
+        wrapped = wrap_indices(idx, size, dim)?;
+        &wrapped[..]
+    } else {
+        idx
+    };
+    let padded = |shape: &[usize]| -> Vec<usize> {
+        let s = contiguous_strides(shape);
+        (0..nd.max(1))
+            .map(|q| s.get(q).copied().unwrap_or(0))
+            .collect()
+    };
+    let (dstr, sstr) = (padded(dst_shape), padded(src_shape));
+    for q in 0..nd {
+        let (dsize, ssize) = (
+            dst_shape.get(q).copied().unwrap_or(1),
+            src_shape.get(q).copied().unwrap_or(1),
+        );
+        if (q != dim && ishape[q] > dsize) || ishape[q] > ssize {
+            return Err(Error::Runtime(format!(
+                "Expected index {} to be smaller than self {} apart from dimension {dim} and to be smaller size than src {}",
+                crate::layout::fmt_list(ishape),
+                crate::layout::fmt_list(dst_shape),
+                crate::layout::fmt_list(src_shape)
+            )));
+        }
+    }
+    let step = dstr[dim];
+    if nd == 0 {
+        let o = idx[0] as usize * step;
+        dst[o] = add_elem(dst[o], src[0]);
+        return Ok(());
+    }
+    let mut dwalk = dstr.clone();
+    dwalk[dim] = 0;
+    let len = ishape[nd - 1];
+    let (din, sin) = (dwalk[nd - 1], sstr[nd - 1]);
+    let oshape = &ishape[..nd - 1];
+    // rows `r0..r1` into `part`, the slab of `dst` starting at element `sub`
+    let run = |part: &mut [T], sub: usize, r0: usize, r1: usize| {
+        let mut rows = Rows::new(oshape, [&dwalk[..nd - 1], &sstr[..nd - 1]], [0, 0], r0);
+        for r in r0..r1 {
+            let [db, sb] = rows.off;
+            let ir = &idx[r * len..(r + 1) * len];
+            for (k, &i) in ir.iter().enumerate() {
+                let o = db - sub + k * din + i as usize * step;
+                part[o] = add_elem(part[o], src[sb + k * sin]);
+            }
+            rows.next();
+        }
+    };
+    let rows_total = idx.len() / len.max(1);
+    if len == 0 || rows_total == 0 {
+        return Ok(());
+    }
+    if dim != 0 && nd >= 2 && super::par_ok(idx.len(), super::PAR_THRESHOLD) {
+        let slab = dstr[0];
+        let per = ishape[0].div_ceil(super::num_threads().max(1));
+        let rows_per = rows_total / ishape[0];
+        let parts: Vec<(usize, &mut [T])> = dst
+            .chunks_mut(per * slab)
+            .enumerate()
+            .filter(|(k, _)| k * per < ishape[0])
+            .collect();
+        super::parallel::map_each(parts, &|_, (k, part)| {
+            let (a, b) = (k * per, ishape[0].min((k + 1) * per));
+            run(part, a * slab, a * rows_per, b * rows_per)
+        });
+    } else {
+        run(dst, 0, 0, rows_total);
     }
     Ok(())
+}
+
+/// Collapses the dims of layouts of one shape into as few as possible (size-1 dims dropped,
+/// neighbours merged where every layout steps through them as one), at least one dim.
+fn coalesce<const N: usize>(ls: [&Layout; N]) -> (Vec<usize>, [Vec<usize>; N]) {
+    let shape = &ls[0].shape;
+    let mut out_shape: Vec<usize> = vec![];
+    let mut out_strides: [Vec<usize>; N] = std::array::from_fn(|_| vec![]);
+    for d in 0..shape.len() {
+        if shape[d] == 1 {
+            continue;
+        }
+        let merge = !out_shape.is_empty()
+            && (0..N)
+                .all(|j| *out_strides[j].last().expect("a dim") == ls[j].strides[d] * shape[d]);
+        if merge {
+            *out_shape.last_mut().expect("a dim") *= shape[d];
+            for j in 0..N {
+                *out_strides[j].last_mut().expect("a dim") = ls[j].strides[d];
+            }
+        } else {
+            out_shape.push(shape[d]);
+            for j in 0..N {
+                out_strides[j].push(ls[j].strides[d]);
+            }
+        }
+    }
+    if out_shape.is_empty() {
+        out_shape.push(1);
+        for s in out_strides.iter_mut() {
+            s.push(0);
+        }
+    }
+    (out_shape, out_strides)
+}
+
+/// Row ranges of `rows` rows (of `len` elements) for the threads: one range, or one per
+/// thread when `n` is above `PAR_THRESHOLD`.
+fn row_parts(rows: usize, n: usize) -> Vec<(usize, usize)> {
+    let parts = if super::par_ok(n, super::PAR_THRESHOLD) {
+        super::num_threads().max(1).min(rows)
+    } else {
+        1
+    };
+    let per = rows.div_ceil(parts.max(1)).max(1);
+    (0..rows)
+        .step_by(per)
+        .map(|a| (a, rows.min(a + per)))
+        .collect()
+}
+
+/// Calls `f(j)` for each non-zero byte `m[j]`, in order: 64 bytes at a time turned into a bit
+/// mask (SSE2 compares), then its set bits, so that the work follows the true elements and no
+/// branch depends on each byte.
+#[inline(always)]
+fn for_each_true(m: &[u8], mut f: impl FnMut(usize)) {
+    let chunks = m.chunks_exact(64);
+    let rest = chunks.remainder();
+    for (c, blk) in chunks.enumerate() {
+        let mut bits = mask_bits(blk);
+        while bits != 0 {
+            f(c * 64 + bits.trailing_zeros() as usize);
+            bits &= bits - 1;
+        }
+    }
+    let off = m.len() - rest.len();
+    for (j, &b) in rest.iter().enumerate() {
+        if b != 0 {
+            f(off + j);
+        }
+    }
+}
+
+/// Bit `j` set where `blk[j]` (64 bytes) is non-zero.
+#[inline(always)]
+fn mask_bits(blk: &[u8]) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_setzero_si128,
+        };
+        let mut bits = 0u64;
+        for (q, s) in blk.chunks_exact(16).enumerate() {
+            // SAFETY: `s` is 16 bytes long (chunks_exact), the length of an unaligned
+            // 128-bit load; SSE2 is part of the x86_64 baseline, always enabled.
+            let zero = unsafe {
+                let v = _mm_loadu_si128(s.as_ptr().cast::<__m128i>());
+                _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()))
+            } as u32 as u64;
+            bits |= (zero ^ 0xFFFF) << (q * 16);
+        }
+        bits
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        blk.iter()
+            .enumerate()
+            .fold(0u64, |b, (j, &v)| b | (((v != 0) as u64) << j))
+    }
+}
+
+/// `masked_select`: the elements of `src` (read through `ls`) where `mask` (read through
+/// `lm`, a layout of the same shape) is true, in row-major order. Counts the true elements of
+/// each thread's rows, then each thread writes its rows' elements at its place, with a
+/// branch-free compaction (every element written, the position advanced by the mask).
+pub fn masked_select<T: Copy + Send + Sync>(
+    src: &[T],
+    ls: &Layout,
+    mask: &[u8],
+    lm: &Layout,
+) -> Result<Vec<T>> {
+    let n = ls.numel();
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let (shape, [ss, sm]) = coalesce([ls, lm]);
+    let nd = shape.len();
+    let (len, si, mi) = (shape[nd - 1], ss[nd - 1], sm[nd - 1]);
+    let (oshape, oss, osm) = (&shape[..nd - 1], &ss[..nd - 1], &sm[..nd - 1]);
+    let parts = row_parts(n / len, n);
+    let count = |&(r0, r1): &(usize, usize)| -> usize {
+        let mut rows = Rows::new(oshape, [osm], [lm.offset], r0);
+        let mut c = 0;
+        for _ in r0..r1 {
+            let [mo] = rows.off;
+            c += if mi == 1 {
+                mask[mo..mo + len]
+                    .iter()
+                    .map(|&b| (b != 0) as usize)
+                    .sum::<usize>()
+            } else {
+                (0..len).map(|k| (mask[mo + k * mi] != 0) as usize).sum()
+            };
+            rows.next();
+        }
+        c
+    };
+    let counts: Vec<usize> = if parts.len() > 1 {
+        super::parallel::map_each(parts.clone(), &|_, p| count(&p))
+    } else {
+        parts.iter().map(count).collect()
+    };
+    let total: usize = counts.iter().sum();
+    let mut v = alloc::<T>(total)?;
+    let mut spare = &mut v.spare_capacity_mut()[..total];
+    let mut jobs = Vec::with_capacity(parts.len());
+    for (&p, &c) in parts.iter().zip(&counts) {
+        let (here, rest) = spare.split_at_mut(c);
+        jobs.push((p, here));
+        spare = rest;
+    }
+    let fill = |(r0, r1): (usize, usize), out: &mut [std::mem::MaybeUninit<T>]| {
+        let mut rows = Rows::new(oshape, [oss, osm], [ls.offset, lm.offset], r0);
+        let mut k = 0;
+        for _ in r0..r1 {
+            let [so, mo] = rows.off;
+            if mi == 1 {
+                let row = &src[so..so + (len - 1) * si + 1];
+                for_each_true(&mask[mo..mo + len], |j| {
+                    out[k].write(row[j * si]);
+                    k += 1;
+                });
+            } else {
+                for j in 0..len {
+                    let (x, m) = (src[so + j * si], mask[mo + j * mi] != 0);
+                    if k < out.len() {
+                        out[k].write(x);
+                    }
+                    k += m as usize;
+                }
+            }
+            rows.next();
+        }
+        assert_eq!(k, out.len(), "masked_select wrote every counted element");
+    };
+    if jobs.len() > 1 {
+        super::parallel::map_each(jobs, &|_, (p, out)| fill(p, out));
+    } else {
+        for (p, out) in jobs {
+            fill(p, out);
+        }
+    }
+    // SAFETY: the parts of `spare[..total]` are disjoint and cover it (their lengths are the
+    // counts, summing to `total`); each `fill` wrote positions 0..k of its part, every one of
+    // them (position k is written before k advances), and asserted k == its length, a panic
+    // propagating before this line.
+    unsafe { v.set_len(total) };
+    Ok(v)
+}
+
+/// `masked_select`'s gradient: a contiguous buffer of the mask's shape holding `g`'s values,
+/// in order, where the mask (read through `lm`) is true, zero elsewhere.
+pub fn masked_scatter_zeros<T: Elem>(g: &[T], mask: &[u8], lm: &Layout) -> Result<Vec<T>> {
+    let n = lm.numel();
+    let mut out = try_filled(n, T::default())?;
+    if n == 0 || g.is_empty() {
+        return Ok(out);
+    }
+    let (shape, [sm]) = coalesce([lm]);
+    let nd = shape.len();
+    let (len, mi) = (shape[nd - 1], sm[nd - 1]);
+    let (oshape, osm) = (&shape[..nd - 1], &sm[..nd - 1]);
+    let last = g.len() - 1;
+    let mut rows = Rows::new(oshape, [osm], [lm.offset], 0);
+    let mut k = 0;
+    for row in out.chunks_exact_mut(len) {
+        let [mo] = rows.off;
+        if mi == 1 {
+            for_each_true(&mask[mo..mo + len], |j| {
+                row[j] = g[k.min(last)];
+                k += 1;
+            });
+        } else {
+            for (j, o) in row.iter_mut().enumerate() {
+                let m = mask[mo + j * mi] != 0;
+                *o = if m { g[k.min(last)] } else { T::default() };
+                k += m as usize;
+            }
+        }
+        rows.next();
+    }
+    if k != g.len() {
+        return Err(Error::Runtime(format!(
+            "masked_select backward: expected a gradient of {k} elements, got {}",
+            g.len()
+        )));
+    }
+    Ok(out)
 }
 
 /// `scatter` along `dim` into `dst` (contiguous, of `dst_shape`): `dst[.., idx[k], ..] = v` for
@@ -273,14 +677,20 @@ mod tests {
     fn gather_along_each_dim() {
         // x = [[1, 2, 3], [4, 5, 6]] (2 x 3, contiguous)
         let x = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
-        // dim 1, index [[2, 0], [-1, 1]]: walk over the index shape with x's row stride
+        // dim 1, index [[2, 0], [2, 1]]: walk over the index shape with x's row stride
         let walk = Layout {
             shape: vec![2, 2],
             strides: vec![3, 0],
             offset: 0,
         };
-        let v = gather(&x, &walk, &[2, 0, -1, 1], 3, 1, 1).unwrap();
+        let v = gather(&x, &walk, &[2, 0, 2, 1], 3, 1, 1).unwrap();
         assert_eq!(v, vec![3.0, 1.0, 6.0, 5.0]);
+        // negative indices are out of range, as in PyTorch's gather
+        let e = gather(&x, &walk, &[2, 0, -1, 1], 3, 1, 1).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "index -1 is out of bounds for dimension 1 with size 3"
+        );
         // dim 0, index [[1, 0, 1]]
         let walk = Layout {
             shape: vec![1, 3],

@@ -576,3 +576,157 @@ mod tests {
         }
     }
 }
+
+/// Independent accumulators of a dot product (four AVX-512 registers of f32).
+const DOT_LANES: usize = 64;
+
+/// `acc[j] += x[j] * y[j]` lane by lane over `x` and `y` (of one length).
+#[inline(always)]
+fn dot_lanes<T>(acc: &mut [T; DOT_LANES], x: &[T], y: &[T])
+where
+    T: Copy + std::ops::Add<Output = T> + std::ops::Mul<Output = T>,
+{
+    let (cx, cy) = (x.chunks_exact(DOT_LANES), y.chunks_exact(DOT_LANES));
+    let (rx, ry) = (cx.remainder(), cy.remainder());
+    for (a, b) in cx.zip(cy) {
+        for j in 0..DOT_LANES {
+            acc[j] = acc[j] + a[j] * b[j];
+        }
+    }
+    for (j, (&a, &b)) in rx.iter().zip(ry).enumerate() {
+        acc[j] = acc[j] + a * b;
+    }
+}
+
+/// `dst.len()` elements of `src` from `start`, `stride` apart (0: one repeated element).
+#[inline(always)]
+fn fill_strided<T: Copy>(dst: &mut [T], src: &[T], start: usize, stride: usize) {
+    if stride == 0 {
+        dst.fill(src[start]);
+    } else if stride == 2 {
+        // a slice with step 2: pairs, so that the copy vectorises (shuffles, no gathers)
+        let n = dst.len();
+        let pairs = &src[start..(start + 2 * n).min(src.len())];
+        for (d, p) in dst.iter_mut().zip(pairs.chunks_exact(2)) {
+            *d = p[0];
+        }
+        if pairs.len() < 2 * n {
+            dst[n - 1] = src[start + 2 * (n - 1)];
+        }
+    } else {
+        for (d, &v) in dst.iter_mut().zip(src[start..].iter().step_by(stride)) {
+            *d = v;
+        }
+    }
+}
+
+/// The dot product of `n` elements of `a` (from `oa`, `sa` apart) and of `b`: contiguous
+/// operands folded in place with independent lanes, strided ones copied in chunks of 256 to
+/// the stack first so that the fold still vectorises.
+#[inline(always)]
+fn dot_body<T>(a: &[T], oa: usize, sa: usize, b: &[T], ob: usize, sb: usize, n: usize) -> T
+where
+    T: Copy + Default + std::ops::Add<Output = T> + std::ops::Mul<Output = T>,
+{
+    let mut acc = [T::default(); DOT_LANES];
+    if n == 0 {
+        return T::default();
+    }
+    if sa == 1 && sb == 1 {
+        dot_lanes(&mut acc, &a[oa..oa + n], &b[ob..ob + n]);
+    } else {
+        const CHUNK: usize = 256;
+        let (mut ba, mut bb) = ([T::default(); CHUNK], [T::default(); CHUNK]);
+        let mut i = 0;
+        while i < n {
+            let m = CHUNK.min(n - i);
+            let x: &[T] = if sa == 1 {
+                &a[oa + i..oa + i + m]
+            } else {
+                fill_strided(&mut ba[..m], a, oa + i * sa, sa);
+                &ba[..m]
+            };
+            let y: &[T] = if sb == 1 {
+                &b[ob + i..ob + i + m]
+            } else {
+                fill_strided(&mut bb[..m], b, ob + i * sb, sb);
+                &bb[..m]
+            };
+            dot_lanes(&mut acc, x, y);
+            i += m;
+        }
+    }
+    let mut width = DOT_LANES;
+    while width > 1 {
+        width /= 2;
+        for j in 0..width {
+            acc[j] = acc[j] + acc[j + width];
+        }
+    }
+    acc[0]
+}
+
+#[cfg(target_arch = "x86_64")]
+mod wide {
+    macro_rules! isa {
+        ($feat:literal, $dot:ident) => {
+            #[target_feature(enable = $feat)]
+            pub fn $dot<T>(
+                a: &[T],
+                oa: usize,
+                sa: usize,
+                b: &[T],
+                ob: usize,
+                sb: usize,
+                n: usize,
+            ) -> T
+            where
+                T: Copy + Default + std::ops::Add<Output = T> + std::ops::Mul<Output = T>,
+            {
+                super::dot_body(a, oa, sa, b, ob, sb, n)
+            }
+        };
+    }
+    isa!("avx2,fma", dot_avx2);
+    isa!("avx512f,avx512dq,avx2,fma", dot_avx512);
+}
+
+/// `torch.dot` of float vectors: `n` elements of `a` from offset `oa`, `sa` apart, and of `b`
+/// (any strides, 0 included), accumulated in the element type with independent lanes; split
+/// across threads above `PAR_THRESHOLD` elements.
+pub fn dot<T>(a: &[T], oa: usize, sa: usize, b: &[T], ob: usize, sb: usize, n: usize) -> T
+where
+    T: Copy + Default + Send + Sync + std::ops::Add<Output = T> + std::ops::Mul<Output = T>,
+{
+    let part = |start: usize, len: usize| -> T {
+        let (oa, ob) = (oa + start * sa, ob + start * sb);
+        best!(dot_body, dot_avx512, dot_avx2; a, oa, sa, b, ob, sb, len)
+    };
+    if !super::par_ok(n, super::PAR_THRESHOLD) {
+        return part(0, n);
+    }
+    let per = n.div_ceil(super::num_threads().max(1));
+    let ranges: Vec<(usize, usize)> = (0..n).step_by(per).map(|s| (s, per.min(n - s))).collect();
+    super::parallel::map_each(ranges, &|_, (s, len)| part(s, len))
+        .into_iter()
+        .fold(T::default(), |x, y| x + y)
+}
+
+#[cfg(test)]
+mod dot_tests {
+    use super::dot;
+
+    #[test]
+    fn dot_of_contiguous_strided_and_expanded_vectors() {
+        let a: Vec<f64> = (0..1000).map(|i| i as f64 * 0.5).collect();
+        let b: Vec<f64> = (0..2000).map(|i| (i % 7) as f64 - 3.0).collect();
+        let want = |sa: usize, sb: usize, n: usize| -> f64 {
+            (0..n).map(|i| a[i * sa] * b[1 + i * sb]).sum()
+        };
+        for n in [0, 1, 63, 64, 65, 300, 999] {
+            assert_eq!(dot(&a, 0, 1, &b, 1, 1, n), want(1, 1, n), "contiguous {n}");
+            assert_eq!(dot(&a, 0, 1, &b, 1, 2, n), want(1, 2, n), "strided {n}");
+            assert_eq!(dot(&a, 0, 0, &b, 1, 2, n), want(0, 2, n), "expanded {n}");
+        }
+    }
+}

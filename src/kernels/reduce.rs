@@ -267,6 +267,33 @@ impl<T: Copy + Default + Send + Sync + std::ops::Add<Output = T>> Reduce<T> for 
     }
 }
 
+/// Sum with NaN counted as zero (`nansum`), accumulated in the element type: a compare and a
+/// blend per element, vectorised as `SumOf`.
+pub struct NanSumOf;
+impl<T: Copy + Default + Send + Sync + PartialEq + std::ops::Add<Output = T>> Reduce<T>
+    for NanSumOf
+{
+    type Acc = T;
+    type Out = T;
+    #[inline(always)]
+    fn init(&self) -> T {
+        T::default()
+    }
+    #[inline(always)]
+    #[allow(clippy::eq_op)] // v != v: NaN
+    fn step(&self, a: T, v: T) -> T {
+        a + if v == v { v } else { T::default() }
+    }
+    #[inline(always)]
+    fn merge(&self, a: T, b: T) -> T {
+        a + b
+    }
+    #[inline(always)]
+    fn finish(&self, a: T, _: &[T]) -> T {
+        a
+    }
+}
+
 /// Sum (`Wrapping(i64::wrapping_add, 0)`) or product (`Wrapping(i64::wrapping_mul, 1)`) of
 /// int64 elements, wrapping on overflow as PyTorch's.
 pub struct Wrapping(pub fn(i64, i64) -> i64, pub i64);

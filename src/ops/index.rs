@@ -18,17 +18,31 @@ fn check_index_dtype(index: &Tensor, what: &str) -> Result<Vec<i64>> {
     index.try_to_vec::<i64>()
 }
 
+/// `index` as a tensor of its own storage when it shares `t`'s (`x.gather(0, x)`), so that the
+/// kernels take one read lock per storage.
+fn unshared(index: &Tensor, t: &Tensor) -> Result<Tensor> {
+    if std::sync::Arc::ptr_eq(index.storage(), t.storage()) {
+        super::materialize(index)
+    } else {
+        Ok(index.clone())
+    }
+}
+
 /// `gather(dim, index)` (GatherBackward0).
 pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     let d = wrap_dim(dim, t.ndim())?;
-    let idx = check_index_dtype(index, "gather")?;
+    if index.dtype() != DType::I64 {
+        return Err(Error::Runtime(
+            "gather(): Expected dtype int64 for index".into(),
+        ));
+    }
     if index.ndim() != t.ndim().max(1) && !(t.ndim() == 0 && index.ndim() <= 1) {
         return Err(Error::Runtime(
             "Index tensor must have the same number of dimensions as input tensor".into(),
         ));
     }
     let ishape = index.shape().to_vec();
-    if t.ndim() > 0 && !idx.is_empty() {
+    if t.ndim() > 0 && index.numel() > 0 {
         if let Some(q) = (0..ishape.len()).find(|&q| q != d && ishape[q] > t.shape()[q]) {
             return Err(Error::Runtime(format!(
                 "Size does not match at dimension {q} expected index {} to be smaller than self {} apart from dimension {d}",
@@ -55,23 +69,120 @@ pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
         };
         (t.shape()[d], t.layout().strides[d], l)
     };
+    let index_data = unshared(index, t)?;
     let out = dispatch_all!(t.dtype(), T => {
-        let src = t.storage().read::<T>();
-        let v = ki::gather(&src, &walk, &idx, size, step, d)?;
-        drop(src);
+        let v = super::with_slices::<i64, _>(&[Some(&index_data)], |s| {
+            let idx = s[0].expect("index");
+            let src = t.storage().read::<T>();
+            ki::gather(&src, &walk, idx, size, step, d)
+        })??;
         Tensor::from_vec(v, ishape.clone())?
     });
     if needs_grad(&[t]) {
         let shape = t.shape().to_vec();
         let saved = vec![Saved::Input(index.clone())];
         record("GatherBackward0", &[t], &[&out], saved, move |ctx| {
-            let z = Tensor::zeros(&shape, ctx.grad(0)?.dtype())?;
-            Ok(vec![Some(scatter_add(
-                &z,
-                d as i64,
+            Ok(vec![Some(scatter_add_into_zeros(
+                &shape,
+                d,
                 &ctx.saved[0],
                 &ctx.grad(0)?,
             )?)])
+        });
+    }
+    Ok(out)
+}
+
+/// `zeros(shape).scatter_add(d, index, src)`, gather's gradient, with the zeros written once
+/// and `src` read in place (ScatterAddBackward0 for `src` only, so that it is differentiable
+/// again). Float32 / float64; other dtypes through `scatter_add`.
+fn scatter_add_into_zeros(
+    shape: &[usize],
+    d: usize,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<Tensor> {
+    fn run<T: crate::storage::Elem + Default>(
+        shape: &[usize],
+        d: usize,
+        index: &Tensor,
+        src: &Tensor,
+    ) -> Result<Tensor> {
+        let mut v = crate::storage::try_filled(crate::layout::numel(shape), T::default())?;
+        super::with_slices::<i64, _>(&[Some(index)], |i| {
+            super::with_slices::<T, _>(&[Some(src)], |s| {
+                let (idx, s) = (i[0].expect("index"), s[0].expect("src"));
+                ki::scatter_add(&mut v, shape, d, idx, index.shape(), s, src.shape())
+            })
+        })???;
+        Tensor::from_vec(v, shape.to_vec())
+    }
+    let out = match src.dtype() {
+        DType::F32 => run::<f32>(shape, d, index, src)?,
+        DType::F64 => run::<f64>(shape, d, index, src)?,
+        dt => {
+            let _g = crate::autograd::GradModeGuard::new(false);
+            scatter_add(&Tensor::zeros(shape, dt)?, d as i64, index, &src.detach())?
+        }
+    };
+    if needs_grad(&[src]) {
+        let saved = vec![Saved::Input(index.clone())];
+        record("ScatterAddBackward0", &[src], &[&out], saved, move |ctx| {
+            Ok(vec![Some(gather(&ctx.grad(0)?, d as i64, &ctx.saved[0])?)])
+        });
+    }
+    Ok(out)
+}
+
+/// `masked_select(mask)` (MaskedSelectBackward0): the elements of `t` where the bool `mask` is
+/// true, both broadcast to one shape, as a 1-D tensor, read where they lie.
+pub fn masked_select(t: &Tensor, mask: &Tensor) -> Result<Tensor> {
+    if mask.dtype() != DType::Bool {
+        return Err(Error::Runtime(
+            "masked_select: expected BoolTensor for mask".into(),
+        ));
+    }
+    let shape = broadcast_shapes(t.shape(), mask.shape())?;
+    let mask = unshared(mask, t)?;
+    let (lt, lm) = (
+        t.layout().broadcast_to(&shape)?,
+        mask.layout().broadcast_to(&shape)?,
+    );
+    let out = dispatch_all!(t.dtype(), T => {
+        let v = {
+            let src = t.storage().read::<T>();
+            let m = mask.storage().read::<u8>();
+            ki::masked_select(&src, &lt, &m, &lm)?
+        };
+        let n = v.len();
+        Tensor::from_vec(v, vec![n])?
+    });
+    if needs_grad(&[t]) {
+        let tshape = t.shape().to_vec();
+        let saved = vec![Saved::Input(mask.clone())];
+        record("MaskedSelectBackward0", &[t], &[&out], saved, move |ctx| {
+            let full = masked_scatter_zeros(&ctx.grad(0)?, &ctx.saved[0], &shape)?;
+            Ok(vec![Some(sum_to(&full, &tshape)?)])
+        });
+    }
+    Ok(out)
+}
+
+/// `zeros(shape).masked_scatter(mask, g)`: masked_select's gradient (MaskedScatterBackward0,
+/// whose own gradient selects again).
+fn masked_scatter_zeros(g: &Tensor, mask: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    let lm = mask.layout().broadcast_to(shape)?;
+    let out = dispatch_all!(g.dtype(), T => {
+        let v = super::with_slices::<T, _>(&[Some(g)], |s| {
+            let m = mask.storage().read::<u8>();
+            ki::masked_scatter_zeros(s[0].expect("grad"), &m, &lm)
+        })??;
+        Tensor::from_vec(v, shape.to_vec())?
+    });
+    if needs_grad(&[g]) {
+        let saved = vec![Saved::Input(mask.clone())];
+        record("MaskedScatterBackward0", &[g], &[&out], saved, move |ctx| {
+            Ok(vec![Some(masked_select(&ctx.grad(0)?, &ctx.saved[0])?)])
         });
     }
     Ok(out)

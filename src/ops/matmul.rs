@@ -269,6 +269,24 @@ fn record_nd(name: &'static str, a: &Tensor, b: &Tensor, out: &Tensor) {
     });
 }
 
+/// The float dot product of two 1-D tensors of one length, read where they lie (one read lock
+/// when they share a storage).
+fn dot_kernel<T>(a: &Tensor, b: &Tensor) -> T
+where
+    T: crate::storage::Elem + std::ops::Add<Output = T> + std::ops::Mul<Output = T>,
+{
+    let (la, lb) = (a.layout(), b.layout());
+    let n = la.shape[0];
+    let da = a.storage().read::<T>();
+    let (oa, sa, ob, sb) = (la.offset, la.strides[0], lb.offset, lb.strides[0]);
+    if std::sync::Arc::ptr_eq(a.storage(), b.storage()) {
+        crate::kernels::matmul::dot(&da, oa, sa, &da, ob, sb, n)
+    } else {
+        let db = b.storage().read::<T>();
+        crate::kernels::matmul::dot(&da, oa, sa, &db, ob, sb, n)
+    }
+}
+
 /// `dot` (DotBackward0).
 pub fn dot(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     if a.ndim() != 1 || b.ndim() != 1 {
@@ -285,10 +303,16 @@ pub fn dot(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         )));
     }
     check_same_dtype(a, b)?;
-    let a2 = a.with_layout(a.layout().unsqueeze(0));
-    let b2 = b.with_layout(b.layout().unsqueeze(1));
-    let out = matmul_nd(&a2, &b2)?;
-    let out = out.with_layout(Layout::contiguous(vec![]));
+    let out = match a.dtype() {
+        DType::F32 => Tensor::from_vec(vec![dot_kernel::<f32>(a, b)], vec![])?,
+        DType::F64 => Tensor::from_vec(vec![dot_kernel::<f64>(a, b)], vec![])?,
+        _ => {
+            let a2 = a.with_layout(a.layout().unsqueeze(0));
+            let b2 = b.with_layout(b.layout().unsqueeze(1));
+            let out = matmul_nd(&a2, &b2)?;
+            out.with_layout(Layout::contiguous(vec![]))
+        }
+    };
     if needs_grad(&[a, b]) {
         let saved = vec![Saved::Input(a.clone()), Saved::Input(b.clone())];
         record("DotBackward0", &[a, b], &[&out], saved, |ctx| {

@@ -187,6 +187,27 @@ pub fn sum_dims(
     keepdim: bool,
     dtype: Option<DType>,
 ) -> Result<Tensor> {
+    sum_or_nansum(t, dims, keepdim, dtype, false)
+}
+
+/// `nansum(dim, keepdim, dtype)`: the sum with NaN counted as zero, in one pass
+/// (NansumBackward0: the gradient where the input is not NaN).
+pub fn nansum(
+    t: &Tensor,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<DType>,
+) -> Result<Tensor> {
+    sum_or_nansum(t, dims, keepdim, dtype, true)
+}
+
+fn sum_or_nansum(
+    t: &Tensor,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<DType>,
+    nan: bool,
+) -> Result<Tensor> {
     let dtype = dtype.unwrap_or(match t.dtype() {
         d if d.is_float() => d,
         _ => DType::I64,
@@ -201,7 +222,7 @@ pub fn sum_dims(
     let (out_dtype, dtype) = (dtype, src.dtype());
     let rd = dims_of(dims, t.ndim())?;
     let kshape = keep_shape(t.shape(), &rd);
-    let out = if let Some(out) = sum_expanded(&src, &rd, keepdim)? {
+    let out = if let Some(out) = sum_expanded(&src, &rd, keepdim, nan)? {
         out
     } else if src.is_contiguous() && !rd.windows(2).all(|w| w[1] == w[0] + 1) {
         // reduced dims not adjacent (a conv bias grad sums N, H, W): the last run of adjacent
@@ -213,8 +234,8 @@ pub fn sum_dims(
             .expect("dims not adjacent");
         let as_i64 = |d: &[usize]| d.iter().map(|&x| x as i64).collect::<Vec<i64>>();
         let _g = crate::autograd::GradModeGuard::new(false);
-        let tail = sum_dims(&src.detach(), Some(&as_i64(&rd[start..])), true, None)?;
-        let all = sum_dims(&tail, Some(&as_i64(&rd[..start])), true, None)?;
+        let tail = sum_or_nansum(&src.detach(), Some(&as_i64(&rd[start..])), true, None, nan)?;
+        let all = sum_or_nansum(&tail, Some(&as_i64(&rd[..start])), true, None, nan)?;
         if keepdim {
             all
         } else {
@@ -224,6 +245,10 @@ pub fn sum_dims(
         let p = plan(&src, &rd, keepdim)?;
         dispatch!(dtype, T => {
             let v = match dtype {
+                DType::F32 if nan => contiguous_slice::<f32, _>(&p.data, |s| kr::reduce(s, p.outer, p.red, p.inner, &kr::NanSumOf))?
+                    .into_iter().map(|x| T::from_f64(x as f64)).collect::<Vec<T>>(),
+                DType::F64 if nan => contiguous_slice::<f64, _>(&p.data, |s| kr::reduce(s, p.outer, p.red, p.inner, &kr::NanSumOf))?
+                    .into_iter().map(T::from_f64).collect(),
                 DType::F32 => contiguous_slice::<f32, _>(&p.data, |s| kr::sum(s, p.outer, p.red, p.inner))?
                     .into_iter().map(|x| T::from_f64(x as f64)).collect::<Vec<T>>(),
                 DType::F64 => contiguous_slice::<f64, _>(&p.data, |s| kr::sum(s, p.outer, p.red, p.inner))?
@@ -235,7 +260,16 @@ pub fn sum_dims(
         })
     };
     let (out, dtype) = (super::narrow_to(out, out_dtype)?, out_dtype);
-    if dtype.is_float() && needs_grad(&[t]) {
+    if nan && dtype.is_float() && needs_grad(&[t]) {
+        let ishape = t.shape().to_vec();
+        let saved = vec![Saved::Input(t.clone())];
+        record("NansumBackward0", &[t], &[&out], saved, move |ctx| {
+            let x = &ctx.saved[0];
+            let not_nan = binary(BinOp::Eq, &x.into(), &x.into())?;
+            let g = expand_back(&ctx.grad(0)?, &ishape, &kshape)?;
+            Ok(vec![Some(mul(&g, &not_nan)?)])
+        });
+    } else if dtype.is_float() && needs_grad(&[t]) {
         let name = if dims.is_some_and(|d| !d.is_empty()) {
             "SumBackward1"
         } else {
@@ -252,7 +286,7 @@ pub fn sum_dims(
 /// A sum over a tensor with expanded (stride-0) dims, read in place instead of copied: such a
 /// dim holds one value, so it is summed as that value times its size when reduced, and the
 /// result is broadcast along it when kept. None when the tensor has no expanded dim.
-fn sum_expanded(src: &Tensor, rd: &[usize], keepdim: bool) -> Result<Option<Tensor>> {
+fn sum_expanded(src: &Tensor, rd: &[usize], keepdim: bool, nan: bool) -> Result<Option<Tensor>> {
     let l = src.layout();
     let expanded = |d: usize| l.strides[d] == 0 && l.shape[d] > 1;
     if !(0..l.shape.len()).any(expanded) {
@@ -266,7 +300,7 @@ fn sum_expanded(src: &Tensor, rd: &[usize], keepdim: bool) -> Result<Option<Tens
         .product();
     let distinct = src.detach().with_layout(l.stored());
     let dims: Vec<i64> = rd.iter().map(|&d| d as i64).collect();
-    let mut s = sum_dims(&distinct, Some(&dims), true, None)?;
+    let mut s = sum_or_nansum(&distinct, Some(&dims), true, None, nan)?;
     if factor != 1 {
         let k = if s.dtype().is_float() {
             Scalar::Float(factor as f64)

@@ -75,6 +75,20 @@ fn _index_put(
     .map(PyTensor::new)
 }
 
+/// `masked_select(input, mask)` (MaskedSelectBackward0), one pass over both in place.
+#[pyfunction]
+fn _masked_select(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    mask: PyRef<'_, PyTensor>,
+) -> PyResult<PyTensor> {
+    let (x, m) = (input.t.clone(), mask.t.clone());
+    run(py, Work::elems([&x, &m]), move || {
+        crate::ops::index::masked_select(&x, &m)
+    })
+    .map(PyTensor::new)
+}
+
 /// `torch.polygamma(n, input)` (n = 0: digamma).
 #[pyfunction]
 fn _polygamma(py: Python<'_>, n: i64, input: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
@@ -88,6 +102,7 @@ fn _polygamma(py: Python<'_>, n: i64, input: PyRef<'_, PyTensor>) -> PyResult<Py
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_polygamma, m)?)?;
     m.add_function(wrap_pyfunction!(_index_put, m)?)?;
+    m.add_function(wrap_pyfunction!(_masked_select, m)?)?;
     m.add_function(wrap_pyfunction!(_diagonal, m)?)?;
     m.add_function(wrap_pyfunction!(_diag_embed, m)?)?;
     m.add_function(wrap_pyfunction!(_scatter_reduce, m)?)?;

@@ -92,7 +92,27 @@ fn _mode(
     .map(pair)
 }
 
+/// `torch.nansum`: the sum with NaN as zero (NansumBackward0), one pass.
+#[pyfunction]
+#[pyo3(signature = (input, dim=None, keepdim=false, dtype=None))]
+fn _nansum(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    dim: Option<&Bound<'_, PyAny>>,
+    keepdim: bool,
+    dtype: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let dims = super::convert::dims_arg(dim)?;
+    let dt = super::convert::dtype_arg(dtype)?;
+    let x = input.t.clone();
+    run(py, Work::elems([&input.t]), move || {
+        rd::nansum(&x, dims.as_deref(), keepdim, dt)
+    })
+    .map(PyTensor::new)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_nansum, m)?)?;
     m.add_function(wrap_pyfunction!(_cumprod, m)?)?;
     m.add_function(wrap_pyfunction!(_logcumsumexp, m)?)?;
     m.add_function(wrap_pyfunction!(_cum_extreme, m)?)?;
