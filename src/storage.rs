@@ -341,7 +341,7 @@ pub fn alloc<T>(n: usize) -> Result<Vec<T>> {
 /// hold at all. (mimalloc maps huge blocks without reserving them, so the kernel's overcommit
 /// check never refuses them and the process is killed when the pages are touched: refuse first,
 /// as the system allocator would.)
-fn checked_bytes<T>(n: usize) -> Result<usize> {
+pub(crate) fn checked_bytes<T>(n: usize) -> Result<usize> {
     let size = std::mem::size_of::<T>().max(1);
     let Some(bytes) = n.checked_mul(size).filter(|&b| b <= isize::MAX as usize) else {
         return Err(Error::Runtime(format!(

@@ -283,20 +283,19 @@ fn coalesce<const N: usize>(ls: [&Layout; N]) -> (Vec<usize>, [Vec<usize>; N]) {
     let shape = &ls[0].shape;
     let mut out_shape: Vec<usize> = vec![];
     let mut out_strides: [Vec<usize>; N] = std::array::from_fn(|_| vec![]);
-    for d in 0..shape.len() {
-        if shape[d] == 1 {
+    for (d, &size) in shape.iter().enumerate() {
+        if size == 1 {
             continue;
         }
         let merge = !out_shape.is_empty()
-            && (0..N)
-                .all(|j| *out_strides[j].last().expect("a dim") == ls[j].strides[d] * shape[d]);
+            && (0..N).all(|j| *out_strides[j].last().expect("a dim") == ls[j].strides[d] * size);
         if merge {
-            *out_shape.last_mut().expect("a dim") *= shape[d];
+            *out_shape.last_mut().expect("a dim") *= size;
             for j in 0..N {
                 *out_strides[j].last_mut().expect("a dim") = ls[j].strides[d];
             }
         } else {
-            out_shape.push(shape[d]);
+            out_shape.push(size);
             for j in 0..N {
                 out_strides[j].push(ls[j].strides[d]);
             }
@@ -390,6 +389,9 @@ pub fn masked_select<T: Copy + Send + Sync>(
     if n == 0 {
         return Ok(Vec::new());
     }
+    // the output may hold every element: refuse a count no allocation could hold before
+    // counting (a mask expanded to 2**40 elements would take hours to count)
+    crate::storage::checked_bytes::<T>(n)?;
     let (shape, [ss, sm]) = coalesce([ls, lm]);
     let nd = shape.len();
     let (len, si, mi) = (shape[nd - 1], ss[nd - 1], sm[nd - 1]);
