@@ -730,22 +730,110 @@ pub fn max_pool<T: Real + Elem>(x: &[T], g: &PoolGeom) -> Result<(Vec<T>, Vec<i6
             }
         }
     };
-    let per_plane = |start: usize, vals: &mut [T], idx: &mut [i64]| {
-        for (k, (v, i)) in vals.chunks_mut(ohw).zip(idx.chunks_mut(ohw)).enumerate() {
-            run_plane(start + k, v, i);
+    for_each_plane(
+        g.planes,
+        ohw,
+        g.planes * hw,
+        &mut vals,
+        &mut idx,
+        &run_plane,
+    );
+    Ok((vals, idx))
+}
+
+/// A pooling kernel of one plane: (plane, its values, its indices).
+type PlaneFn<'a, T> = dyn Fn(usize, &mut [T], &mut [i64]) + Sync + 'a;
+
+/// `run(p, vals, idx)` for every plane p, with that plane's `per_plane` outputs (values and
+/// indices), the planes split over the threads when `work` (elements read) is worth it.
+fn for_each_plane<T: Send>(
+    planes: usize,
+    per_plane: usize,
+    work: usize,
+    vals: &mut [T],
+    idx: &mut [i64],
+    run: &PlaneFn<'_, T>,
+) {
+    if per_plane == 0 {
+        return;
+    }
+    let run_from = |start: usize, vals: &mut [T], idx: &mut [i64]| {
+        let chunks = vals.chunks_mut(per_plane).zip(idx.chunks_mut(per_plane));
+        for (k, (v, i)) in chunks.enumerate() {
+            run(start + k, v, i);
         }
     };
-    if par_ok(g.planes * hw, super::PAR_THRESHOLD) && g.planes > 1 && ohw > 0 {
-        let threads = super::num_threads().min(g.planes);
-        let per = g.planes.div_ceil(threads);
-        let vc = Chunks::new(&mut vals, per * ohw);
-        let ic = Chunks::new(&mut idx, per * ohw);
+    if par_ok(work, super::PAR_THRESHOLD) && planes > 1 {
+        let threads = super::num_threads().min(planes);
+        let per = planes.div_ceil(threads);
+        let vc = Chunks::new(vals, per * per_plane);
+        let ic = Chunks::new(idx, per * per_plane);
         super::parallel::run_parts(vc.0.len(), &|p| {
-            vc.with(p, |v| ic.with(p, |i| per_plane(p * per, v, i)));
+            vc.with(p, |v| ic.with(p, |i| run_from(p * per, v, i)));
         });
-    } else if ohw > 0 {
-        per_plane(0, &mut vals, &mut idx);
+    } else {
+        run_from(0, vals, idx);
     }
+}
+
+/// PyTorch's adaptive bin `i` of `n` positions pooled to `o`: [floor(i n / o),
+/// ceil((i + 1) n / o)), never empty for n, o >= 1.
+fn adaptive_bin(i: usize, n: usize, o: usize) -> (usize, usize) {
+    let (i, n, o) = (i as u128, n as u128, o as u128);
+    ((i * n / o) as usize, ((i + 1) * n).div_ceil(o) as usize)
+}
+
+/// Adaptive max pooling of `planes` volumes of `size` = [d, h, w] (row-major, contiguous)
+/// to `out` = [od, oh, ow] bins, as PyTorch's CPU kernel: a larger value or any NaN replaces
+/// the bin's maximum so far (raster order); indices are positions in the d*h*w volume.
+/// 1-d and 2-d pooling are d = h = 1 and d = 1.
+pub fn adaptive_max_pool<T: Real + Elem>(
+    x: &[T],
+    planes: usize,
+    size: [usize; 3],
+    out: [usize; 3],
+) -> Result<(Vec<T>, Vec<i64>)> {
+    let [_, h, w] = size;
+    let vol = size.iter().product::<usize>();
+    let ovol = crate::layout::checked_numel(&out)?;
+    let n = crate::layout::checked_numel(&[planes, ovol])?;
+    let mut vals = try_vec::<T>(n)?;
+    let mut idx = try_vec::<i64>(n)?;
+    if size.contains(&0) {
+        return Ok((vals, idx)); // no bins to fill (the caller rejects empty inputs)
+    }
+    let bins: [Vec<(usize, usize)>; 3] = std::array::from_fn(|k| {
+        (0..out[k])
+            .map(|i| adaptive_bin(i, size[k], out[k]))
+            .collect()
+    });
+    let run_plane = |p: usize, vals: &mut [T], idx: &mut [i64]| {
+        let src = &x[p * vol..(p + 1) * vol];
+        let mut o = 0;
+        for &(z0, z1) in &bins[0] {
+            for &(y0, y1) in &bins[1] {
+                for &(x0, x1) in &bins[2] {
+                    let mut best = T::of(f64::NEG_INFINITY);
+                    let mut at = (z0 * h + y0) * w + x0;
+                    for z in z0..z1 {
+                        for y in y0..y1 {
+                            let row = (z * h + y) * w;
+                            for (k, &v) in src[row + x0..row + x1].iter().enumerate() {
+                                if beats(v, best) {
+                                    best = v;
+                                    at = row + x0 + k;
+                                }
+                            }
+                        }
+                    }
+                    vals[o] = best;
+                    idx[o] = at as i64;
+                    o += 1;
+                }
+            }
+        }
+    };
+    for_each_plane(planes, ovol, planes * vol, &mut vals, &mut idx, &run_plane);
     Ok((vals, idx))
 }
 

@@ -183,85 +183,141 @@ const I1_B: [f64; 25] = [
     7.78576235018280120474e-1,
 ];
 
+// The modified Bessel functions are branch-free: both Chebyshev series of a function (the
+// one on [0, 8] and the one in 32/x beyond) are evaluated and one selected, and exp / log are
+// vmath64's, so the engine's loops vectorise them (Cephes' branchy form ran one element at a
+// time, 60 ns each). `F32` selects the float32 forms: the same series without their leading
+// coefficients that lie below float32's resolution (`F32_SKIP`), and the faster exp meant for
+// float32 results; both still compute in f64 and round once.
+
+/// How many leading (highest-order) coefficients of I0_A, I0_B, I1_A, I1_B, K0_B, K1_B the
+/// float32 forms leave out: the sum of their magnitudes bounds what the truncated series
+/// changes, and it is under a hundredth of a float32 ulp of the smallest value each series
+/// takes on its interval (unit test `f32_series_truncation_is_below_float32_resolution`).
+const F32_SKIP: [usize; 6] = [9, 17, 8, 17, 15, 15];
+
+#[inline(always)]
+fn exp_for<const F32: bool>(x: f64) -> f64 {
+    if F32 {
+        super::vmath64::exp_f64_for_f32(x)
+    } else {
+        super::vmath64::exp_f64(x)
+    }
+}
+
+#[inline(always)]
+fn skip<const F32: bool>(table: usize) -> usize {
+    if F32 {
+        F32_SKIP[table]
+    } else {
+        0
+    }
+}
+
+/// exp(-a) I0(a) for a = |x| on [0, 8]: the first series.
+#[inline(always)]
+fn i0e_near<const F32: bool>(a: f64) -> f64 {
+    chbevl(a / 2.0 - 2.0, &I0_A[skip::<F32>(0)..])
+}
+
+/// exp(-a) I0(a) at a = |x|, both series evaluated, one selected.
+#[inline(always)]
+fn i0e_abs<const F32: bool>(a: f64) -> f64 {
+    let far = chbevl(32.0 / a - 2.0, &I0_B[skip::<F32>(1)..]) / a.sqrt();
+    if a <= 8.0 {
+        i0e_near::<F32>(a)
+    } else {
+        far
+    }
+}
+
+/// exp(-a) I1(a) / a on [0, 8] (the first series).
+#[inline(always)]
+fn i1e_near_over_a<const F32: bool>(a: f64) -> f64 {
+    chbevl(a / 2.0 - 2.0, &I1_A[skip::<F32>(2)..])
+}
+
+/// exp(-a) I1(a) at a = |x|.
+#[inline(always)]
+fn i1e_abs<const F32: bool>(a: f64) -> f64 {
+    let far = chbevl(32.0 / a - 2.0, &I1_B[skip::<F32>(3)..]) / a.sqrt();
+    if a <= 8.0 {
+        i1e_near_over_a::<F32>(a) * a
+    } else {
+        far
+    }
+}
+
+/// `r` with the sign of x < 0 (I1 is odd; -0 gives +0, as Cephes').
+#[inline(always)]
+fn odd(x: f64, r: f64) -> f64 {
+    if x < 0.0 {
+        -r
+    } else {
+        r
+    }
+}
+
 /// I0(x), the modified Bessel function of the first kind of order 0 (`torch.i0`).
 #[inline(always)]
 pub fn i0(x: f64) -> f64 {
+    i0_for::<false>(x)
+}
+
+/// [`i0`] (`F32`: float32's form).
+#[inline(always)]
+pub fn i0_for<const F32: bool>(x: f64) -> f64 {
     let a = x.abs();
-    if a <= 8.0 {
-        a.exp() * chbevl(a / 2.0 - 2.0, &I0_A)
-    } else {
-        a.exp() * chbevl(32.0 / a - 2.0, &I0_B) / a.sqrt()
-    }
+    exp_for::<F32>(a) * i0e_abs::<F32>(a)
 }
 
 /// exp(-|x|) I0(x).
 #[inline(always)]
 pub fn i0e(x: f64) -> f64 {
-    let a = x.abs();
-    if a <= 8.0 {
-        chbevl(a / 2.0 - 2.0, &I0_A)
-    } else {
-        chbevl(32.0 / a - 2.0, &I0_B) / a.sqrt()
-    }
+    i0e_for::<false>(x)
+}
+
+/// [`i0e`] (`F32`: float32's form).
+#[inline(always)]
+pub fn i0e_for<const F32: bool>(x: f64) -> f64 {
+    i0e_abs::<F32>(x.abs())
 }
 
 /// I1(x), odd.
 #[inline(always)]
 pub fn i1(x: f64) -> f64 {
+    i1_for::<false>(x)
+}
+
+/// [`i1`] (`F32`: float32's form).
+#[inline(always)]
+pub fn i1_for<const F32: bool>(x: f64) -> f64 {
     let a = x.abs();
-    let r = if a <= 8.0 {
-        a.exp() * a * chbevl(a / 2.0 - 2.0, &I1_A)
-    } else {
-        a.exp() * chbevl(32.0 / a - 2.0, &I1_B) / a.sqrt()
-    };
-    if x < 0.0 {
-        -r
-    } else {
-        r
-    }
+    odd(x, exp_for::<F32>(a) * i1e_abs::<F32>(a))
 }
 
 /// exp(-|x|) I1(x), odd.
 #[inline(always)]
 pub fn i1e(x: f64) -> f64 {
-    let a = x.abs();
-    let r = if a <= 8.0 {
-        chbevl(a / 2.0 - 2.0, &I1_A) * a
-    } else {
-        chbevl(32.0 / a - 2.0, &I1_B) / a.sqrt()
-    };
-    if x < 0.0 {
-        -r
-    } else {
-        r
-    }
+    i1e_for::<false>(x)
 }
 
-/// `torch.special.modified_bessel_i0` (i0 with ATen's other order of the last products).
+/// [`i1e`] (`F32`: float32's form).
 #[inline(always)]
-pub fn modified_bessel_i0(x: f64) -> f64 {
-    let a = x.abs();
-    if a <= 8.0 {
-        a.exp() * chbevl(a / 2.0 - 2.0, &I0_A)
-    } else {
-        a.exp() * chbevl(32.0 / a - 2.0, &I0_B) / a.sqrt()
-    }
+pub fn i1e_for<const F32: bool>(x: f64) -> f64 {
+    odd(x, i1e_abs::<F32>(x.abs()))
 }
 
-/// `torch.special.modified_bessel_i1`.
+/// `torch.special.modified_bessel_i0` (the same function as i0).
 #[inline(always)]
-pub fn modified_bessel_i1(x: f64) -> f64 {
-    let a = x.abs();
-    let r = if a <= 8.0 {
-        chbevl(a / 2.0 - 2.0, &I1_A) * a * a.exp()
-    } else {
-        a.exp() * chbevl(32.0 / a - 2.0, &I1_B) / a.sqrt()
-    };
-    if x < 0.0 {
-        -r
-    } else {
-        r
-    }
+pub fn modified_bessel_i0<const F32: bool>(x: f64) -> f64 {
+    i0_for::<F32>(x)
+}
+
+/// `torch.special.modified_bessel_i1` (the same function as i1).
+#[inline(always)]
+pub fn modified_bessel_i1<const F32: bool>(x: f64) -> f64 {
+    i1_for::<F32>(x)
 }
 
 // ---- modified Bessel functions of the second kind ----
@@ -357,68 +413,71 @@ const K1_B: [f64; 25] = [
     2.72062619048444266945e+00,
 ];
 
+/// K0 at x on (0, 2] (Cephes' first form, unscaled) and exp(x) K0(x) beyond 2 (the second,
+/// scaled), both evaluated at any x.
+#[inline(always)]
+fn k0_forms<const F32: bool>(x: f64) -> (f64, f64) {
+    // K0 = A(x^2 - 2) - log(x / 2) I0(x)
+    let i0 = exp_for::<F32>(x) * i0e_near::<F32>(x);
+    let near = chbevl(x * x - 2.0, &K0_A) - super::vmath64::log_f64(0.5 * x) * i0;
+    let far = chbevl(8.0 / x - 2.0, &K0_B[skip::<F32>(4)..]) / x.sqrt();
+    (near, far)
+}
+
+/// K1 on (0, 2] and exp(x) K1(x) beyond (as [`k0_forms`]).
+#[inline(always)]
+fn k1_forms<const F32: bool>(x: f64) -> (f64, f64) {
+    // K1 = log(x / 2) I1(x) + A(x^2 - 2) / x
+    let i1 = exp_for::<F32>(x) * x * i1e_near_over_a::<F32>(x);
+    let near = super::vmath64::log_f64(0.5 * x) * i1 + chbevl(x * x - 2.0, &K1_A) / x;
+    let far = chbevl(8.0 / x - 2.0, &K1_B[skip::<F32>(5)..]) / x.sqrt();
+    (near, far)
+}
+
+/// K (`scaled`: exp(x) K) from its two forms: inf at +-0, NaN below 0 (NaN stays NaN).
+#[inline(always)]
+fn k_select<const F32: bool>(x: f64, (near, far): (f64, f64), scaled: bool) -> f64 {
+    let v = if scaled {
+        if x <= 2.0 {
+            near * exp_for::<F32>(x)
+        } else {
+            far
+        }
+    } else if x <= 2.0 {
+        near
+    } else {
+        exp_for::<F32>(-x) * far
+    };
+    let v = if x < 0.0 { f64::NAN } else { v };
+    if x == 0.0 {
+        f64::INFINITY
+    } else {
+        v
+    }
+}
+
 /// K0(x): inf at 0, NaN below.
 #[inline(always)]
-pub fn modified_bessel_k0(x: f64) -> f64 {
-    if x == 0.0 {
-        return f64::INFINITY;
-    }
-    if x < 0.0 {
-        return f64::NAN;
-    }
-    if x <= 2.0 {
-        chbevl(x * x - 2.0, &K0_A) - (0.5 * x).ln() * modified_bessel_i0(x)
-    } else {
-        (-x).exp() * chbevl(8.0 / x - 2.0, &K0_B) / x.sqrt()
-    }
+pub fn modified_bessel_k0<const F32: bool>(x: f64) -> f64 {
+    k_select::<F32>(x, k0_forms::<F32>(x), false)
 }
 
 /// K1(x): inf at 0, NaN below.
 #[inline(always)]
-pub fn modified_bessel_k1(x: f64) -> f64 {
-    if x == 0.0 {
-        return f64::INFINITY;
-    }
-    if x < 0.0 {
-        return f64::NAN;
-    }
-    if x <= 2.0 {
-        (0.5 * x).ln() * modified_bessel_i1(x) + chbevl(x * x - 2.0, &K1_A) / x
-    } else {
-        (-x).exp() * chbevl(8.0 / x - 2.0, &K1_B) / x.sqrt()
-    }
+pub fn modified_bessel_k1<const F32: bool>(x: f64) -> f64 {
+    k_select::<F32>(x, k1_forms::<F32>(x), false)
 }
 
 /// exp(x) K0(x).
 #[inline(always)]
-pub fn scaled_modified_bessel_k0(x: f64) -> f64 {
-    if x == 0.0 {
-        return f64::INFINITY;
-    }
-    if x < 0.0 {
-        return f64::NAN;
-    }
-    if x <= 2.0 {
-        (chbevl(x * x - 2.0, &K0_A) - (0.5 * x).ln() * modified_bessel_i0(x)) * x.exp()
-    } else {
-        chbevl(8.0 / x - 2.0, &K0_B) / x.sqrt()
-    }
+pub fn scaled_modified_bessel_k0<const F32: bool>(x: f64) -> f64 {
+    k_select::<F32>(x, k0_forms::<F32>(x), true)
 }
 
 /// exp(x) K1(x).
 #[inline(always)]
-pub fn scaled_modified_bessel_k1(x: f64) -> f64 {
-    if x == 0.0 {
-        return f64::INFINITY;
-    }
-    if x < 0.0 {
-        return f64::NAN;
-    }
-    if x <= 2.0 {
-        ((0.5 * x).ln() * modified_bessel_i1(x) + chbevl(x * x - 2.0, &K1_A) / x) * x.exp()
-    } else {
-        chbevl(8.0 / x - 2.0, &K1_B) / x.sqrt()
-    }
+pub fn scaled_modified_bessel_k1<const F32: bool>(x: f64) -> f64 {
+    k_select::<F32>(x, k1_forms::<F32>(x), true)
 }
 
 // ---- Bessel functions of the first and second kind ----
@@ -2542,12 +2601,92 @@ mod tests {
         assert!(close(bessel_j1(10.0), 0.043_472_746_168_861_44, 1e-8)); // Cephes' own error
         assert!(close(bessel_y0(1.0), 0.088_256_964_215_676_96, 1e-14));
         assert!(close(
-            modified_bessel_k0(1.0),
+            modified_bessel_k0::<false>(1.0),
             0.421_024_438_240_708_3,
             1e-15
         ));
         assert!(close(airy_ai(0.0), 0.355_028_053_887_817_2, 1e-15));
         assert!(close(airy_ai(-5.0), 0.350_761_009_024_114_2, 1e-12));
+    }
+
+    #[test]
+    fn f32_series_truncation_is_below_float32_resolution() {
+        // every series is evaluated at arguments in [-2, 2]; the coefficients left out bound
+        // the change by the sum of their magnitudes
+        for (t, table) in [&I0_A[..], &I0_B, &I1_A, &I1_B, &K0_B, &K1_B]
+            .iter()
+            .enumerate()
+        {
+            let smallest = (0..=4000)
+                .map(|i| chbevl(-2.0 + i as f64 / 1000.0, table).abs())
+                .fold(f64::INFINITY, f64::min);
+            let dropped: f64 = table[..F32_SKIP[t]].iter().map(|c| c.abs()).sum();
+            let ulp = smallest * f32::EPSILON as f64 / 2.0;
+            assert!(dropped < ulp / 100.0, "table {t}: {dropped} vs {ulp}");
+            // and the next coefficient would not be
+            assert!(
+                dropped + table[F32_SKIP[t]].abs() >= ulp / 100.0,
+                "table {t}"
+            );
+        }
+    }
+
+    #[test]
+    fn modified_bessel_functions_float32_forms_round_to_the_float64_ones() {
+        let mut x = 1e-30;
+        while x < 800.0 {
+            for v in [x, -x] {
+                for (f32_form, full) in [
+                    (i0_for::<true>(v), i0(v)),
+                    (i0e_for::<true>(v), i0e(v)),
+                    (i1_for::<true>(v), i1(v)),
+                    (i1e_for::<true>(v), i1e(v)),
+                    (
+                        modified_bessel_k0::<true>(v),
+                        modified_bessel_k0::<false>(v),
+                    ),
+                    (
+                        modified_bessel_k1::<true>(v),
+                        modified_bessel_k1::<false>(v),
+                    ),
+                    (
+                        scaled_modified_bessel_k1::<true>(v),
+                        scaled_modified_bessel_k1::<false>(v),
+                    ),
+                ] {
+                    let (a, b) = (f32_form as f32, full as f32);
+                    let ulps = (a.to_bits() as i64 - b.to_bits() as i64).abs();
+                    assert!(
+                        a == b || (a.is_nan() && b.is_nan()) || ulps <= 1,
+                        "{v}: {a} {b}"
+                    );
+                }
+            }
+            x *= 1.07;
+        }
+        let edges = [0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -1.0];
+        for v in edges {
+            for (a, b) in [
+                (i0_for::<true>(v), i0(v)),
+                (i0e_for::<true>(v), i0e(v)),
+                (i1e_for::<true>(v), i1e(v)),
+                (
+                    modified_bessel_k0::<true>(v),
+                    modified_bessel_k0::<false>(v),
+                ),
+                (
+                    scaled_modified_bessel_k0::<true>(v),
+                    scaled_modified_bessel_k0::<false>(v),
+                ),
+            ] {
+                let (a, b) = (a as f32, b as f32);
+                assert!(a == b || (a.is_nan() && b.is_nan()), "{v}: {a} {b}");
+            }
+        }
+        assert_eq!(modified_bessel_k0::<false>(0.0), f64::INFINITY);
+        assert!(modified_bessel_k1::<false>(-1.0).is_nan());
+        assert_eq!(i0e(f64::INFINITY), 0.0);
+        assert!(i0(f64::INFINITY).is_nan() && i1(f64::NEG_INFINITY).is_nan()); // as PyTorch's
     }
 
     #[test]

@@ -545,7 +545,8 @@ pub fn max_pool2d(
             vec![Saved::Input(idx.clone())],
             move |ctx| {
                 let indices = &ctx.saved[0];
-                let gx = max_pool_backward(&ctx.grad(0)?, indices, planes, h * w, &ishape)?;
+                let g = ctx.grad(0)?;
+                let gx = max_pool_backward(&g, indices, planes, h * w, &ishape, MAX_POOL_2D_BB)?;
                 Ok(vec![Some(gx)])
             },
         );
@@ -553,14 +554,80 @@ pub fn max_pool2d(
     Ok((vals, idx))
 }
 
+/// Adaptive max pooling of `x`'s last `output_size.len()` (1 to 3) dims to `output_size`:
+/// values and indices into each pooled plane or volume (AdaptiveMaxPool2DBackward0, or 3D
+/// for three dims; 1-d pooling is PyTorch's 2-d one). The caller has checked the sizes.
+pub fn adaptive_max_pool(x: &Tensor, output_size: &[usize]) -> Result<(Tensor, Tensor)> {
+    if let Some(d) = super::half_precision(x) {
+        let _float32 = super::autocast::Suspend::new(); // computed in float32, not cast back down
+        let (y, i) = adaptive_max_pool(&super::up(x)?, output_size)?;
+        return Ok((super::to_dtype(&y, d)?, i));
+    }
+    let k = output_size.len();
+    float_only(
+        x,
+        if k == 3 {
+            "adaptive_max_pool3d"
+        } else {
+            "adaptive_max_pool2d"
+        },
+    )?;
+    if !(1..=3).contains(&k) || x.ndim() < k {
+        return Err(Error::Runtime(format!(
+            "adaptive_max_pool: {k} output sizes for an input of shape {}",
+            fmt_list(x.shape())
+        )));
+    }
+    let lead = &x.shape()[..x.ndim() - k];
+    let planes: usize = lead.iter().product();
+    let (mut size, mut out) = ([1; 3], [1; 3]);
+    size[3 - k..].copy_from_slice(&x.shape()[x.ndim() - k..]);
+    out[3 - k..].copy_from_slice(output_size);
+    let oshape: Vec<usize> = lead.iter().chain(output_size).copied().collect();
+    let (vals, idx) = dispatch_float!(x.dtype(), T => {
+        let (v, i) = with_slice::<T, _>(x, |s| kc::adaptive_max_pool(s, planes, size, out))??;
+        (Tensor::from_vec(v, oshape.clone())?, Tensor::from_vec(i, oshape.clone())?)
+    });
+    if needs_grad(&[x]) {
+        let ishape = x.shape().to_vec();
+        let (name, bb) = if k == 3 {
+            (
+                "AdaptiveMaxPool3DBackward0",
+                "AdaptiveMaxPool3DBackwardBackward0",
+            )
+        } else {
+            (
+                "AdaptiveMaxPool2DBackward0",
+                "AdaptiveMaxPool2DBackwardBackward0",
+            )
+        };
+        let vol = size.iter().product::<usize>();
+        record(
+            name,
+            &[x],
+            &[&vals],
+            vec![Saved::Input(idx.clone())],
+            move |ctx| {
+                let g = ctx.grad(0)?;
+                let gx = max_pool_backward(&g, &ctx.saved[0], planes, vol, &ishape, bb)?;
+                Ok(vec![Some(gx)])
+            },
+        );
+    }
+    Ok((vals, idx))
+}
+
+const MAX_POOL_2D_BB: &str = "MaxPool2DWithIndicesBackwardBackward0";
+
 /// Max pooling's backward as an op: each window's gradient added at its maximum. Its own
-/// gradient gathers the incoming one at the same positions (MaxPool2DWithIndicesBackwardBackward0).
+/// gradient (node `name`) gathers the incoming one at the same positions.
 fn max_pool_backward(
     g: &Tensor,
     indices: &Tensor,
     planes: usize,
     hw: usize,
     ishape: &[usize],
+    name: &'static str,
 ) -> Result<Tensor> {
     let ohw = indices.numel() / planes.max(1);
     let idx = indices.try_to_vec::<i64>()?;
@@ -571,7 +638,7 @@ fn max_pool_backward(
     if needs_grad(&[g]) {
         let oshape = g.shape().to_vec();
         record(
-            "MaxPool2DWithIndicesBackwardBackward0",
+            name,
             &[g],
             &[&out],
             vec![Saved::Input(indices.clone())],

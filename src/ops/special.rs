@@ -6,7 +6,7 @@
 //! are rows of the binary table (ops::binary).
 
 use super::binary::{binary, mul, mul_scalar, result_type, sub, where_op, BinOp, Operand};
-use super::unary::{abs, exp, float_map, neg, reciprocal, sgn};
+use super::unary::{abs, exp, float_map, float_map_inplace, neg, reciprocal, sgn};
 use crate::autograd::graph::{needs_grad, record, Saved};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
@@ -32,7 +32,7 @@ fn s(v: f64) -> Operand {
 /// kernel lands inside the engine's loops compiled for AVX2+FMA / AVX-512: its fused
 /// multiply-adds are then single instructions, not library calls (a function item called
 /// through `Fn` is a shim the compiler may leave out of line, compiled without FMA).
-fn map_f64<K: Map1<f64, f64> + Copy + Send>(
+fn map_f64<K: Map1<f64, f64> + Map1<f32, f32> + Copy + Send>(
     x: &Tensor,
     kernel: &str,
     half: bool,
@@ -44,28 +44,32 @@ fn map_f64<K: Map1<f64, f64> + Copy + Send>(
             x.dtype(),
         ));
     }
-    float_map(x, Via64(f), f)
+    float_map(x, f, f)
 }
 
-/// A float64 kernel applied to float32 values (one rounding at the end).
-#[derive(Clone, Copy)]
-struct Via64<K>(K);
-impl<K: Map1<f64, f64>> Map1<f32, f32> for Via64<K> {
-    #[inline(always)]
-    fn call(&self, x: f32) -> f32 {
-        self.0.call(x as f64) as f32
-    }
-}
-
-/// The zero-sized kernel type of `kernels::special::$f`.
+/// The zero-sized kernel type of `kernels::special::$f` (an f64 function; float32 values
+/// go through it and round once), or of `$f::<F32>`, whose float32 form `$f::<true>` is
+/// cheaper and still within float32's rounding.
 macro_rules! kernel {
-    ($f:ident) => {{
+    ($f:ident) => {
+        kernel!(@ k::$f, k::$f)
+    };
+    ($f:ident::<F32>) => {
+        kernel!(@ k::$f::<false>, k::$f::<true>)
+    };
+    (@ $f64:expr, $f32:expr) => {{
         #[derive(Clone, Copy)]
         struct K;
         impl Map1<f64, f64> for K {
             #[inline(always)]
             fn call(&self, x: f64) -> f64 {
-                k::$f(x)
+                ($f64)(x)
+            }
+        }
+        impl Map1<f32, f32> for K {
+            #[inline(always)]
+            fn call(&self, x: f32) -> f32 {
+                ($f32)(x as f64) as f32
             }
         }
         K
@@ -76,7 +80,7 @@ macro_rules! kernel {
 
 /// `torch.i0` / `torch.special.i0` (I0Backward0: grad * i1(x)).
 pub fn i0(x: &Tensor) -> Result<Tensor> {
-    let out = map_f64(x, "i0", true, kernel!(i0))?;
+    let out = map_f64(x, "i0", true, kernel!(i0_for::<F32>))?;
     if needs_grad(&[x]) {
         record(
             "I0Backward0",
@@ -91,12 +95,13 @@ pub fn i0(x: &Tensor) -> Result<Tensor> {
 
 /// `i0` in place.
 pub fn i0_(x: &Tensor) -> Result<()> {
-    super::apply_inplace(x, &[], i0)
+    let k = kernel!(i0_for::<F32>);
+    float_map_inplace(x, k, k, i0)
 }
 
 /// exp(-|x|) I0(x) (SpecialI0EBackward0: grad * (i1e(x) - sgn(x) i0e(x))).
 pub fn special_i0e(x: &Tensor) -> Result<Tensor> {
-    let out = map_f64(x, "special_i0e", true, kernel!(i0e))?;
+    let out = map_f64(x, "special_i0e", true, kernel!(i0e_for::<F32>))?;
     if needs_grad(&[x]) {
         let saved = vec![Saved::Input(x.clone()), Saved::Output(out.clone(), 0)];
         record("SpecialI0EBackward0", &[x], &[&out], saved, |ctx| {
@@ -129,7 +134,7 @@ fn i1_family_grad(
 
 /// I1(x) (SpecialI1Backward0: grad * (i0(x) - i1(x) / x), 1/2 at 0).
 pub fn special_i1(x: &Tensor) -> Result<Tensor> {
-    let out = map_f64(x, "i1", true, kernel!(i1))?;
+    let out = map_f64(x, "i1", true, kernel!(i1_for::<F32>))?;
     if needs_grad(&[x]) {
         let saved = vec![Saved::Input(x.clone()), Saved::Output(out.clone(), 0)];
         record("SpecialI1Backward0", &[x], &[&out], saved, |ctx| {
@@ -145,7 +150,7 @@ pub fn special_i1(x: &Tensor) -> Result<Tensor> {
 
 /// exp(-|x|) I1(x) (SpecialI1EBackward0: grad * (i0e(x) - i1e(x) (sgn(x) + 1/x)), 1/2 at 0).
 pub fn special_i1e(x: &Tensor) -> Result<Tensor> {
-    let out = map_f64(x, "i1e", true, kernel!(i1e))?;
+    let out = map_f64(x, "i1e", true, kernel!(i1e_for::<F32>))?;
     if needs_grad(&[x]) {
         let saved = vec![Saved::Input(x.clone()), Saved::Output(out.clone(), 0)];
         record("SpecialI1EBackward0", &[x], &[&out], saved, |ctx| {
@@ -200,23 +205,23 @@ pub fn special_log_ndtr(x: &Tensor) -> Result<Tensor> {
 /// The unary special functions PyTorch does not differentiate, each `pub fn name(&Tensor)`:
 /// float16 / bfloat16 are PyTorch's `"<name>_cpu" not implemented`.
 macro_rules! nondifferentiable_unary {
-    ($($name:ident => $kernel:ident,)*) => {
+    ($($name:ident => $kernel:ident $(::<$f32:ident>)?,)*) => {
         $(
             #[doc = concat!("`torch.special.", stringify!($kernel), "` (no derivative).")]
             pub fn $name(x: &Tensor) -> Result<Tensor> {
-                map_f64(x, stringify!($kernel), false, kernel!($kernel))
+                map_f64(x, stringify!($kernel), false, kernel!($kernel $(::<$f32>)?))
             }
         )*
     };
 }
 nondifferentiable_unary! {
     special_airy_ai => airy_ai,
-    special_modified_bessel_i0 => modified_bessel_i0,
-    special_modified_bessel_i1 => modified_bessel_i1,
-    special_modified_bessel_k0 => modified_bessel_k0,
-    special_modified_bessel_k1 => modified_bessel_k1,
-    special_scaled_modified_bessel_k0 => scaled_modified_bessel_k0,
-    special_scaled_modified_bessel_k1 => scaled_modified_bessel_k1,
+    special_modified_bessel_i0 => modified_bessel_i0::<F32>,
+    special_modified_bessel_i1 => modified_bessel_i1::<F32>,
+    special_modified_bessel_k0 => modified_bessel_k0::<F32>,
+    special_modified_bessel_k1 => modified_bessel_k1::<F32>,
+    special_scaled_modified_bessel_k0 => scaled_modified_bessel_k0::<F32>,
+    special_scaled_modified_bessel_k1 => scaled_modified_bessel_k1::<F32>,
     special_spherical_bessel_j0 => spherical_bessel_j0,
 }
 

@@ -143,6 +143,21 @@ fn conv(
     .map(PyTensor::new)
 }
 
+/// Adaptive max pooling of the last `len(output_size)` (1 to 3) dims: (values, indices).
+#[pyfunction]
+fn adaptive_max_pool(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    output_size: Vec<i64>,
+) -> PyResult<(PyTensor, PyTensor)> {
+    let out = sizes(&output_size, "output size")?;
+    let x = input.t.clone();
+    run(py, Work::elems([&x]), move || {
+        crate::ops::conv::adaptive_max_pool(&x, &out)
+    })
+    .map(|(v, i)| (PyTensor::new(v), PyTensor::new(i)))
+}
+
 #[pyfunction]
 fn max_pool2d(
     py: Python<'_>,
@@ -463,6 +478,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(batch_norm, m)?)?;
     m.add_function(wrap_pyfunction!(conv, m)?)?;
     m.add_function(wrap_pyfunction!(max_pool2d, m)?)?;
+    m.add_function(wrap_pyfunction!(adaptive_max_pool, m)?)?;
     m.add_function(wrap_pyfunction!(avg_pool2d, m)?)?;
     m.add_function(wrap_pyfunction!(adaptive_avg_pool2d, m)?)?;
     m.add_function(wrap_pyfunction!(_pointwise_loss, m)?)?;

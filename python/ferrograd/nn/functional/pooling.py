@@ -9,7 +9,6 @@ unpooling are compositions of tensor ops.
 """
 
 from ... import _core
-from ..._factories import arange
 from ._utils import _fmt, _int_arg, _int_list, _list_with_default, _pair, _scalar_name, _single, _triple
 from .activation import relu
 
@@ -223,38 +222,11 @@ def adaptive_avg_pool1d(input, output_size):
     return adaptive_avg_pool2d(input.unsqueeze(-2), [1, output_size[0]]).squeeze(-2)
 
 
-def _adaptive_bins(size, out):
-    # bin i covers [floor(i * size / out), ceil((i + 1) * size / out)); padded to the widest bin
-    # by repeating its last element (which never wins an argmax over the first occurrence)
-    i = arange(out)
-    start = (i * size).floor_divide(out)
-    end = ((i + 1) * size + out - 1).floor_divide(out)
-    width = int((end - start).max().item())
-    idx = (start.unsqueeze(1) + arange(width).unsqueeze(0)).minimum((end - 1).unsqueeze(1))
-    return start, idx, width
-
-
 def _adaptive_max_pool2d(input, oh, ow):
-    h, w = input.shape[-2], input.shape[-1]
-    lead = tuple(input.shape[:-2])
     if oh == 0 or ow == 0:
+        lead = tuple(input.shape[:-2])
         return input.new_zeros(lead + (oh, ow)), input.new_zeros(lead + (oh, ow), dtype=_core.int64)
-    if h % oh == 0 and w % ow == 0:
-        # equal bins: the windows of a max pooling with kernel = stride
-        return _core.max_pool2d(input, [h // oh, w // ow], [h // oh, w // ow], [0, 0], [1, 1], False)
-    start_w, idx_w, kw = _adaptive_bins(w, ow)
-    start_h, idx_h, kh = _adaptive_bins(h, oh)
-    # max over the columns of each bin, then over its rows (max is separable; the first maximum
-    # in row-major order is found as the first row holding the first maximum of that row)
-    # the bin's columns on dim -2: a max over the last dim is the slower reduction
-    cols = input.index_select(-1, idx_w.t().flatten()).reshape(lead + (h, kw, ow))
-    row_max, arg_w = cols.max(-2)
-    col_of = arg_w + start_w
-    rows = row_max.index_select(-2, idx_h.flatten()).reshape(lead + (oh, kh, ow))
-    out, arg_h = rows.max(-2)
-    row_of = arg_h + start_h.unsqueeze(1)
-    col = col_of.gather(-2, row_of)
-    return out, row_of * w + col
+    return _core.adaptive_max_pool(input, [oh, ow])
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
@@ -511,25 +483,10 @@ def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
     if min(output_size) < 0:
         shape = list(input.shape[:-3]) + output_size
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(output_size)}: {_fmt(shape)}")
-    lead = tuple(input.shape[:-3])
-    d, h, w = input.shape[-3:]
-    od, oh, ow = output_size
     if 0 in output_size:
-        return input.new_zeros(lead + (od, oh, ow)), input.new_zeros(lead + (od, oh, ow), dtype=_core.int64)
-    if d % od == 0 and h % oh == 0 and w % ow == 0:
-        # equal bins: the windows of a max pooling with kernel = stride
-        kernel = [d // od, h // oh, w // ow]
-        return max_pool3d_with_indices(input, kernel, kernel)
-    # max over (H, W) per depth plane, then over each depth bin (the first maximum in raster
-    # order lies in the first depth holding the maximum, at that plane's first maximum)
-    planes, idx2 = _adaptive_max_pool2d(input.reshape(-1, h, w), oh, ow)
-    planes = planes.reshape(lead + (d, oh, ow))
-    idx2 = idx2.reshape(lead + (d, oh, ow))
-    start, bins, width = _adaptive_bins(d, od)
-    taps = planes.index_select(-3, bins.flatten()).reshape(lead + (od, width, oh, ow))
-    values, tap = taps.max(-3)
-    depth = tap + start.reshape(-1, 1, 1)
-    return values, depth * (h * w) + idx2.gather(-3, depth)
+        shape = tuple(input.shape[:-3]) + tuple(output_size)
+        return input.new_zeros(shape), input.new_zeros(shape, dtype=_core.int64)
+    return _core.adaptive_max_pool(input, output_size)
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
