@@ -763,7 +763,8 @@ fn for_each_plane<T: Send>(
             run(start + k, v, i);
         }
     };
-    if par_ok(work, super::PAR_THRESHOLD) && planes > 1 {
+    // (a compare and a select per element read: the threshold of the costlier maps)
+    if par_ok(work, super::PAR_THRESHOLD_COSTLY) && planes > 1 {
         let threads = super::num_threads().min(planes);
         let per = planes.div_ceil(threads);
         let vc = Chunks::new(vals, per * per_plane);

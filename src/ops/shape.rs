@@ -488,9 +488,14 @@ pub fn cat(ts: &[Tensor], dim: i64) -> Result<Tensor> {
         let mut dst = out.storage().write::<T>();
         for t in &parts {
             let len = t.shape()[d];
-            let vals = super::cast_vec::<T>(t)?;
             let target = out.layout().narrow(d, start, len);
-            elementwise::assign(&mut dst, &target, &vals);
+            if t.dtype() == dtype {
+                // read through the part's own layout: no row-major copy of it first
+                let src = t.storage().read::<T>();
+                elementwise::map_inplace2(&mut dst, &target, &src, t.layout(), false, |_, v: T| v);
+            } else {
+                elementwise::assign(&mut dst, &target, &super::cast_vec::<T>(t)?);
+            }
             start += len;
         }
     });
