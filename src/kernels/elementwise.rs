@@ -729,10 +729,22 @@ pub(crate) mod wide {
     );
 }
 
-/// `x = f(x)` for each element of `d`.
+/// `x = f(x)` for each element of `d`, 64 at a time through a local buffer: written straight
+/// back, a kernel that leaves some elements as they are (NaN passes through) becomes a masked
+/// store, and the next iteration's loads wait for it, which serialises the long dependency
+/// chains of the costly kernels (erfc_ ran at a third of erfc's speed).
 #[inline(always)]
 fn inplace_body<T: Copy, F: Map1<T, T>>(d: &mut [T], f: &F) {
-    for x in d.iter_mut() {
+    const CHUNK: usize = 64;
+    let mut chunks = d.chunks_exact_mut(CHUNK);
+    for c in &mut chunks {
+        let mut out = [c[0]; CHUNK];
+        for (o, &x) in out.iter_mut().zip(c.iter()) {
+            *o = f.call(x);
+        }
+        c.copy_from_slice(&out);
+    }
+    for x in chunks.into_remainder() {
         *x = f.call(*x);
     }
 }
