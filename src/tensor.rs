@@ -42,6 +42,8 @@ pub struct AutogradMeta {
     /// The tensor whose `.grad` this tensor was made (weakly): replacing this tensor's data
     /// replaces that `.grad` too, as PyTorch's in-place `set_data` does.
     pub grad_of: Option<Weak<Mutex<AutogradMeta>>>,
+    /// The tangent of forward-mode AD (`forward_ad.make_dual`), while a dual level is open.
+    pub fw_grad: Option<Tensor>,
 }
 
 pub type WeakTensor = Weak<TensorImpl>;

@@ -219,6 +219,7 @@ class _ScatterReduce(Function):
     """``scatter_reduce``: the native forward, PyTorch's ``scatter_reduce_backward``."""
 
     _node_name = "ScatterReduceBackward0"
+    _jvp_by_backward = True  # forward-mode AD differentiates backward
 
     @staticmethod
     def forward(ctx, input, dim, index, src, reduce, include_self):

@@ -49,6 +49,7 @@ class _ZeroGrad(Function):
     """``sample`` made a function of ``params`` with a zero gradient (PyTorch's NormalBackward,
     BernoulliBackward, PoissonBackward; grid_sample's grid in nearest mode). The gradient of
     ``sample`` itself, if it has one, passes through."""
+    _jvp_by_backward = True  # forward-mode AD differentiates backward
 
     @staticmethod
     def forward(ctx, sample, *params):

@@ -20,6 +20,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from . import _core
 from ._dtype import bfloat16, get_default_dtype
 
 inf = math.inf
@@ -359,5 +360,9 @@ def tensor_repr(t) -> str:
         suffixes.append(f"grad_fn=<{grad_fn_name}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
+
+    tangent = _core._unpack_dual(t)[1]  # forward-mode AD (None outside a dual level)
+    if tangent is not None:
+        suffixes.append(f"tangent={tangent}")
 
     return _add_suffixes(prefix + tensor_str, suffixes, indent, force_newline=False)

@@ -94,6 +94,7 @@ def log_softmax(input, dim, *, dtype=None):
 class _Entr(Function):
     """``-x log x`` for x > 0, 0 at 0, -inf for x < 0; gradient ``-(1 + log x)`` everywhere
     (inf at 0, NaN below), as PyTorch's EntrBackward0."""
+    _jvp_by_backward = True  # forward-mode AD differentiates backward
 
     @staticmethod
     def forward(ctx, x):

@@ -471,8 +471,20 @@ pub fn gradient_edge(t: &Tensor) -> Option<(NodeRef, u32)> {
     Some((NodeRef(id), 0))
 }
 
-/// True when an op on these inputs must record a node.
+/// True when an op on these inputs must record a node: for reverse mode, or to compute the
+/// tangents of forward mode (the node is then dropped again unless reverse mode needs it).
 pub fn needs_grad(inputs: &[&Tensor]) -> bool {
+    needs_reverse(inputs) || super::forward::any_tangent(inputs)
+}
+
+/// True when an op's backward may be asked for `t`'s gradient: `t` requires grad, or carries a
+/// forward-mode tangent (what an op decides to save by).
+pub fn wants_grad(t: &Tensor) -> bool {
+    t.requires_grad() || super::forward::any_tangent(&[t])
+}
+
+/// True when an op on these inputs must record a node for reverse mode.
+pub fn needs_reverse(inputs: &[&Tensor]) -> bool {
     crate::autograd::is_grad_enabled() && inputs.iter().any(|t| t.requires_grad())
 }
 
@@ -545,6 +557,22 @@ pub fn record_node(
     outputs: &[&Tensor],
     saved: Vec<Saved>,
 ) -> NodeRef {
+    // forward mode: the op's backward gives its outputs' tangents once the node exists
+    let forward = match &kind {
+        NodeKind::Op(f) if super::forward::any_tangent(inputs) => Some((
+            f.clone(),
+            // before the outputs' history is set: an in-place op's output is its input
+            needs_reverse(inputs),
+            outputs
+                .iter()
+                .map(|o| {
+                    let m = o.meta();
+                    (m.grad_fn.clone(), m.output_nr, m.requires_grad)
+                })
+                .collect::<Vec<_>>(),
+        )),
+        _ => None,
+    };
     let edges: Vec<(Option<NodeRef>, u32)> = inputs
         .iter()
         .map(|t| match gradient_edge(t) {
@@ -593,6 +621,24 @@ pub fn record_node(
         let mut m = out.meta();
         set_history(out, &mut m, Some(node_ref.clone()), i as u32);
         m.requires_grad = true;
+    }
+    if let Some((f, reverse, before)) = forward {
+        match super::forward::jvp(id, &*f, inputs, outputs, reverse) {
+            Ok(tangents) => {
+                for (out, t) in outputs.iter().zip(tangents) {
+                    super::forward::set_tangent(out, t);
+                }
+            }
+            Err(e) => crate::error::defer_error(e),
+        }
+        if !reverse {
+            // recorded for forward mode only: the outputs keep the history they had
+            for (out, (grad_fn, nr, requires_grad)) in outputs.iter().zip(before) {
+                let mut m = out.meta();
+                set_history(out, &mut m, grad_fn, nr);
+                m.requires_grad = requires_grad;
+            }
+        }
     }
     node_ref
 }

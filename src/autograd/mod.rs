@@ -1,5 +1,6 @@
 //! Autograd: the graph arena with its saved-tensor store, the engine, and grad mode.
 pub mod engine;
+pub mod forward;
 pub mod grad_mode;
 pub mod graph;
 pub mod hooks;

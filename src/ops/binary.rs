@@ -1,7 +1,7 @@
 //! Binary elementwise ops with broadcasting and PyTorch's type promotion.
 
 use super::{to_dtype, unary};
-use crate::autograd::graph::{needs_grad, record, Saved};
+use crate::autograd::graph::{needs_grad, record, wants_grad, Saved};
 use crate::dtype::{DType, ResultType, Scalar};
 use crate::error::{Error, Result};
 use crate::kernels::elementwise;
@@ -642,8 +642,8 @@ impl Arith for op::Mul {
                 saved.len() - 1
             })
         };
-        let ib = slot(eb, ea.requires_grad(), sb.is_some());
-        let ia = slot(ea, eb.requires_grad(), sa.is_some());
+        let ib = slot(eb, wants_grad(ea), sb.is_some());
+        let ia = slot(ea, wants_grad(eb), sa.is_some());
         record("MulBackward0", &[ea, eb], &[out], saved, move |ctx| {
             let g = ctx.grad(0)?;
             let operand = |s: Option<Scalar>, i: Option<usize>| match (s, i) {

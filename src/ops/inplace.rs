@@ -6,7 +6,8 @@
 use super::binary::{binary_forward, BinOp, Operand};
 use super::index::{index_assign, ParsedIndex};
 use super::{cast_vec, materialize};
-use crate::autograd::graph::needs_grad;
+use crate::autograd::forward;
+use crate::autograd::graph::{needs_grad, needs_reverse};
 use crate::autograd::is_grad_enabled;
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
@@ -136,6 +137,9 @@ fn snapshot(x: &Tensor) -> Result<Tensor> {
         sm.output_nr = xm.output_nr;
         sm.requires_grad = xm.requires_grad;
     }
+    if let Some(t) = crate::autograd::forward::tangent(x) {
+        crate::autograd::forward::set_tangent(&s, Some(t));
+    }
     Ok(s)
 }
 
@@ -163,11 +167,13 @@ pub fn apply_inplace(
         };
         return write_values(x, &r);
     }
-    if x.meta().view_base.is_some() {
+    let reverse = needs_reverse(&all);
+    if reverse && x.meta().view_base.is_some() {
         return Err(Error::NotImplemented(
             "an in-place operation on a view that must record autograd history is not supported by ferrograd yet; apply the operation out of place".into(),
         ));
     }
+    let forward = forward::any_tangent(&all);
     let r = f(&snapshot(x)?)?;
     if r.shape() != x.shape() {
         return Err(Error::Runtime(format!(
@@ -177,13 +183,23 @@ pub fn apply_inplace(
         )));
     }
     write_values(x, &r.detach())?;
-    let (gf, nr) = {
-        let m = r.meta();
-        (m.grad_fn.clone(), m.output_nr)
-    };
-    let mut m = x.meta();
-    crate::autograd::graph::set_history(x, &mut m, gf, nr);
-    m.requires_grad = true;
+    if forward {
+        // x's tangent becomes its new value's (zero when that does not depend on any tangent)
+        let t = match forward::tangent(&r) {
+            Some(t) => t,
+            None => Tensor::zeros(x.shape(), x.dtype())?,
+        };
+        forward::set_tangent(x, Some(t));
+    }
+    if reverse {
+        let (gf, nr) = {
+            let m = r.meta();
+            (m.grad_fn.clone(), m.output_nr)
+        };
+        let mut m = x.meta();
+        crate::autograd::graph::set_history(x, &mut m, gf, nr);
+        m.requires_grad = true;
+    }
     Ok(())
 }
 
@@ -294,7 +310,7 @@ pub fn add_inplace_raw(dst: &Tensor, src: &Tensor) -> Result<()> {
 pub fn fill_(x: &Tensor, v: Scalar) -> Result<()> {
     check_inplace(x)?;
     let t = Tensor::scalar(v, x.dtype());
-    if is_grad_enabled() && x.requires_grad() {
+    if needs_grad(&[x]) {
         return apply_inplace(x, &[], |s| {
             super::binary::binary(
                 BinOp::Mul,
@@ -314,7 +330,7 @@ pub fn zero_(x: &Tensor) -> Result<()> {
 /// `x.copy_(src)`: broadcasting, casting, differentiable w.r.t. src.
 pub fn copy_(x: &Tensor, src: &Tensor) -> Result<()> {
     check_inplace(x)?;
-    if is_grad_enabled() && (x.requires_grad() || src.requires_grad()) {
+    if needs_grad(&[x, src]) {
         let dt = x.dtype();
         let shape: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
         return apply_inplace(x, &[src], |s| {

@@ -10,7 +10,7 @@ use super::binary::{binary, mul, result_type, BinOp, Operand};
 use super::inplace::{apply_inplace, check_inplace, check_no_internal_overlap};
 use super::inplace::{check_no_partial_overlap, check_result_cast};
 use super::unary::neg;
-use crate::autograd::graph::{needs_grad, record, Saved};
+use crate::autograd::graph::{needs_grad, record, wants_grad, Saved};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::kernels::elementwise::{self, Map2, Map3};
@@ -240,7 +240,7 @@ pub fn addc_(op: Addc, x: &Tensor, t1: &Tensor, t2: &Tensor, value: Scalar) -> R
 /// each input's shape by the engine. Saves tensor2 when tensor1 needs a gradient and tensor1
 /// when tensor2 does (addcdiv's tensor2 gradient needs both).
 fn addc_node(op: Addc, [x, t1, t2]: [&Tensor; 3], out: &Tensor, value: Scalar) {
-    let (n1, n2) = (t1.requires_grad(), t2.requires_grad());
+    let (n1, n2) = (wants_grad(t1), wants_grad(t2));
     let save1 = n2;
     let save2 = n1 || (op == Addc::Div && n2);
     let mut saved = Vec::new();
@@ -448,7 +448,7 @@ pub fn lerp_(x: &Tensor, end: &Tensor, weight: &Operand) -> Result<()> {
     let dtype = lerp_dtype(x, end, weight);
     check_result_cast(dtype, x.dtype())?;
     lerp_check_kernel(dtype, weight)?;
-    let saves_self = weight.tensor().is_some_and(|w| w.requires_grad());
+    let saves_self = weight.tensor().is_some_and(wants_grad);
     if direct_ok(x, &others, dtype, saves_self) {
         let de = kernel_data(end, dtype)?;
         match weight {
@@ -498,12 +498,12 @@ fn lerp_node(x: &Tensor, end: &Tensor, weight: &Operand, out: &Tensor) {
         Operand::T(w) => w,
     };
     // the weight when self or end needs a gradient, self and end when the weight does
-    let need_w = x.requires_grad() || end.requires_grad();
+    let need_w = wants_grad(x) || wants_grad(end);
     let mut saved = Vec::new();
     if need_w {
         saved.push(Saved::Input(w.clone()));
     }
-    let need_ends = w.requires_grad();
+    let need_ends = wants_grad(w);
     if need_ends {
         saved.push(Saved::Input(x.clone()));
         saved.push(Saved::Input(end.clone()));

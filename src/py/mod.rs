@@ -363,6 +363,71 @@ fn on_bounded_stack<T: Send>(f: impl FnOnce() -> crate::Result<T> + Send) -> cra
     r.unwrap_or_else(|payload| std::panic::resume_unwind(payload))
 }
 
+/// `forward_ad.enter_dual_level()`: opens the (single) dual level.
+#[pyfunction]
+fn _enter_dual_level() -> PyResult<i64> {
+    Ok(crate::autograd::forward::enter_level()?)
+}
+
+/// `forward_ad.exit_dual_level()`: drops every tangent given in the level.
+#[pyfunction]
+fn _exit_dual_level() {
+    crate::autograd::forward::exit_level()
+}
+
+/// `forward_ad.make_dual(tensor, tangent)`: a view of `tensor` carrying `tangent` (both keep
+/// their Python objects: `dual._base is tensor`, `unpack_dual(dual).tangent is tangent`).
+#[pyfunction]
+fn _make_dual(tensor: &Bound<'_, PyTensor>, tangent: &Bound<'_, PyTensor>) -> PyResult<PyTensor> {
+    let (t, tg) = (tensor.get().t.clone(), tangent.get().t.clone());
+    if t.shape() != tg.shape() {
+        return Err(crate::error::Error::Runtime(format!(
+            "Trying to set a forward gradient that has a different size than that of the original Tensor, this is not supported. Tensor is of size {} while the given forward gradient is of size {}.",
+            crate::layout::fmt_list(t.shape()),
+            crate::layout::fmt_list(tg.shape())
+        ))
+        .into());
+    }
+    tensor::register_pyobj(tensor)?;
+    tensor::register_pyobj(tangent)?;
+    let dual = primal_view(&t)?;
+    crate::autograd::forward::set_tangent(&dual, Some(tg));
+    Ok(PyTensor::new(dual))
+}
+
+/// `forward_ad.unpack_dual(tensor)` inside a level: a view of the primal (without tangent) and
+/// the tangent, None when `tensor` has none.
+#[pyfunction]
+fn _unpack_dual<'py>(
+    tensor: &Bound<'py, PyTensor>,
+) -> PyResult<(PyTensor, Option<Bound<'py, PyAny>>)> {
+    let t = tensor.get().t.clone();
+    let tangent = crate::autograd::forward::tangent(&t);
+    let tangent = tangent
+        .map(|g| tensor::wrap_cached(tensor.py(), g))
+        .transpose()?;
+    Ok((PyTensor::new(primal_view(&t)?), tangent))
+}
+
+/// Gives `t` the tangent a custom Function's `jvp` computed for it.
+#[pyfunction]
+fn _set_tangent(t: PyRef<'_, PyTensor>, tangent: Option<PyRef<'_, PyTensor>>) {
+    crate::autograd::forward::set_tangent(&t.t, tangent.map(|g| g.t.clone()));
+}
+
+/// Turns forward-mode tangent propagation off (or back on) for this thread; returns the previous
+/// state (for the jvp of ferrograd's own Python Functions).
+#[pyfunction]
+fn _set_forward_ad_suspended(on: bool) -> bool {
+    crate::autograd::forward::set_suspended(on)
+}
+
+/// A view of `t` with `t`'s reverse-mode history and no tangent.
+fn primal_view(t: &Tensor) -> crate::error::Result<Tensor> {
+    let shape: Vec<i64> = t.shape().iter().map(|&d| d as i64).collect();
+    crate::autograd::forward::suspended(|| crate::ops::shape::view(t, &shape))
+}
+
 /// The engine entry point behind `backward()` and `autograd.grad()`; runs without the GIL.
 #[pyfunction]
 #[pyo3(signature = (roots, grads, keep_graph, create_graph, inputs=None, accumulate=true, allow_unused=false))]
@@ -466,6 +531,12 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_live_nodes, m)?)?;
     m.add_function(wrap_pyfunction!(_check_fits, m)?)?;
     m.add_function(wrap_pyfunction!(_run_backward, m)?)?;
+    m.add_function(wrap_pyfunction!(_enter_dual_level, m)?)?;
+    m.add_function(wrap_pyfunction!(_exit_dual_level, m)?)?;
+    m.add_function(wrap_pyfunction!(_make_dual, m)?)?;
+    m.add_function(wrap_pyfunction!(_unpack_dual, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_tangent, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_forward_ad_suspended, m)?)?;
     registry::register(m)?;
     op_args::register(m)?;
     m.add_function(wrap_pyfunction!(node::_record_function, m)?)?;

@@ -1,20 +1,19 @@
-"""``torch.autograd.forward_ad``: the levels of forward-mode AD, without dual tensors.
+"""``torch.autograd.forward_ad``: forward-mode AD with dual tensors.
 
-ferrograd has no forward-mode AD: ``make_dual`` raises NotImplementedError. The levels
-(``dual_level``, ``enter_dual_level``, ``exit_dual_level``) work, and ``unpack_dual`` of a
-tensor gives ``(tensor, None)`` as PyTorch does for a tensor without a tangent, so code that only
-checks for tangents runs. Jacobian-vector products are available through ``torch.func.jvp``,
-``torch.func.jacfwd`` and ``torch.autograd.functional.jvp``, computed with reverse mode.
+Inside ``with dual_level():``, ``make_dual(x, t)`` gives a view of ``x`` carrying the tangent
+``t``; every op on it computes its outputs' tangents as it runs, and ``unpack_dual`` reads them
+back. As in PyTorch there is one level at a time (a nested one raises), forward AD ignores
+``no_grad``, and the tangents are dropped when the level exits.
 
-Why not dual tensors computed lazily (the tangent found by a double vjp when ``unpack_dual`` is
-called)? The dual tensor would have to be part of a reverse-mode graph, so it and everything
-computed from it would report ``requires_grad=True`` (``.numpy()``, in-place ops on leaves and
-``requires_grad`` checks would then behave unlike PyTorch), and anything computed under
-``no_grad`` (which PyTorch's forward AD ignores) would silently lose its tangent.
+Every op's Jacobian-vector product comes from one rule in the core (``src/autograd/forward.rs``):
+the op's backward formula is linear in the output gradient and differentiable, so the vjp of
+that vjp, seeded with the input tangents, is ``J t``. A custom ``autograd.Function`` needs its
+own ``jvp`` staticmethod, as in PyTorch.
 """
 
 from typing import Any, NamedTuple
 
+from .. import _core
 from .grad_mode import _DecoratorContextManager
 
 __all__ = [
@@ -32,12 +31,13 @@ _current_level = -1
 def enter_dual_level():
     """Enters a new forward grad level and returns it."""
     global _current_level
-    _current_level += 1
-    return _current_level
+    level = _core._enter_dual_level()
+    _current_level = level
+    return level
 
 
 def exit_dual_level(*, level=None):
-    """Exits the latest forward grad level."""
+    """Exits the latest forward grad level (its tangents are dropped)."""
     global _current_level
     if level is None:
         level = _current_level
@@ -48,11 +48,12 @@ def exit_dual_level(*, level=None):
         )
     if level < 0:
         raise RuntimeError("Dual level must be a positive number.")
+    _core._exit_dual_level()
     _current_level = level - 1
 
 
 def make_dual(tensor, tangent, *, level=None):
-    """Not supported: ferrograd has no forward-mode AD (see the module docstring)."""
+    """A view of ``tensor`` whose tangent is ``tangent`` (same shape), for forward-mode AD."""
     if level is None:
         level = _current_level
     if level < 0:
@@ -64,28 +65,26 @@ def make_dual(tensor, tangent, *, level=None):
         raise ValueError(f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
     if not tangent.is_floating_point():
         raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
-    raise NotImplementedError(
-        "torch.autograd.forward_ad.make_dual: ferrograd does not support forward-mode AD (dual "
-        "tensors); use torch.func.jvp, torch.func.jacfwd or torch.autograd.functional.jvp, which "
-        "compute Jacobian-vector products with reverse mode"
-    )
+    return _core._make_dual(tensor, tangent)
 
 
 class UnpackedDualTensor(NamedTuple):
-    """What :func:`unpack_dual` returns: the primal and the tangent (always None here)."""
+    """What :func:`unpack_dual` returns: the primal and the tangent (None if it has none)."""
 
     primal: Any
     tangent: Any
 
 
 def unpack_dual(tensor, *, level=None):
-    """``(primal, tangent)`` of ``tensor``. No tensor has a tangent in ferrograd, so the tangent
-    is None; inside a level the primal is a view of ``tensor``, as in PyTorch."""
+    """``(primal, tangent)`` of ``tensor``: inside a level the primal is a view of ``tensor``
+    without tangent and the tangent is the tensor given to ``make_dual`` (or computed by the
+    ops); outside any level, ``(tensor, None)``."""
     if level is None:
         level = _current_level
     if level < 0:
         return UnpackedDualTensor(tensor, None)
-    return UnpackedDualTensor(tensor.view_as(tensor), None)
+    primal, tangent = _core._unpack_dual(tensor)
+    return UnpackedDualTensor(primal, tangent)
 
 
 class dual_level(_DecoratorContextManager):
@@ -96,3 +95,17 @@ class dual_level(_DecoratorContextManager):
 
     def __exit__(self, exc_type, exc_value, traceback):
         exit_dual_level()
+
+
+def _has_tangent(t):
+    """Whether ``t`` is a dual tensor (a path differentiable in ``t`` must be taken for it)."""
+    return _current_level >= 0 and t.is_floating_point() and _core._unpack_dual(t)[1] is not None
+
+
+def _tangents(args):
+    """The tangent of each argument of a custom Function (None for non-tensors and tensors
+    without one), or None when no argument has a tangent."""
+    if _current_level < 0:
+        return None
+    tangents = [_core._unpack_dual(a)[1] if isinstance(a, _core.Tensor) else None for a in args]
+    return tangents if any(t is not None for t in tangents) else None

@@ -9,8 +9,10 @@ Inside ``ferrograd.func`` transforms a Function must use the ``setup_context`` s
 rule). ``vmap`` runs a Function once per sample, which is what ``generate_vmap_rule=True``
 asks for; a user-written ``vmap`` staticmethod is not run (NotImplementedError). The forward
 transforms (``func.jvp``, ``jacfwd``, ``hessian``) require a ``jvp`` staticmethod as PyTorch does,
-but compute the product by differentiating ``backward`` (ferrograd has no forward-mode AD), so
-``backward`` must be differentiable, as for ``gradgradcheck``.
+but compute the product by differentiating ``backward``, so ``backward`` must be differentiable,
+as for ``gradgradcheck``. Under ``forward_ad`` (dual tensors), ``jvp(ctx, *tangents)`` runs right
+after ``forward`` and gives the outputs' tangents; ``ctx.saved_tensors`` there are the tensors of
+``save_for_forward``, as in PyTorch.
 """
 
 import functools
@@ -18,8 +20,8 @@ import inspect
 import weakref
 
 from .. import _core
-from . import _transforms
-from .grad_mode import no_grad
+from . import _transforms, forward_ad
+from .grad_mode import enable_grad, no_grad
 
 Tensor = _core.Tensor
 
@@ -51,6 +53,8 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self):
+        if getattr(self, "_in_jvp", False):  # jvp sees what save_for_forward kept
+            return tuple(getattr(self, "saved_for_forward", ()))
         if self._key is None:
             return tuple(self.to_save)
         saved = iter(_core._saved_tensors(*self._key))
@@ -58,8 +62,7 @@ class FunctionCtx:
         return tuple(None if is_none else next(saved) for is_none in self._saved_is_none)
 
     def save_for_forward(self, *tensors):
-        """Kept for a ``jvp`` staticmethod (``ctx.saved_tensors`` in PyTorch's jvp); ferrograd
-        never calls ``jvp`` (see the module docstring), so they are only stored."""
+        """Saves tensors for the ``jvp`` staticmethod (its ``ctx.saved_tensors``)."""
         if not all(t is None or isinstance(t, Tensor) for t in tensors):
             raise AssertionError(
                 "save_for_forward expects all arguments to be tensors; you should save "
@@ -138,6 +141,10 @@ class Function:
             bound.apply_defaults()
             args, kwargs = tuple(bound.args), {}
         _check_transforms(cls, new_style)
+        tangents = forward_ad._tangents(args)
+        by_backward = getattr(cls, "_jvp_by_backward", False)
+        if tangents is not None and cls.jvp is Function.jvp and not by_backward:
+            Function.jvp(None)  # raises PyTorch's error: forward AD needs the Function's jvp
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(
             isinstance(a, Tensor) and a.requires_grad for a in args
@@ -150,6 +157,16 @@ class Function:
                 outputs = cls.forward(ctx, *args, **kwargs)
         is_tuple = isinstance(outputs, tuple)
         outs = list(outputs) if is_tuple else [outputs]
+        if tangents is None:
+            out_tangents = None
+        elif by_backward:
+            out_tangents = _jvp_by_backward(cls, ctx, outs, tangents)
+        else:
+            ctx._in_jvp = True
+            try:
+                out_tangents = cls.jvp(ctx, *tangents)
+            finally:
+                ctx._in_jvp = False
         tensor_pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         inputs = [args[i] for i in tensor_pos]
         dirty = list(ctx.dirty_tensors)
@@ -159,6 +176,7 @@ class Function:
                 "output. The inputs that are modified inplace must all be outputs of the Function."
             )
         if not (_core.is_grad_enabled() and any(t.requires_grad for t in inputs)):
+            _set_output_tangents(outs, out_tangents)
             return outputs
         for d in dirty:
             if d.requires_grad and d.grad_fn is None:
@@ -222,7 +240,50 @@ class Function:
             for o in node_outs:
                 if o is t and o.is_floating_point():
                     o.detach_()
+        _set_output_tangents(outs, out_tangents)
         return tuple(outs) if is_tuple else outs[0]
+
+
+def _jvp_by_backward(cls, ctx, outs, tangents):
+    """The outputs' tangents of ferrograd's own Functions (``_jvp_by_backward = True``): their
+    ``backward`` is differentiable and linear in the output gradients ``u``, so the vjp of
+    ``u -> backward(u)`` seeded with the input tangents is ``J t``."""
+    float_outs = [o for o in outs if isinstance(o, Tensor) and o.is_floating_point()]
+    suspended = _core._set_forward_ad_suspended(True)  # backward runs on the primals
+    try:
+        return _double_vjp(cls, ctx, float_outs, tangents)
+    finally:
+        _core._set_forward_ad_suspended(suspended)
+
+
+def _double_vjp(cls, ctx, float_outs, tangents):
+    # with a graph when the primals or tangents require grad (reverse over forward)
+    differentiable = _core.is_grad_enabled() and any(
+        t.requires_grad for t in (*ctx.to_save, *tangents) if isinstance(t, Tensor))
+    with enable_grad():
+        us = [_core._full(list(o.shape), 1, o.dtype).requires_grad_() for o in float_outs]
+        grads = _user_backward(cls)(ctx, *us)
+        grads = grads if isinstance(grads, tuple) else (grads,)
+        pairs = [(g, t) for g, t in zip(grads, tangents)
+                 if g is not None and t is not None and g.requires_grad]
+        found = [None] * len(us)
+        if pairs:
+            found = _core._run_backward([g for g, _ in pairs],
+                                        [t.to(g.dtype).expand(g.shape) for g, t in pairs],
+                                        differentiable, differentiable, inputs=us,
+                                        accumulate=False, allow_unused=True)
+    return tuple(_core._full(list(o.shape), 0, o.dtype) if t is None else t
+                 for o, t in zip(float_outs, found))
+
+
+def _set_output_tangents(outs, tangents):
+    """Gives the Function's tensor outputs the tangents its ``jvp`` returned."""
+    if tangents is None:
+        return
+    if not isinstance(tangents, tuple):
+        tangents = (tangents,)
+    for o, t in zip([o for o in outs if isinstance(o, Tensor) and o.is_floating_point()], tangents):
+        _core._set_tangent(o, t)
 
 
 def _user_backward(cls):

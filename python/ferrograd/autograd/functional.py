@@ -1,8 +1,8 @@
 """``ferrograd.autograd.functional``: jacobian, hessian, vjp, jvp, hvp and vhp.
 
-A port of ``torch.autograd.functional`` built on :func:`ferrograd.autograd.grad`.
-Forward-mode AD is not available; ``vectorize=True`` runs one backward per basis vector
-(the results are those of PyTorch's vmap path).
+A port of ``torch.autograd.functional`` built on :func:`ferrograd.autograd.grad` (``jvp`` and
+the forward-mode strategies use the double vjp); ``vectorize=True`` runs one backward per basis
+vector (the results are those of PyTorch's vmap path).
 """
 
 from .._core import Tensor, is_grad_enabled, stack

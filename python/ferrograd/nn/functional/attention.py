@@ -13,6 +13,7 @@ from ... import _core
 from ..._core import bool as _bool, cat
 from ..._factories import arange, zeros, zeros_like
 from ..._functions import broadcast_shapes
+from ...autograd.forward_ad import _has_tangent
 from ._dropout import dropout
 from ._linear import linear
 from ._utils import _c10_name, _fmt, _scalar_name
@@ -62,7 +63,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if (dropout_p == 0.0 and query.dim() == 4 and key.dim() == 4 and value.dim() == 4
             and query.shape[:2] == key.shape[:2] == value.shape[:2]
             and query.shape[-1] == key.shape[-1] and key.shape[-2] == value.shape[-2]
-            and (attn_mask is None or not attn_mask.requires_grad)):
+            and (attn_mask is None or not (attn_mask.requires_grad or _has_tangent(attn_mask)))):
         # PyTorch's fused CPU kernel (ScaledDotProductFlashAttentionForCpuBackward0)
         if attn_mask is not None:
             _check_mask_broadcasts(tuple(query.shape[:-1]) + (S,), attn_mask)

@@ -380,9 +380,8 @@ def _reflect(coord, twice_low, twice_high):
         return coord * 0
     low, span = twice_low / 2, (twice_high - twice_low) / 2
     d = (coord - low).abs()
-    with no_grad():
-        flips = d.floor_divide(span)
-        odd = flips.remainder(2) == 1
+    flips = d.detach().floor_divide(span)  # a constant (also for forward-mode AD)
+    odd = flips.remainder(2) == 1
     extra = d - flips * span
     return where(odd, span - extra + low, extra + low)
 
