@@ -2869,8 +2869,11 @@ def _affine_grid_samples(g):
     ]
 
 
-def _ref_grid_source(coord, size, padding_mode, align_corners):
-    coord = (coord + 1) / 2 * (size - 1) if align_corners else ((coord + 1) * size - 1) / 2
+def _ref_unnormalize(coord, size, align_corners):
+    return (coord + 1) / 2 * (size - 1) if align_corners else ((coord + 1) * size - 1) / 2
+
+
+def _ref_pad(coord, size, padding_mode, align_corners):
     if padding_mode == "reflection":
         lo, hi = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
         if lo == hi:
@@ -2885,24 +2888,54 @@ def _ref_grid_source(coord, size, padding_mode, align_corners):
     return coord
 
 
+def _ref_grid_source(coord, size, padding_mode, align_corners):
+    return _ref_pad(_ref_unnormalize(coord, size, align_corners), size, padding_mode, align_corners)
+
+
+def _ref_cubic(t):
+    a = -0.75
+    def far(v): return ((a * v - 5 * a) * v + 8 * a) * v - 4 * a
+    def near(v): return ((a + 2) * v - (a + 3)) * v * v + 1
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
 def _ref_grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False):
-    n, c, h, w = x.shape
-    ho, wo = grid.shape[1:3]
-    out = np.zeros((n, c, ho, wo))
+    """Point by point: bilinear / trilinear, nearest, bicubic (4x4 taps, each padded)."""
+    n, c, spatial = x.shape[0], x.shape[1], x.shape[2:]
+    nd = len(spatial)
+    out_spatial = grid.shape[1:-1]
+    out = np.zeros((n, c) + out_spatial)
 
-    def at(b, yy, xx):
-        return x[b, :, yy, xx] if 0 <= yy < h and 0 <= xx < w else np.zeros(c)
+    def at(b, idx):
+        inside = all(0 <= i < s for i, s in zip(idx, spatial))
+        return x[(b, slice(None)) + tuple(idx)] if inside else np.zeros(c)
 
-    for b, i, j in np.ndindex(n, ho, wo):
-        ix = _ref_grid_source(grid[b, i, j, 0], w, padding_mode, align_corners)
-        iy = _ref_grid_source(grid[b, i, j, 1], h, padding_mode, align_corners)
-        if mode == "nearest":
-            out[b, :, i, j] = at(b, int(np.rint(iy)), int(np.rint(ix)))
+    for b, *pos in np.ndindex(n, *out_spatial):
+        g = grid[(b, *pos)]  # x, y[, z]
+        if mode == "bicubic":
+            iy, ix = (_ref_unnormalize(g[1], spatial[0], align_corners),
+                      _ref_unnormalize(g[0], spatial[1], align_corners))
+            y0, x0 = math.floor(iy), math.floor(ix)
+            wy, wx = _ref_cubic(iy - y0), _ref_cubic(ix - x0)
+            total = np.zeros(c)
+            for i in range(4):
+                yy = int(_ref_pad(y0 + i - 1, spatial[0], padding_mode, align_corners))
+                row = sum(wx[j] * at(b, (yy, int(_ref_pad(x0 + j - 1, spatial[1], padding_mode,
+                                                             align_corners))))
+                          for j in range(4))
+                total = total + wy[i] * row
+            out[(b, slice(None), *pos)] = total
             continue
-        x0, y0 = math.floor(ix), math.floor(iy)
-        tx, ty = ix - x0, iy - y0
-        out[b, :, i, j] = ((1 - tx) * (1 - ty) * at(b, y0, x0) + tx * (1 - ty) * at(b, y0, x0 + 1)
-                           + (1 - tx) * ty * at(b, y0 + 1, x0) + tx * ty * at(b, y0 + 1, x0 + 1))
+        src = [_ref_grid_source(g[nd - 1 - k], spatial[k], padding_mode, align_corners) for k in range(nd)]
+        if mode == "nearest":
+            out[(b, slice(None), *pos)] = at(b, [int(np.rint(v)) for v in src])
+            continue
+        low = [math.floor(v) for v in src]
+        total = np.zeros(c)
+        for corner in np.ndindex(*(2,) * nd):
+            weight = np.prod([v - lo if d else 1 - (v - lo) for v, lo, d in zip(src, low, corner)])
+            total = total + weight * at(b, [lo + d for lo, d in zip(low, corner)])
+        out[(b, slice(None), *pos)] = total
     return out
 
 
@@ -2920,6 +2953,14 @@ def _grid_sample_samples(g):
         Sample(g.f(1, 2, 1, 3), grid(1, 2, 2, 2), padding_mode="reflection", align_corners=True),  # H = 1
         Sample(g.f(2, 3, 4, 5), grid(2, 3, 4, 2), views={0: "T"}, align_corners=False),
     ]
+    for padding_mode in ("zeros", "border", "reflection"):
+        for align_corners in (False, True):
+            out.append(Sample(g.f(2, 2, 3, 4), grid(2, 2, 3, 2), mode="bicubic", padding_mode=padding_mode,
+                              align_corners=align_corners))
+    for mode in ("bilinear", "nearest"):  # volumetric: (N, C, D, H, W) at (N, Do, Ho, Wo, 3)
+        for padding_mode in ("zeros", "border", "reflection"):
+            out.append(Sample(g.f(1, 2, 3, 2, 4), grid(1, 2, 2, 3, 3), mode=mode, padding_mode=padding_mode,
+                              align_corners=padding_mode == "border"))
     return out
 
 
@@ -2938,8 +2979,9 @@ OP_DB += [
            _interpolate_samples),
     OpInfo("nn.functional.affine_grid", V(fn="nn.functional.affine_grid"), _ref_affine_grid,
            _affine_grid_samples),
+    # float32: the grid's gradient sums 16 bicubic taps whose float32 rounding order differs
     OpInfo("nn.functional.grid_sample", V(fn="nn.functional.grid_sample"), _ref_grid_sample,
-           _grid_sample_samples),
+           _grid_sample_samples, torch_tol32=(1e-4, 1e-5)),
 ]
 
 

@@ -161,11 +161,29 @@ def test_align_corners_default_warns():
         F.affine_grid(torch.zeros(1, 2, 3), (1, 1, 1, 2), align_corners=True)
 
 
-def test_grid_sample_unsupported_names_itself():
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        F.grid_sample(_r(1, 1, 2, 2), torch.zeros(1, 1, 1, 2), mode="bicubic", align_corners=False)
-    with pytest.raises(NotImplementedError, match="5-D"):
-        F.grid_sample(_r(1, 1, 2, 2, 2), torch.zeros(1, 1, 1, 1, 3), align_corners=False)
+def test_grid_sample_every_mode_matches_torch(real_torch):
+    """Bicubic and volumetric (5-D) sampling too: values and both gradients, float64."""
+    rng = np.random.default_rng(0)
+    cases = [(2, mode) for mode in ("bilinear", "nearest", "bicubic")] + [
+        (3, mode) for mode in ("bilinear", "nearest")]
+    for nd, mode in cases:
+        for padding_mode in ("zeros", "border", "reflection"):
+            for align_corners in (False, True):
+                spatial = (3, 4) if nd == 2 else (3, 4, 5)
+                x = rng.standard_normal((2, 3) + spatial)
+                g = rng.uniform(-1.4, 1.4, size=(2,) + ((4, 3) if nd == 2 else (2, 3, 2)) + (nd,))
+                results = []
+                for lib in (torch, real_torch):
+                    xt = lib.tensor(x, dtype=lib.float64, requires_grad=True)
+                    gt = lib.tensor(g, dtype=lib.float64, requires_grad=True)
+                    y = lib.nn.functional.grid_sample(xt, gt, mode=mode, padding_mode=padding_mode,
+                                                      align_corners=align_corners)
+                    w = lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)), dtype=lib.float64)
+                    (y * w).sum().backward()
+                    results.append([y.detach().numpy(), xt.grad.numpy(), gt.grad.numpy()])
+                for ours, theirs in zip(*results):
+                    np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12,
+                                               err_msg=f"{nd}-d {mode} {padding_mode} {align_corners}")
 
 
 # --- errors: (id, call(torch-like module, F), exception, message), as PyTorch 2.x

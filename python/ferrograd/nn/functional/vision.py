@@ -9,6 +9,7 @@ times their weights, summed: differentiable through ``index_select`` (its backwa
 gradient back), with no kernel of its own.
 """
 
+import itertools
 import math
 import numbers
 import warnings
@@ -389,10 +390,7 @@ def _reflect(coord, twice_low, twice_high):
 def _grid_source_index(coord, size, padding_mode, align_corners):
     """ATen's grid_sampler_compute_source_index: normalised coordinates [-1, 1] to pixel
     positions, clipped (border) or reflected (reflection) into the image."""
-    if align_corners:
-        coord = (coord + 1) / 2 * (size - 1)
-    else:
-        coord = ((coord + 1) * size - 1) / 2
+    coord = _unnormalize(coord, size, align_corners)
     if padding_mode == "border":
         coord = _clip(coord, size)
     elif padding_mode == "reflection":
@@ -404,19 +402,24 @@ def _grid_source_index(coord, size, padding_mode, align_corners):
     return coord
 
 
-def _gather_2d(flat, ys, xs, h, w):
-    """``flat[n, c, ys * w + xs]`` for integer positions ``ys``/``xs`` (numpy, ``(N, P)``),
-    zero where they fall outside the image: ``(N, C, P)``."""
-    valid = (ys >= 0) & (ys < h) & (xs >= 0) & (xs < w)
-    lin = np.where(valid, ys.clip(0, h - 1) * w + xs.clip(0, w - 1), 0)
+def _gather(flat, positions, sizes):
+    """``flat[n, c, linear position]`` for integer positions (NumPy ``(N, P)`` arrays, one per
+    spatial dim of ``sizes``), zero where they fall outside: ``(N, C, P)``."""
+    valid = np.ones(positions[0].shape, dtype=bool)
+    lin = np.zeros(positions[0].shape, dtype=np.int64)
+    for pos, size in zip(positions, sizes):
+        valid &= (pos >= 0) & (pos < size)
+        lin = lin * size + pos.clip(0, size - 1)
+    lin = np.where(valid, lin, 0)
     n, c = flat.shape[0], flat.shape[1]
     index = tensor(lin).unsqueeze(1).expand(n, c, lin.shape[1])
     return where(tensor(valid).unsqueeze(1), flat.gather(2, index), 0.0)
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
-    """``input`` (N, C, H, W) sampled at the normalised positions ``grid`` (N, Ho, Wo, 2):
-    bilinear or nearest, with zeros / border / reflection padding."""
+    """``input`` (N, C, H, W) sampled at the normalised positions ``grid`` (N, Ho, Wo, 2), or
+    ``input`` (N, C, D, H, W) at ``grid`` (N, Do, Ho, Wo, 3): bilinear (trilinear for 5-D),
+    nearest or bicubic (4-D only), with zeros / border / reflection padding."""
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(
             "nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
@@ -449,40 +452,106 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
                 f"grid_sampler(): expected 5D input and grid with same number of dimensions, but got {sizes}")
         if mode == "bicubic":
             raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-        raise NotImplementedError("grid_sample of 5-D inputs (volumetric sampling) is not supported by ferrograd")
     if not input.is_floating_point():
-        raise NotImplementedError(
-            f'"grid_sampler_2d_cpu_kernel_impl" not implemented for \'{_scalar_name(input.dtype)}\'')
+        kernel = "grid_sampler_2d_cpu_kernel_impl" if input.dim() == 4 else "grid_sampler_3d_cpu"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_scalar_name(input.dtype)}\'')
     if grid.dtype != input.dtype:
         raise RuntimeError(
             f"expected scalar type {_scalar_name(input.dtype)} but found {_scalar_name(grid.dtype)}")
+    spatial = tuple(input.shape[2:])  # (H, W) or (D, H, W)
+    out_spatial = tuple(grid.shape[1:-1])
+    n, c, nd = input.shape[0], input.shape[1], len(spatial)
+    p = math.prod(out_spatial)
+    flat = input.reshape(n, c, math.prod(spatial))
+    # the grid's last axis is (x, y[, z]): coordinate k of it indexes spatial dim nd - 1 - k
+    coords = [grid[..., nd - 1 - k].reshape(n, p) for k in range(nd)]
     if mode == "bicubic":
-        raise NotImplementedError("grid_sample(mode='bicubic') is not supported by ferrograd")
-    n, c, h, w = input.shape
-    ho, wo = grid.shape[1], grid.shape[2]
-    flat = input.reshape(n, c, h * w)
-    ix = _grid_source_index(grid[..., 0].reshape(n, ho * wo), w, padding_mode, align_corners)
-    iy = _grid_source_index(grid[..., 1].reshape(n, ho * wo), h, padding_mode, align_corners)
-    x_val, y_val = ix.detach().numpy(), iy.detach().numpy()
+        out = _bicubic(flat, coords, spatial, padding_mode, align_corners)
+        return out.reshape(n, c, *out_spatial)
+    src = [_grid_source_index(x, size, padding_mode, align_corners) for x, size in zip(coords, spatial)]
+    at = [s.detach().numpy() for s in src]
     if mode == "nearest":
         # nearbyint: halves to even, as np.rint
-        vals = _gather_2d(flat, np.rint(y_val).astype(np.int64), np.rint(x_val).astype(np.int64), h, w)
+        vals = _gather(flat, [np.rint(a).astype(np.int64) for a in at], spatial)
         # as ATen: a zero gradient for the grid
-        return _with_zero_grad(vals.reshape(n, c, ho, wo), grid)
-    x0, y0 = np.floor(x_val), np.floor(y_val)
+        return _with_zero_grad(vals.reshape(n, c, *out_spatial), grid)
+    low = [np.floor(a) for a in at]
     # the weights stay functions of the grid (the corners are constants): its gradient
-    wx1 = ix - tensor(x0, dtype=ix.dtype)
-    wy1 = iy - tensor(y0, dtype=iy.dtype)
-    wx = (1 - wx1, wx1)
-    wy = (1 - wy1, wy1)
-    x0, y0 = x0.astype(np.int64), y0.astype(np.int64)
+    upper = [s - tensor(lo, dtype=s.dtype) for s, lo in zip(src, low)]
+    weights = [(1 - u, u) for u in upper]
+    low = [lo.astype(np.int64) for lo in low]
     out = None
-    for dy in (0, 1):
-        for dx in (0, 1):
-            vals = _gather_2d(flat, y0 + dy, x0 + dx, h, w)
-            term = vals * (wx[dx] * wy[dy]).unsqueeze(1)
-            out = term if out is None else out + term
-    return out.reshape(n, c, ho, wo)
+    for corner in itertools.product((0, 1), repeat=nd):  # ATen's order: z, then y, then x
+        vals = _gather(flat, [lo + d for lo, d in zip(low, corner)], spatial)
+        weight = weights[-1][corner[-1]]  # ATen multiplies x's weight, then y's, then z's
+        for k in range(nd - 2, -1, -1):
+            weight = weight * weights[k][corner[k]]
+        term = vals * weight.unsqueeze(1)
+        out = term if out is None else out + term
+    return out.reshape(n, c, *out_spatial)
+
+
+def _unnormalize(coord, size, align_corners):
+    """ATen's grid_sampler_unnormalize: [-1, 1] to pixel positions."""
+    if align_corners:
+        return (coord + 1) / 2 * (size - 1)
+    return ((coord + 1) * size - 1) / 2
+
+
+_CUBIC_A = -0.75  # ATen's bicubic convolution parameter
+
+
+def _cubic_weights(t):
+    """ATen's get_cubic_upsample_coefficients: the weights of the taps at -1, 0, 1, 2 for the
+    fraction ``t`` (a tensor, so the grid gets its gradient through them)."""
+    a = _CUBIC_A
+
+    def far(x):  # cubic_convolution2, for 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    def near(x):  # cubic_convolution1, for |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
+def _bounded_np(coord, size, padding_mode, align_corners):
+    """ATen's compute_coordinates on the integer tap positions of bicubic sampling (NumPy)."""
+    if padding_mode == "border":
+        return np.clip(coord, 0, size - 1)
+    if padding_mode == "reflection":
+        low, high = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
+        if low == high:
+            coord = np.zeros_like(coord)
+        else:
+            mn, span = low / 2, (high - low) / 2
+            d = np.abs(coord - mn)
+            extra, flips = np.fmod(d, span), np.floor(d / span)
+            coord = np.where(flips % 2 == 0, extra + mn, span - extra + mn)
+        return np.clip(coord, 0, size - 1)
+    return coord
+
+
+def _bicubic(flat, coords, spatial, padding_mode, align_corners):
+    """ATen's bicubic grid sampling of ``flat`` (N, C, H*W) at ``coords`` [(N, P) y, x]: 4x4
+    taps around each position, each tap's position padded on its own, rows interpolated along
+    x and then the four row values along y."""
+    (h, w), (y, x) = spatial, coords
+    iy, ix = _unnormalize(y, h, align_corners), _unnormalize(x, w, align_corners)
+    y0, x0 = np.floor(iy.detach().numpy()), np.floor(ix.detach().numpy())
+    wy = _cubic_weights(iy - tensor(y0, dtype=iy.dtype))
+    wx = _cubic_weights(ix - tensor(x0, dtype=ix.dtype))
+    out = None
+    for i in range(4):
+        ys = _bounded_np(y0 + (i - 1), h, padding_mode, align_corners).astype(np.int64)
+        row = None
+        for j in range(4):
+            xs = _bounded_np(x0 + (j - 1), w, padding_mode, align_corners).astype(np.int64)
+            term = _gather(flat, [ys, xs], spatial) * wx[j].unsqueeze(1)
+            row = term if row is None else row + term
+        term = row * wy[i].unsqueeze(1)
+        out = term if out is None else out + term
+    return out
 
 
 def channel_shuffle(input, groups):
