@@ -158,8 +158,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires "
             "a 4-D tensor as input"
         )
-    if antialias or mode == "lanczos":
-        raise NotImplementedError(f"interpolate(mode={mode!r}, antialias={antialias}) is not supported by ferrograd")
+    if mode == "lanczos":
+        raise NotImplementedError("interpolate(mode='lanczos') is not supported by ferrograd")
 
     rank_ok = {
         "nearest": (3, 4, 5), "nearest-exact": (3, 4, 5), "area": (3, 4, 5),
@@ -178,7 +178,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             raise NotImplementedError(
                 "interpolate(mode='area') of 5-D inputs (adaptive_avg_pool3d) is not supported by ferrograd")
         return (adaptive_avg_pool1d if dim == 1 else adaptive_avg_pool2d)(input, output_size)
-    return _upsample(input, output_size, scale_factors, mode, align_corners)
+    return _upsample(input, output_size, scale_factors, mode, align_corners, antialias)
 
 
 def _kernel_name(mode, dim):
@@ -189,7 +189,7 @@ def _kernel_name(mode, dim):
     return "compute_indices_weights_cubic" if mode == "bicubic" else "compute_indices_weights_linear"
 
 
-def _upsample(input, output_size, scale_factors, mode, align_corners):
+def _upsample(input, output_size, scale_factors, mode, align_corners, antialias=False):
     dim = input.dim() - 2
     in_sizes = list(input.shape[2:])
     if output_size is None:
@@ -209,11 +209,48 @@ def _upsample(input, output_size, scale_factors, mode, align_corners):
         raise NotImplementedError(f'"{_kernel_name(mode, dim)}" not implemented for \'{_scalar_name(input.dtype)}\'')
     opmath = np.float64 if str(input.dtype) == "torch.float64" else np.float32
     out = input
-    for d in range(dim):
+    # antialiased resampling runs along W first, then H, as ATen's separable kernel
+    for d in reversed(range(dim)) if antialias else range(dim):
         scale = scale_factors[d] if scale_factors is not None else None
-        taps = _taps(mode, in_sizes[d], output_size[d], scale, align_corners, opmath)
+        if antialias:
+            if in_sizes[d] == output_size[d] and scale is None:
+                continue
+            taps = _aa_taps(mode, in_sizes[d], output_size[d], scale, align_corners, opmath)
+        else:
+            taps = _taps(mode, in_sizes[d], output_size[d], scale, align_corners, opmath)
         out = _resample_dim(out, d + 2, taps)
     return out
+
+
+def _aa_filter(mode, x):
+    """ATen's antialiasing filters: the triangle (bilinear) and Keys' cubic with a = -0.5."""
+    x = np.abs(x)
+    if mode == "bilinear":
+        return np.where(x < 1, 1 - x, 0)
+    a = -0.5
+    return np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
+                    np.where(x < 2, (((x - 5) * x + 8) * x - 4) * a, 0))
+
+
+def _aa_taps(mode, in_size, out_size, scale, align_corners, opmath):
+    """The taps of antialiased resampling (ATen's _compute_weights_aa): output i averages the
+    inputs within ``support`` of its centre, the filter stretched by the scale when shrinking,
+    the weights normalised to sum to 1."""
+    s = _compute_scale(in_size, out_size, align_corners, scale, opmath)
+    half = opmath(1 if mode == "bilinear" else 2)  # interp_size / 2
+    support = half * s if s >= 1 else half
+    max_size = int(math.ceil(support)) * 2 + 1
+    invscale = opmath(1) / s if s >= 1 else opmath(1)
+    center = s * (np.arange(out_size).astype(opmath) + opmath(0.5))
+    xmin = np.maximum(np.trunc(center - support + opmath(0.5)).astype(np.int64), 0)
+    xsize = np.minimum(np.trunc(center + support + opmath(0.5)).astype(np.int64), in_size) - xmin
+    xsize = np.clip(xsize, 0, max_size)
+    j = np.arange(max_size)[:, None]
+    w = _aa_filter(mode, ((j + xmin).astype(opmath) - center + opmath(0.5)) * invscale).astype(opmath)
+    w = np.where(j < xsize, w, opmath(0))
+    total = w.sum(axis=0, dtype=opmath)
+    w = np.where(total != 0, w / np.where(total != 0, total, opmath(1)), w).astype(opmath)
+    return [(np.minimum(xmin + k, in_size - 1), w[k]) for k in range(max_size)]
 
 
 def _compute_scale(in_size, out_size, align_corners, scale, opmath):
