@@ -83,7 +83,8 @@ __all__ = [
     "_sgd_step", "_adam_step", "_rmsprop_step", "_adagrad_step", "_adadelta_step", "_foreach_norm", "_foreach_mul_",
     "_copy_scaled_",
     # fused nn ops
-    "linear", "_leaky_relu", "_pointwise_loss", "_nll_loss", "conv", "max_pool2d", "adaptive_max_pool",
+    "linear", "_leaky_relu", "_pointwise_loss", "_nll_loss", "conv", "max_pool2d", "_max_pool1d_values",
+    "adaptive_max_pool",
     "avg_pool2d", "adaptive_avg_pool2d", "im2col", "col2im", "layer_norm", "group_norm", "batch_norm", "_sdpa",
     "_lstm_cell", "_gru_cell", "_activation", "_activation_", "_rrelu_with_noise", "_prelu_kernel", "_glu",
     "_lstm_layer", "_gru_layer",
@@ -988,6 +989,14 @@ def conv(
 
 # (values, indices)
 def adaptive_max_pool(input: Tensor, output_size: Sequence[int]) -> tuple[Tensor, Tensor]: ...
+def _max_pool1d_values(
+    input: Tensor,
+    kernel_size: builtins.int,
+    stride: builtins.int,
+    padding: builtins.int,
+    dilation: builtins.int,
+    ceil_mode: builtins.bool,
+) -> Tensor: ...
 def max_pool2d(
     input: Tensor,
     kernel_size: Sequence[int],

@@ -741,6 +741,107 @@ pub fn max_pool<T: Real + Elem>(x: &[T], g: &PoolGeom) -> Result<(Vec<T>, Vec<i6
     Ok((vals, idx))
 }
 
+/// Max pooling along the rows (`g.w` long, `g.h == 1`) without indices: PyTorch's `max_pool1d`
+/// when neither the indices nor a gradient are wanted. Per row, the outputs whose windows lie
+/// inside the row window by window without bound checks (side-by-side windows of 2 to 4 in a
+/// loop the compiler vectorises), then the edge outputs. The rule is `max_pool`'s: NaN wins,
+/// else the maximum.
+pub fn max_pool1d_values<T: Real + Elem>(x: &[T], g: &PoolGeom) -> Result<Vec<T>> {
+    g.check()?;
+    let (l, ol) = (g.w, g.ow);
+    let mut out = try_vec::<T>(g.planes * ol)?;
+    if ol == 0 {
+        return Ok(out);
+    }
+    let run = |first: usize, out: &mut [T]| {
+        for (r, o) in out.chunks_mut(ol).enumerate() {
+            let row = first + r;
+            pool1d_row(&x[row * l..(row + 1) * l], o, g);
+        }
+    };
+    if par_ok(
+        g.planes * l * g.kw / g.sw.max(1),
+        super::PAR_THRESHOLD_COSTLY,
+    ) && g.planes > 1
+    {
+        let threads = super::num_threads().min(g.planes);
+        let per = g.planes.div_ceil(threads);
+        let chunks = Chunks::new(&mut out, per * ol);
+        super::parallel::run_parts(chunks.0.len(), &|p| chunks.with(p, |o| run(p * per, o)));
+    } else {
+        run(0, &mut out);
+    }
+    Ok(out)
+}
+
+/// `out[j]` = the maximum of `src[j * K..(j + 1) * K]` (NaN wins).
+#[inline(always)]
+fn windows<T: Real, const K: usize>(src: &[T], out: &mut [T]) {
+    for (o, w) in out.iter_mut().zip(src.chunks_exact(K)) {
+        let mut m = w[0];
+        for &v in &w[1..] {
+            m = nan_max(m, v);
+        }
+        *o = m;
+    }
+}
+
+#[inline(always)]
+fn nan_max<T: Real>(m: T, v: T) -> T {
+    // `|`, not `||`: one select, no branch to mispredict on unordered data
+    if (v > m) | v.is_nan() {
+        v
+    } else {
+        m
+    }
+}
+
+/// One row of `max_pool1d_values`.
+fn pool1d_row<T: Real>(row: &[T], out: &mut [T], g: &PoolGeom) {
+    let (l, ol, k, s, p, d) = (g.w, g.ow, g.kw, g.sw, g.pw, g.dw);
+    let span = (k - 1) * d + 1;
+    // outputs whose whole window is inside the row: j * s >= p and j * s - p + span <= l
+    let lo = p.div_ceil(s).min(ol);
+    let hi = if l + p >= span {
+        ((l + p - span) / s + 1).min(ol)
+    } else {
+        0
+    }
+    .max(lo);
+    for j in (0..lo).chain(hi..ol) {
+        // the taps start + t * d inside [0, l) only (a huge kernel or padding costs nothing)
+        let start = j as isize * s as isize - p as isize;
+        let first = first_inside(start, d);
+        let mut m = T::of(f64::NEG_INFINITY);
+        let end = (start + span as isize).min(l as isize);
+        let mut i = first;
+        while i < end {
+            m = nan_max(m, row[i as usize]);
+            i += d as isize;
+        }
+        out[j] = m;
+    }
+    if lo == hi {
+        return;
+    }
+    let inner = &mut out[lo..hi];
+    let src = &row[lo * s - p..]; // lo * s >= p: the first inside window
+                                  // windows side by side (the default stride): one pass, each window's maximum in registers
+    match (k, s, d) {
+        (2, 2, 1) => return windows::<T, 2>(src, inner),
+        (3, 3, 1) => return windows::<T, 3>(src, inner),
+        (4, 4, 1) => return windows::<T, 4>(src, inner),
+        _ => {}
+    }
+    for (o, w) in inner.iter_mut().zip(src.windows(span).step_by(s)) {
+        let mut m = w[0];
+        for t in 1..k {
+            m = nan_max(m, w[t * d]);
+        }
+        *o = m;
+    }
+}
+
 /// A pooling kernel of one plane: (plane, its values, its indices).
 type PlaneFn<'a, T> = dyn Fn(usize, &mut [T], &mut [i64]) + Sync + 'a;
 

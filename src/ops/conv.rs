@@ -24,6 +24,16 @@ fn float_only(t: &Tensor, what: &str) -> Result<()> {
     }
 }
 
+/// PyTorch's error for a kernel without integer or bool versions (`"kernel" not implemented for
+/// 'Long'`).
+fn float_kernel(t: &Tensor, kernel: &str) -> Result<()> {
+    if t.dtype().is_float() {
+        Ok(())
+    } else {
+        Err(Error::dtype_not_implemented(kernel, t.dtype()))
+    }
+}
+
 /// Which bilinear map of a convolution geometry.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Map {
@@ -489,6 +499,56 @@ fn out_shape(x: &Tensor, oh: usize, ow: usize) -> Vec<usize> {
     o
 }
 
+/// `max_pool1d` of `(N, C, L)` or `(C, L)` when neither indices nor a gradient are wanted:
+/// values only, as PyTorch's CPU `max_pool1d` (the caller checks the arguments and the grad
+/// requirement).
+pub fn max_pool1d_values(
+    x: &Tensor,
+    kernel: usize,
+    stride: usize,
+    padding: usize,
+    dilation: usize,
+    ceil_mode: bool,
+) -> Result<Tensor> {
+    if let Some(d) = super::half_precision(x) {
+        let _float32 = super::autocast::Suspend::new();
+        let y = max_pool1d_values(&super::up(x)?, kernel, stride, padding, dilation, ceil_mode)?;
+        return super::to_dtype(&y, d);
+    }
+    float_only(x, "max_pool1d")?;
+    let s = x.shape();
+    let (l, planes) = (s[s.len() - 1], s[..s.len() - 1].iter().product::<usize>());
+    check_pool_args((1, kernel), (1, stride), (0, padding), (1, dilation))?;
+    let ol = kc::pool_out_len(l, kernel, padding, stride, dilation, ceil_mode);
+    if ol <= 0 {
+        let c = s[s.len() - 2];
+        return Err(Error::Runtime(format!(
+            "Given input size: ({c}x1x{l}). Calculated output size: ({c}x1x{ol}). Output size is too small"
+        )));
+    }
+    let g = PoolGeom {
+        planes,
+        h: 1,
+        w: l,
+        kh: 1,
+        kw: kernel,
+        sh: 1,
+        sw: stride,
+        ph: 0,
+        pw: padding,
+        dh: 1,
+        dw: dilation,
+        oh: 1,
+        ow: ol as usize,
+    };
+    let mut oshape = s[..s.len() - 1].to_vec();
+    oshape.push(ol as usize);
+    dispatch_float!(x.dtype(), T => {
+        let v = with_slice::<T, _>(x, |xs| kc::max_pool1d_values(xs, &g))??;
+        Tensor::from_vec(v, oshape)
+    })
+}
+
 /// `max_pool2d_with_indices`: values and indices into each h*w plane (MaxPool2DWithIndicesBackward0).
 #[allow(clippy::too_many_arguments)]
 pub fn max_pool2d(
@@ -804,12 +864,7 @@ pub fn adaptive_avg_pool2d(x: &Tensor, out: (usize, usize)) -> Result<Tensor> {
         let _float32 = super::autocast::Suspend::new(); // computed in float32, not cast back down
         return super::to_dtype(&adaptive_avg_pool2d(&super::up(x)?, out)?, d);
     }
-    if !x.dtype().is_float() {
-        return Err(Error::NotImplemented(format!(
-            "\"adaptive_avg_pool2d\" not implemented for '{}'",
-            x.dtype().kernel_name()
-        )));
-    }
+    float_kernel(x, "adaptive_avg_pool2d")?;
     let s = x.shape();
     if !(s.len() == 3 || s.len() == 4) {
         return Err(Error::Runtime(format!(
@@ -899,7 +954,12 @@ pub fn unfold(
     p: (usize, usize),
     s: (usize, usize),
 ) -> Result<Tensor> {
-    float_only(x, "unfold")?;
+    if let Some(dt) = super::half_precision(x) {
+        // computed in float32, rounded once (a copy: exact)
+        let _float32 = super::autocast::Suspend::new();
+        return super::to_dtype(&unfold(&super::up(x)?, k, d, p, s)?, dt);
+    }
+    float_kernel(x, "im2col_out_cpu")?;
     let xs = x.shape();
     if !(xs.len() == 3 || xs.len() == 4) {
         return Err(Error::Runtime(format!(
@@ -940,7 +1000,12 @@ pub fn fold(
     p: (usize, usize),
     s: (usize, usize),
 ) -> Result<Tensor> {
-    float_only(x, "fold")?;
+    if let Some(dt) = super::half_precision(x) {
+        // computed in float32 (the overlapping blocks summed there), rounded once
+        let _float32 = super::autocast::Suspend::new();
+        return super::to_dtype(&fold(&super::up(x)?, out_size, k, d, p, s)?, dt);
+    }
+    float_kernel(x, "col2im_out_cpu")?;
     let xs = x.shape();
     if !(xs.len() == 2 || xs.len() == 3) {
         return Err(Error::Runtime(format!(

@@ -158,6 +158,25 @@ fn adaptive_max_pool(
     .map(|(v, i)| (PyTensor::new(v), PyTensor::new(i)))
 }
 
+/// `max_pool1d` values only (no indices, no graph).
+#[pyfunction]
+fn _max_pool1d_values(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    kernel_size: i64,
+    stride: i64,
+    padding: i64,
+    dilation: i64,
+    ceil_mode: bool,
+) -> PyResult<PyTensor> {
+    let [k, s, p, d] = [kernel_size, stride, padding, dilation].map(|v| v.max(0) as usize);
+    let x = input.t.clone();
+    run(py, Work::elems([&x]), move || {
+        crate::ops::conv::max_pool1d_values(&x, k, s, p, d, ceil_mode)
+    })
+    .map(PyTensor::new)
+}
+
 #[pyfunction]
 fn max_pool2d(
     py: Python<'_>,
@@ -478,6 +497,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(batch_norm, m)?)?;
     m.add_function(wrap_pyfunction!(conv, m)?)?;
     m.add_function(wrap_pyfunction!(max_pool2d, m)?)?;
+    m.add_function(wrap_pyfunction!(_max_pool1d_values, m)?)?;
     m.add_function(wrap_pyfunction!(adaptive_max_pool, m)?)?;
     m.add_function(wrap_pyfunction!(avg_pool2d, m)?)?;
     m.add_function(wrap_pyfunction!(adaptive_avg_pool2d, m)?)?;

@@ -1386,3 +1386,49 @@ def test_padding_modules_parity(name, args, shape):
         if mod is ours:
             ours_err = err
     assert ours_err == err
+
+
+@pytest.mark.parametrize("kernel,stride,padding,dilation,ceil_mode", [
+    (2, None, 0, 1, False), (3, None, 0, 1, True), (4, None, 1, 1, False), (3, 2, 1, 1, False),
+    (2, 1, 0, 3, False), (5, 3, 2, 2, True), (1, 1, 0, 1, False), (7, None, 3, 1, True)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_max_pool1d_values_path_equals_the_indices_path(kernel, stride, padding, dilation, ceil_mode, dtype):
+    """Without indices or grad, max_pool1d takes a values-only kernel (PyTorch's too): it must
+    give what the indexed pooling gives, NaN and infinities included, at every geometry."""
+    rng = np.random.default_rng(kernel * 10 + padding)
+    x = rng.standard_normal((3, 4, 37))
+    x[0, 0, 5] = np.nan
+    x[1, 2, [0, 36]] = np.inf
+    x[2, 1, 10:14] = -np.inf
+    x[2, 3, :] = np.nan
+    t = ferrograd.tensor(x, dtype=getattr(ferrograd, dtype))
+    args = dict(kernel_size=kernel, stride=stride, padding=padding, dilation=dilation, ceil_mode=ceil_mode)
+    values = F.max_pool1d(t, **args)
+    indexed, _ = F.max_pool1d(t, return_indices=True, **args)
+    np.testing.assert_array_equal(values.numpy(), indexed.numpy())
+    np.testing.assert_array_equal(F.max_pool1d(t[0], **args).numpy(), indexed[0].numpy())  # (C, L)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_unfold_fold_half_precision_match_torch(real_torch, dtype):
+    """unfold/fold of float16 and bfloat16 (computed in float32, rounded once): values, dtype
+    and the gradient as PyTorch's; integer inputs raise PyTorch's errors."""
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 5))
+    results = []
+    for lib in (ferrograd, real_torch):
+        t = lib.tensor(x, dtype=getattr(lib, dtype)).requires_grad_()
+        u = F.unfold(t, 2, padding=1) if lib is ferrograd else lib.nn.functional.unfold(t, 2, padding=1)
+        fold = F.fold if lib is ferrograd else lib.nn.functional.fold
+        f = fold(u, (4, 5), 2, padding=1)
+        f.float().sum().backward()
+        results.append([str(u.dtype), str(f.dtype)] + [a.detach().float().numpy() for a in (u, f, t.grad)])
+    ours, theirs = results
+    assert ours[:2] == theirs[:2]
+    for a, b in zip(ours[2:], theirs[2:]):
+        np.testing.assert_array_equal(a, b)
+    for lib, unfold, fold in ((ferrograd, F.unfold, F.fold),
+                              (real_torch, real_torch.nn.functional.unfold, real_torch.nn.functional.fold)):
+        with pytest.raises(NotImplementedError, match="\"im2col_out_cpu\" not implemented for 'Int'"):
+            unfold(lib.zeros(1, 1, 4, 4, dtype=lib.int32), 2)
+        with pytest.raises(NotImplementedError, match="\"col2im_out_cpu\" not implemented for 'Long'"):
+            fold(lib.zeros(1, 4, 4, dtype=lib.long), (3, 3), 2)

@@ -9,6 +9,7 @@ unpooling are compositions of tensor ops.
 """
 
 from ... import _core
+from ...autograd.forward_ad import _has_tangent
 from ._utils import _fmt, _int_arg, _int_list, _list_with_default, _pair, _scalar_name, _single, _triple
 from .activation import relu
 
@@ -151,22 +152,32 @@ def _check_max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode):
     return k, s, p, d
 
 
-def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-                            return_indices=False):
-    r"""1-d max pooling returning ``(output, indices)``."""
+def _max_pool1d_args(input, kernel_size, stride, padding, dilation, ceil_mode):
+    """The checked ``(kernel, stride, padding, dilation)`` of a 1-d max pooling."""
     kernel_size = _int_list(kernel_size, 1, "max_pool1d", "kernel_size", 2)
     stride = [] if stride is None else _int_list(stride, 1, "max_pool1d", "stride", 3)
     padding = _int_list(padding, 1, "max_pool1d", "padding", 4)
     dilation = _int_list(dilation, 1, "max_pool1d", "dilation", 5)
-    k, s, p, d = _check_max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _check_max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    r"""1-d max pooling returning ``(output, indices)``."""
+    k, s, p, d = _max_pool1d_args(input, kernel_size, stride, padding, dilation, ceil_mode)
     out, indices = _core.max_pool2d(input.unsqueeze(-2), [1, k], [1, s], [0, p], [1, d], bool(ceil_mode))
     return out.squeeze(-2), indices.squeeze(-2)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     r"""1-d max pooling over ``(N, C, L)`` or ``(C, L)``; ``stride`` defaults to ``kernel_size``."""
-    out, indices = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
-    return (out, indices) if return_indices else out
+    wants_graph = (_core.is_grad_enabled() and input.requires_grad) or _has_tangent(input)
+    if return_indices or wants_graph or not input.is_floating_point():
+        out, indices = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+        return (out, indices) if return_indices else out
+    # values only, as PyTorch's max_pool1d without indices or grad
+    k, s, p, d = _max_pool1d_args(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _core._max_pool1d_values(input, k, s, p, d, bool(ceil_mode))
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
