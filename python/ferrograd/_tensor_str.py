@@ -361,7 +361,7 @@ def tensor_repr(t) -> str:
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
 
-    tangent = _core._unpack_dual(t)[1]  # forward-mode AD (None outside a dual level)
+    tangent = _core._tangent(t)  # forward-mode AD (None outside a dual level)
     if tangent is not None:
         suffixes.append(f"tangent={tangent}")
 

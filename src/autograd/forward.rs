@@ -88,10 +88,6 @@ pub fn exit_level() {
     }
 }
 
-pub fn level_open() -> bool {
-    LEVEL_OPEN.load(Ordering::Relaxed)
-}
-
 /// Turns tangent propagation off (`true`) or back on for this thread; returns the previous state.
 pub fn set_suspended(on: bool) -> bool {
     SUSPENDED.with(|s| s.replace(on))

@@ -825,8 +825,9 @@ fn pool1d_row<T: Real>(row: &[T], out: &mut [T], g: &PoolGeom) {
         return;
     }
     let inner = &mut out[lo..hi];
-    let src = &row[lo * s - p..]; // lo * s >= p: the first inside window
-                                  // windows side by side (the default stride): one pass, each window's maximum in registers
+    // lo * s >= p: the first inside window
+    let src = &row[lo * s - p..];
+    // windows side by side (the default stride): one pass, each window's maximum in registers
     match (k, s, d) {
         (2, 2, 1) => return windows::<T, 2>(src, inner),
         (3, 3, 1) => return windows::<T, 3>(src, inner),

@@ -401,12 +401,19 @@ fn _make_dual(tensor: &Bound<'_, PyTensor>, tangent: &Bound<'_, PyTensor>) -> Py
 fn _unpack_dual<'py>(
     tensor: &Bound<'py, PyTensor>,
 ) -> PyResult<(PyTensor, Option<Bound<'py, PyAny>>)> {
-    let t = tensor.get().t.clone();
-    let tangent = crate::autograd::forward::tangent(&t);
-    let tangent = tangent
-        .map(|g| tensor::wrap_cached(tensor.py(), g))
-        .transpose()?;
-    Ok((PyTensor::new(primal_view(&t)?), tangent))
+    Ok((
+        PyTensor::new(primal_view(&tensor.get().t)?),
+        _tangent(tensor)?,
+    ))
+}
+
+/// The tangent of `t` (None outside a level or without one), with no primal view made: for the
+/// checks of the Python layer and the printed `tangent=`.
+#[pyfunction]
+fn _tangent<'py>(t: &Bound<'py, PyTensor>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    crate::autograd::forward::tangent(&t.get().t)
+        .map(|g| tensor::wrap_cached(t.py(), g))
+        .transpose()
 }
 
 /// Gives `t` the tangent a custom Function's `jvp` computed for it.
@@ -536,6 +543,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_make_dual, m)?)?;
     m.add_function(wrap_pyfunction!(_unpack_dual, m)?)?;
     m.add_function(wrap_pyfunction!(_set_tangent, m)?)?;
+    m.add_function(wrap_pyfunction!(_tangent, m)?)?;
     m.add_function(wrap_pyfunction!(_set_forward_ad_suspended, m)?)?;
     registry::register(m)?;
     op_args::register(m)?;

@@ -99,7 +99,7 @@ class dual_level(_DecoratorContextManager):
 
 def _has_tangent(t):
     """Whether ``t`` is a dual tensor (a path differentiable in ``t`` must be taken for it)."""
-    return _current_level >= 0 and t.is_floating_point() and _core._unpack_dual(t)[1] is not None
+    return _current_level >= 0 and _core._tangent(t) is not None
 
 
 def _tangents(args):
@@ -107,5 +107,5 @@ def _tangents(args):
     without one), or None when no argument has a tangent."""
     if _current_level < 0:
         return None
-    tangents = [_core._unpack_dual(a)[1] if isinstance(a, _core.Tensor) else None for a in args]
+    tangents = [_core._tangent(a) if isinstance(a, _core.Tensor) else None for a in args]
     return tangents if any(t is not None for t in tangents) else None

@@ -427,7 +427,12 @@ def _reflect(coord, twice_low, twice_high):
 def _grid_source_index(coord, size, padding_mode, align_corners):
     """ATen's grid_sampler_compute_source_index: normalised coordinates [-1, 1] to pixel
     positions, clipped (border) or reflected (reflection) into the image."""
-    coord = _unnormalize(coord, size, align_corners)
+    return _pad_coordinates(_unnormalize(coord, size, align_corners), size, padding_mode, align_corners)
+
+
+def _pad_coordinates(coord, size, padding_mode, align_corners):
+    """ATen's compute_coordinates: pixel positions clipped (border) or reflected (reflection)
+    into the image; unchanged for zeros padding."""
     if padding_mode == "border":
         coord = _clip(coord, size)
     elif padding_mode == "reflection":
@@ -552,21 +557,11 @@ def _cubic_weights(t):
     return far(t + 1), near(t), near(1 - t), far(2 - t)
 
 
-def _bounded_np(coord, size, padding_mode, align_corners):
-    """ATen's compute_coordinates on the integer tap positions of bicubic sampling (NumPy)."""
-    if padding_mode == "border":
-        return np.clip(coord, 0, size - 1)
-    if padding_mode == "reflection":
-        low, high = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
-        if low == high:
-            coord = np.zeros_like(coord)
-        else:
-            mn, span = low / 2, (high - low) / 2
-            d = np.abs(coord - mn)
-            extra, flips = np.fmod(d, span), np.floor(d / span)
-            coord = np.where(flips % 2 == 0, extra + mn, span - extra + mn)
-        return np.clip(coord, 0, size - 1)
-    return coord
+def _tap_positions(base, size, padding_mode, align_corners):
+    """The four bicubic tap positions ``base - 1 .. base + 2`` (NumPy), each padded on its own
+    as ATen does, as integer arrays."""
+    return [_pad_coordinates(tensor(base + k), size, padding_mode, align_corners).numpy().astype(np.int64)
+            for k in range(-1, 3)]
 
 
 def _bicubic(flat, coords, spatial, padding_mode, align_corners):
@@ -578,13 +573,12 @@ def _bicubic(flat, coords, spatial, padding_mode, align_corners):
     y0, x0 = np.floor(iy.detach().numpy()), np.floor(ix.detach().numpy())
     wy = _cubic_weights(iy - tensor(y0, dtype=iy.dtype))
     wx = _cubic_weights(ix - tensor(x0, dtype=ix.dtype))
+    xs = _tap_positions(x0, w, padding_mode, align_corners)
     out = None
-    for i in range(4):
-        ys = _bounded_np(y0 + (i - 1), h, padding_mode, align_corners).astype(np.int64)
+    for i, ys in enumerate(_tap_positions(y0, h, padding_mode, align_corners)):
         row = None
         for j in range(4):
-            xs = _bounded_np(x0 + (j - 1), w, padding_mode, align_corners).astype(np.int64)
-            term = _gather(flat, [ys, xs], spatial) * wx[j].unsqueeze(1)
+            term = _gather(flat, [ys, xs[j]], spatial) * wx[j].unsqueeze(1)
             row = term if row is None else row + term
         term = row * wy[i].unsqueeze(1)
         out = term if out is None else out + term
