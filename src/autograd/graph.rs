@@ -680,7 +680,7 @@ pub fn set_history(
 /// Records a built-in op: `f` computes the input gradients from the output gradients and the
 /// saved tensors, using differentiable ops (so it records a graph under create_graph).
 pub fn record(
-    name: &'static str,
+    name: impl Into<std::borrow::Cow<'static, str>>,
     inputs: &[&Tensor],
     outputs: &[&Tensor],
     saved: Vec<Saved>,

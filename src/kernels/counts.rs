@@ -5,7 +5,7 @@
 //! (`par_ok`), with no allocation per element; the ones that count (bincount, histc) give
 //! each thread a private histogram and add them up at the end.
 
-use super::parallel::{for_each_block, map_each, num_threads, SharedOut};
+use super::parallel::{for_each_block, map_blocks, map_each, num_threads, SharedOut};
 use super::simd::Real;
 use super::{alloc, build_with, par_ok, PAR_THRESHOLD, PAR_THRESHOLD_COSTLY};
 use crate::error::{Error, Result};
@@ -408,13 +408,7 @@ pub fn max_unpool<T: Elem>(
         None
     };
     let bad = if outp > 0 && planes > 1 && par_ok(planes * (inp + outp), PAR_THRESHOLD) {
-        let per = planes.div_ceil(num_threads().max(1)).max(1);
-        let parts: Vec<(usize, &mut [T])> = out
-            .chunks_mut(per * outp)
-            .enumerate()
-            .map(|(i, c)| (i * per, c))
-            .collect();
-        map_each(parts, &|_, (p0, c)| fill(p0, c))
+        map_blocks(&mut out, outp, &fill)
             .into_iter()
             .flatten()
             .next()
@@ -677,13 +671,7 @@ pub fn pdist_backward<T: Real + Elem>(
         }
     };
     if m > 0 && n > 1 && par_ok(n * n * m, PAR_THRESHOLD) {
-        let per = n.div_ceil(num_threads().max(1)).max(1);
-        let parts: Vec<(usize, &mut [T])> = out
-            .chunks_mut(per * m)
-            .enumerate()
-            .map(|(b, c)| (b * per, c))
-            .collect();
-        map_each(parts, &|_, (r0, c)| fill(r0, c));
+        map_blocks(&mut out, m, &fill);
     } else if m > 0 {
         fill(0, &mut out);
     }

@@ -34,6 +34,7 @@ pub mod pad;
 pub mod parallel;
 pub mod rearrange;
 pub mod reduce;
+pub mod resample;
 pub mod rnn;
 pub mod sampling;
 pub mod scan;

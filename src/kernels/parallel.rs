@@ -346,6 +346,23 @@ pub fn for_each_block<T: Send>(data: &mut [T], f: &(dyn Fn(usize, &mut [T]) + Sy
     map_each(blocks, &|_, (start, b)| f(start, b));
 }
 
+/// Runs `f(first, run)` over `data` cut into whole blocks of `block` elements, one run of
+/// blocks per thread (`first` is the index of the run's first block); the results in order.
+pub fn map_blocks<T: Send, R: Send>(
+    data: &mut [T],
+    block: usize,
+    f: &(dyn Fn(usize, &mut [T]) -> R + Sync),
+) -> Vec<R> {
+    let blocks = data.len().checked_div(block).unwrap_or(0);
+    let per = blocks.div_ceil(num_threads().max(1)).max(1);
+    let runs: Vec<(usize, &mut [T])> = data
+        .chunks_mut((per * block).max(1))
+        .enumerate()
+        .map(|(i, c)| (i * per, c))
+        .collect();
+    map_each(runs, &|_, (first, c)| f(first, c))
+}
+
 /// `f(i, part)` for each of `parts` (owned data, such as disjoint `&mut` chunks of outputs), one
 /// part per helper thread as `run_parts` runs them; the results in the parts' order.
 pub fn map_each<P: Send, R: Send>(parts: Vec<P>, f: &(dyn Fn(usize, P) -> R + Sync)) -> Vec<R> {

@@ -19,6 +19,7 @@ pub mod optim;
 pub mod pointwise;
 pub mod rearrange;
 pub mod reduce;
+pub mod resample;
 pub mod rnn;
 pub mod scatter_reduce;
 pub mod shape;

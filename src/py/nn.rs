@@ -177,6 +177,56 @@ fn _max_pool1d_values(
     .map(PyTensor::new)
 }
 
+/// A pass of `_ResamplePlan`: (dim, input size, index, weight).
+type PassArg<'py> = (
+    usize,
+    usize,
+    PyRef<'py, PyTensor>,
+    Option<PyRef<'py, PyTensor>>,
+);
+
+/// The resampling passes of one `interpolate` call, built once per geometry (Python caches it).
+#[pyclass(name = "_ResamplePlan", module = "ferrograd._core", frozen)]
+pub struct PyResamplePlan(crate::ops::resample::Plan);
+
+#[pymethods]
+impl PyResamplePlan {
+    /// `passes`: `(dim, input size, index, weight)` with `index` (int64) and `weight` (float64,
+    /// or None for weights of 1) of shape (taps, output size); `name` names the node.
+    #[new]
+    fn new(passes: Vec<PassArg<'_>>, name: &str) -> PyResult<Self> {
+        let passes = passes
+            .iter()
+            .map(|(dim, ins, index, weight)| {
+                let outs = index.t.shape().last().copied().unwrap_or(0);
+                let weight = weight
+                    .as_ref()
+                    .map(|w| crate::ops::cast_vec::<f64>(&w.t))
+                    .transpose()?;
+                let index = crate::ops::cast_vec::<i64>(&index.t)?;
+                Ok((*dim, *ins, outs, index, weight))
+            })
+            .collect::<crate::error::Result<Vec<_>>>()?;
+        Ok(PyResamplePlan(crate::ops::resample::Plan::new(
+            passes, name,
+        )?))
+    }
+}
+
+/// `interpolate`'s resampling: `input` through the passes of `plan`, one node.
+#[pyfunction]
+fn _resample(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    plan: PyRef<'_, PyResamplePlan>,
+) -> PyResult<PyTensor> {
+    let (x, plan) = (input.t.clone(), plan.0.clone());
+    run(py, Work::elems([&x]), move || {
+        crate::ops::resample::resample(&x, &plan)
+    })
+    .map(PyTensor::new)
+}
+
 #[pyfunction]
 fn max_pool2d(
     py: Python<'_>,
@@ -498,6 +548,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(conv, m)?)?;
     m.add_function(wrap_pyfunction!(max_pool2d, m)?)?;
     m.add_function(wrap_pyfunction!(_max_pool1d_values, m)?)?;
+    m.add_function(wrap_pyfunction!(_resample, m)?)?;
+    m.add_class::<PyResamplePlan>()?;
     m.add_function(wrap_pyfunction!(adaptive_max_pool, m)?)?;
     m.add_function(wrap_pyfunction!(avg_pool2d, m)?)?;
     m.add_function(wrap_pyfunction!(adaptive_avg_pool2d, m)?)?;

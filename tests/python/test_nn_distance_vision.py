@@ -342,3 +342,53 @@ def test_errors(call, exc, msg):
 def test_errors_match_torch(call, exc, msg):
     real = pytest.importorskip("torch")
     _check(real, call, exc, msg)
+
+
+@pytest.mark.parametrize("mode,shape,kw", [
+    ("nearest", (1, 2, 5), {}), ("nearest", (1, 2, 3, 5), {}), ("nearest", (1, 1, 2, 3, 2), {}),
+    ("nearest-exact", (1, 2, 3, 5), {}), ("linear", (2, 1, 5), {"align_corners": True}),
+    ("bilinear", (1, 2, 3, 5), {}), ("bicubic", (1, 2, 3, 5), {"align_corners": True}),
+    ("trilinear", (1, 1, 2, 3, 2), {}), ("bilinear", (1, 2, 8, 9), {"antialias": True}),
+    ("bicubic", (1, 2, 8, 9), {"antialias": True}),
+])
+def test_interpolate_node_names_and_half_precision_as_pytorch(real_torch, mode, shape, kw):
+    # one node named as PyTorch's; float16/bfloat16 computed in float32, rounded once
+    size = [3] * (len(shape) - 2) if kw.get("antialias") else [7] * (len(shape) - 2)
+    x = _r(*shape).numpy()
+    for dtype in ("float32", "float16", "bfloat16"):
+        if kw.get("antialias") and dtype != "float32":
+            # PyTorch's antialiasing has no half-precision kernel
+            name = {"float16": "Half", "bfloat16": "BFloat16"}[dtype]
+            msg = f"\"compute_index_ranges_weights\" not implemented for '{name}'"
+            with pytest.raises(NotImplementedError, match=msg):
+                F.interpolate(torch.tensor(x, dtype=getattr(torch, dtype)), size=size, mode=mode, **kw)
+            continue
+        ours = F.interpolate(torch.tensor(x, dtype=getattr(torch, dtype), requires_grad=True),
+                             size=size, mode=mode, **kw)
+        pt = real_torch
+        ref = pt.nn.functional.interpolate(
+            pt.tensor(x, dtype=getattr(pt, dtype), requires_grad=True), size=size, mode=mode, **kw)
+        assert ours.grad_fn.name() == ref.grad_fn.name()
+        atol = 1e-6 if dtype == "float32" else 2e-2
+        assert np.allclose(ours.detach().float().numpy(), ref.detach().float().numpy(), atol=atol)
+
+
+def test_interpolate_to_the_same_size_is_a_new_tensor():
+    # PyTorch returns a copy with its node, never the input itself
+    x = _r(1, 1, 3, 4).requires_grad_()
+    y = F.interpolate(x, size=(3, 4))
+    assert y is not x and y.grad_fn.name() == "UpsampleNearest2DBackward0"
+    with torch.no_grad():
+        y[0, 0, 0, 0] = 100.0
+    assert x[0, 0, 0, 0].item() != 100.0
+
+
+def test_interpolate_double_backward_is_the_resampling_again():
+    # the gradient of the adjoint (the backward) is the resampling itself
+    x = _r(1, 1, 3, 4).double().requires_grad_()
+    g = _r(1, 1, 5, 7).double().requires_grad_()
+    y = F.interpolate(x, size=(5, 7), mode="bicubic")
+    (gx,) = torch.autograd.grad(y, x, g, create_graph=True)
+    assert gx.grad_fn.name() == "UpsampleBicubic2DBackwardBackward0"
+    (gg,) = torch.autograd.grad(gx, g, torch.ones_like(gx))
+    assert torch.allclose(gg, F.interpolate(torch.ones_like(x), size=(5, 7), mode="bicubic"))

@@ -153,7 +153,9 @@ def _c10_name(dtype):
 
 def _scalar_name(dtype):
     # 'torch.int64' -> 'Long', as ATen names scalar types in "not implemented for" messages
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}.get(
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool"}.get(
         str(dtype).replace("torch.", ""), str(dtype)
     )
 

@@ -4,11 +4,12 @@ and ``grid_sample``.
 
 ``interpolate`` resamples one spatial dim at a time: the source indices and weights of each
 output position are computed with numpy exactly as ATen's upsample kernels compute them (in
-float32 for float32 inputs, as ATen's ``opmath``), then the output is ``index_select``-ed taps
-times their weights, summed: differentiable through ``index_select`` (its backward scatters the
-gradient back), with no kernel of its own.
+float32 for float32 inputs, as ATen's ``opmath``) and cached; the native ``_resample`` then sums
+each output's taps times their weights in one pass per dim, its backward the adjoint scatter
+(and the adjoint's backward the resampling again, so every order of derivative works).
 """
 
+import functools
 import itertools
 import math
 import numbers
@@ -16,7 +17,8 @@ import warnings
 
 import numpy as np
 
-from ..._core import Tensor, where
+from ... import _core
+from ..._core import Tensor, bfloat16, float16, float64, where
 from ..._factories import tensor
 from ..._sampling import _with_zero_grad
 from ...autograd.grad_mode import no_grad
@@ -84,6 +86,10 @@ def pixel_unshuffle(input, downscale_factor):
 _MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
 # the mode each input rank takes, for the "needs 3D input" errors
 _LINEAR_RANK = {"linear": 3, "bilinear": 4, "trilinear": 5}
+_RANK_OK = {
+    "nearest": (3, 4, 5), "nearest-exact": (3, 4, 5), "area": (3, 4, 5),
+    "linear": (3,), "bilinear": (4,), "trilinear": (5,), "bicubic": (4,),
+}
 
 
 def _is_integer(x):
@@ -161,14 +167,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode == "lanczos":
         raise NotImplementedError("interpolate(mode='lanczos') is not supported by ferrograd")
 
-    rank_ok = {
-        "nearest": (3, 4, 5), "nearest-exact": (3, 4, 5), "area": (3, 4, 5),
-        "linear": (3,), "bilinear": (4,), "trilinear": (5,), "bicubic": (4,),
-    }
     if input.dim() in (3, 4, 5) and mode in _LINEAR_RANK and input.dim() != _LINEAR_RANK[mode]:
         raise NotImplementedError(
             f"Got {input.dim()}D input, but {mode} mode needs {_LINEAR_RANK[mode]}D input")
-    if input.dim() not in rank_ok.get(mode, ()):
+    if input.dim() not in _RANK_OK.get(mode, ()):
         raise NotImplementedError(
             f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
             f"the modes: {_MODES} (got {mode})"
@@ -190,36 +192,81 @@ def _kernel_name(mode, dim):
 
 
 def _upsample(input, output_size, scale_factors, mode, align_corners, antialias=False):
-    dim = input.dim() - 2
-    in_sizes = list(input.shape[2:])
+    shape = tuple(input.shape)
+    dim = len(shape) - 2
+    in_sizes = shape[2:]
     if output_size is None:
         # C++'s int64_t(double): truncation
         output_size = [int(n * s) for n, s in zip(in_sizes, scale_factors)]
-    if not all(n > 0 for n in in_sizes) or not all(n > 0 for n in output_size):
+    if min(in_sizes) <= 0 or min(output_size) <= 0:
         names = "DHW"[3 - dim:]
         fmt_in = ", ".join(f"{k}: {v}" for k, v in zip(names, in_sizes))
         fmt_out = ", ".join(f"{k}: {v}" for k, v in zip(names, output_size))
         sep = " and output" if dim == 1 else " output"
         raise RuntimeError(
             f"Input and output sizes should be greater than 0, but got input ({fmt_in}){sep} ({fmt_out})")
-    if input.shape[1] == 0:
+    if shape[1] == 0:
         raise RuntimeError(
-            f"Non-empty {dim + 2}D data tensor expected but got a tensor with sizes {list(input.shape)}")
-    if not input.is_floating_point():
-        raise NotImplementedError(f'"{_kernel_name(mode, dim)}" not implemented for \'{_scalar_name(input.dtype)}\'')
-    opmath = np.float64 if str(input.dtype) == "torch.float64" else np.float32
-    out = input
-    # antialiased resampling runs along W first, then H, as ATen's separable kernel
-    for d in reversed(range(dim)) if antialias else range(dim):
-        scale = scale_factors[d] if scale_factors is not None else None
-        if antialias:
-            if in_sizes[d] == output_size[d] and scale is None:
-                continue
-            taps = _aa_taps(mode, in_sizes[d], output_size[d], scale, align_corners, opmath)
-        else:
-            taps = _taps(mode, in_sizes[d], output_size[d], scale, align_corners, opmath)
-        out = _resample_dim(out, d + 2, taps)
-    return out
+            f"Non-empty {dim + 2}D data tensor expected but got a tensor with sizes {list(shape)}")
+    dtype = input.dtype
+    if not dtype.is_floating_point:
+        raise NotImplementedError(f'"{_kernel_name(mode, dim)}" not implemented for \'{_scalar_name(dtype)}\'')
+    scales = tuple(scale_factors) if scale_factors is not None else (None,) * dim
+    plan, resized = _passes(mode, in_sizes, tuple(output_size), scales, align_corners,
+                            dtype is float64, antialias)
+    if antialias and resized and dtype in (float16, bfloat16):
+        raise NotImplementedError(
+            f'"compute_index_ranges_weights" not implemented for \'{_scalar_name(dtype)}\'')
+    return _core._resample(input, plan)
+
+
+@functools.lru_cache(maxsize=512)
+def _passes(mode, in_sizes, output_size, scales, align_corners, double, antialias):
+    """The native plan of ``interpolate``'s passes (one dim after the other, each output a
+    weighted sum of its taps) and whether any dim is resampled. Cached: a model resamples the
+    same sizes at every step."""
+    kind = {"nearest": "Nearest", "nearest-exact": "NearestExact", "linear": "Linear",
+            "bilinear": "Bilinear", "trilinear": "Trilinear", "bicubic": "Bicubic"}[mode]
+    name = f"Upsample{kind}{len(in_sizes)}D{'Aa' if antialias else ''}Backward0"
+    opmath = np.float64 if double else np.float32
+    passes = []
+    # The order of the passes only changes rounding. Shrinking dims go first, outermost first
+    # (an outer pass reads only the rows it keeps; in backward, the last adjoint writes only
+    # those rows), then growing dims, innermost first (the gathers along W run on the smaller
+    # tensor, the rows of the outer passes are vector loops). Antialiasing runs W then H, as
+    # ATen's separable kernel.
+    dims = range(len(in_sizes))
+    if antialias:
+        order = reversed(dims)
+    else:
+        order = [d for d in dims if output_size[d] < in_sizes[d]]
+        order += [d for d in reversed(dims) if output_size[d] >= in_sizes[d]]
+    for d in order:
+        taps = _plan(mode, in_sizes[d], output_size[d], scales[d], align_corners, opmath, antialias)
+        if taps is not None:
+            passes.append((d + 2, in_sizes[d], *taps))
+    resized = bool(passes)
+    if not resized:
+        # the same size: a copy, still a node of its own as in PyTorch
+        passes.append((len(in_sizes) + 1, in_sizes[-1], tensor(np.arange(in_sizes[-1])[None]), None))
+    return _core._ResamplePlan(passes, name), resized
+
+
+def _plan(mode, in_size, out_size, scale, align_corners, opmath, antialias):
+    """The taps of one dim as (index, weight) tensors of shape (taps, out_size) (weight None:
+    all ones), or None when the dim is left as it is."""
+    if antialias:
+        if in_size == out_size and scale is None:
+            return None
+        taps = _aa_taps(mode, in_size, out_size, scale, align_corners, opmath)
+    else:
+        taps = _taps(mode, in_size, out_size, scale, align_corners, opmath)
+    index = np.stack([idx for idx, _ in taps]).astype(np.int64)
+    if taps[0][1] is None:
+        if len(taps) == 1 and np.array_equal(index[0], np.arange(in_size)):
+            return None
+        return tensor(index), None
+    return tensor(index), tensor(np.stack([w for _, w in taps]).astype(np.float64))
 
 
 def _aa_filter(mode, x):
@@ -301,22 +348,6 @@ def _taps(mode, in_size, out_size, scale, align_corners, opmath):
 
     weights = [far(lam + 1), near(lam), near(1 - lam), far(2 - lam)]
     return [(np.clip(idx - 1 + k, 0, in_size - 1), w.astype(opmath)) for k, w in enumerate(weights)]
-
-
-def _resample_dim(x, axis, taps):
-    """sum_k weights_k * x.index_select(axis, indices_k), the weights broadcast along ``axis``."""
-    shape = [1] * x.dim()
-    shape[axis] = -1
-    out = None
-    for idx, w in taps:
-        if w is None and np.array_equal(idx, np.arange(x.shape[axis])):
-            term = x
-        else:
-            term = x.index_select(axis, tensor(idx))
-        if w is not None:
-            term = term * tensor(w, dtype=x.dtype).reshape(shape)
-        out = term if out is None else out + term
-    return out
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
