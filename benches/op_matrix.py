@@ -320,6 +320,13 @@ def _one_hot(op, s, n, layout, vals):
                    num_classes=k)
 
 
+def _grid_sample(op, s, n, layout, vals):
+    shape = channels_first(n, s.inputs[0].ndim - 2)
+    # as many sampling points as input positions, drawn from the sample grid's range
+    grid = (shape[0], *shape[2:], len(shape) - 2)
+    return resized(s, vals, layout, {0: shape, 1: grid}, strided=0)
+
+
 def _conv(op, s, n, layout, vals):
     nd = s.inputs[0].ndim - 2
     shape = channels_first(n, nd)
@@ -432,6 +439,7 @@ BUILDERS = {
     "split": generic_then(_split_fix),
     "reshape": generic_then(_reshape_fix),
     "view": generic_then(_reshape_fix),
+    "nn.functional.grid_sample": _grid_sample,
     "nn.functional.conv1d": _conv,
     "nn.functional.conv2d": _conv,
     "nn.functional.conv_transpose1d": _conv,
