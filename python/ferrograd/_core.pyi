@@ -84,7 +84,7 @@ __all__ = [
     "_copy_scaled_",
     # fused nn ops
     "linear", "_leaky_relu", "_pointwise_loss", "_nll_loss", "conv", "max_pool2d", "_max_pool1d_values",
-    "adaptive_max_pool", "_resample", "_ResamplePlan",
+    "adaptive_max_pool", "_resample", "_ResamplePlan", "_tap_sum",
     "avg_pool2d", "adaptive_avg_pool2d", "im2col", "col2im", "layer_norm", "group_norm", "batch_norm", "_sdpa",
     "_lstm_cell", "_gru_cell", "_activation", "_activation_", "_rrelu_with_noise", "_prelu_kernel", "_glu",
     "_lstm_layer", "_gru_layer",
@@ -1005,6 +1005,9 @@ class _ResamplePlan:
     def __new__(cls, passes: Sequence[tuple[int, int, Tensor, Tensor | None]], name: str) -> _ResamplePlan: ...
 
 def _resample(input: Tensor, plan: _ResamplePlan) -> Tensor: ...
+
+# grid_sample's sampling: input (N, C, *spatial), weight (taps, N, points), positions (taps, dims, N, points)
+def _tap_sum(input: Tensor, weight: Tensor, positions: Tensor, name: str) -> Tensor: ...
 def max_pool2d(
     input: Tensor,
     kernel_size: Sequence[int],

@@ -167,6 +167,114 @@ pub fn resample_adjoint<T: Real + Elem>(
     Ok(out)
 }
 
+// ---------------------------------------------------------------- tap sums (grid_sample)
+
+/// The taps of a sampler: for batch item `n` and tap `t`, the points `p` whose tap falls
+/// inside the row of `len` elements and its position there (the same for every channel); a tap
+/// outside reads 0 and takes no gradient. `starts[t * batch + n]..starts[t * batch + n + 1]`
+/// are the entries of (t, n) in `point` (increasing) and `at`.
+pub struct TapIndex<'a> {
+    pub point: &'a [usize],
+    pub at: &'a [usize],
+    pub starts: &'a [usize],
+    pub taps: usize,
+    pub batch: usize,
+    pub points: usize,
+    pub len: usize,
+}
+
+impl TapIndex<'_> {
+    /// The (points, positions) of tap `t` of batch item `n`.
+    fn entries(&self, t: usize, n: usize) -> (&[usize], &[usize]) {
+        let r = self.starts[t * self.batch + n]..self.starts[t * self.batch + n + 1];
+        (&self.point[r.clone()], &self.at[r])
+    }
+}
+
+/// `out[n, c, p] = sum_t w[t, n, p] * x[n, c, at]` over the taps of each point inside: `x`
+/// (batch, channels, len), `w` (taps, batch, points), the result (batch, channels, points).
+pub fn tap_sum<T: Real + Elem>(
+    x: &[T],
+    w: &[T],
+    ix: &TapIndex<'_>,
+    channels: usize,
+) -> Result<Vec<T>> {
+    let (len, points) = (ix.len, ix.points);
+    let n_out = ix.batch * channels * points;
+    let mut out = try_vec::<T>(n_out)?;
+    let fill = |r0: usize, rows: &mut [T]| {
+        for (j, row) in rows.chunks_mut(points.max(1)).enumerate() {
+            let (n, c) = ((r0 + j) / channels, (r0 + j) % channels);
+            let src = &x[(n * channels + c) * len..][..len];
+            for t in 0..ix.taps {
+                let wt = &w[(t * ix.batch + n) * points..][..points];
+                let (pts, at) = ix.entries(t, n);
+                for (&p, &i) in pts.iter().zip(at) {
+                    row[p] = row[p] + wt[p] * src[i];
+                }
+            }
+        }
+    };
+    by_blocks(&mut out, points, n_out * ix.taps.max(1), &fill);
+    Ok(out)
+}
+
+/// The adjoint of `tap_sum` in `x`: each output `g[n, c, p]` times its taps' weights added at
+/// their positions, (batch, channels, len).
+pub fn tap_scatter<T: Real + Elem>(
+    g: &[T],
+    w: &[T],
+    ix: &TapIndex<'_>,
+    channels: usize,
+) -> Result<Vec<T>> {
+    let (len, points) = (ix.len, ix.points);
+    let mut out = try_vec::<T>(ix.batch * channels * len)?;
+    let fill = |r0: usize, rows: &mut [T]| {
+        for (j, row) in rows.chunks_mut(len.max(1)).enumerate() {
+            let (n, c) = ((r0 + j) / channels, (r0 + j) % channels);
+            let gr = &g[(n * channels + c) * points..][..points];
+            for t in 0..ix.taps {
+                let wt = &w[(t * ix.batch + n) * points..][..points];
+                let (pts, at) = ix.entries(t, n);
+                for (&p, &i) in pts.iter().zip(at) {
+                    row[i] = row[i] + gr[p] * wt[p];
+                }
+            }
+        }
+    };
+    let work = ix.batch * channels * points * ix.taps.max(1);
+    by_blocks(&mut out, len, work, &fill);
+    Ok(out)
+}
+
+/// The adjoint of `tap_sum` in `w`: `out[t, n, p] = sum_c g[n, c, p] * x[n, c, at]` (0 for a
+/// tap outside).
+pub fn tap_dot<T: Real + Elem>(
+    g: &[T],
+    x: &[T],
+    ix: &TapIndex<'_>,
+    channels: usize,
+) -> Result<Vec<T>> {
+    let (len, points) = (ix.len, ix.points);
+    let mut out = try_vec::<T>(ix.taps * ix.batch * points)?;
+    let fill = |r0: usize, rows: &mut [T]| {
+        for (j, row) in rows.chunks_mut(points.max(1)).enumerate() {
+            let (t, n) = ((r0 + j) / ix.batch, (r0 + j) % ix.batch);
+            let (pts, at) = ix.entries(t, n);
+            for c in 0..channels {
+                let src = &x[(n * channels + c) * len..][..len];
+                let gr = &g[(n * channels + c) * points..][..points];
+                for (&p, &i) in pts.iter().zip(at) {
+                    row[p] = row[p] + gr[p] * src[i];
+                }
+            }
+        }
+    };
+    let work = ix.batch * channels * points * ix.taps.max(1);
+    by_blocks(&mut out, points, work, &fill);
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,5 +317,54 @@ mod tests {
             resample_adjoint(&[1.0, 2.0, 3.0], 1, 1, &taps).unwrap(),
             [5.0, 0.0, 1.0]
         );
+    }
+
+    #[test]
+    fn tap_maps_are_adjoint() {
+        // 2 batch items, 3 channels, rows of 4, 5 points, 2 taps (some outside: index -1)
+        let (b, c, len, p, t) = (2, 3, 4, 5, 2);
+        let index: Vec<i64> = (0..t * b * p).map(|k| (k as i64 * 7 % 5) - 1).collect();
+        let (mut point, mut at, mut starts) = (vec![], vec![], vec![0]);
+        for row in index.chunks(p) {
+            for (q, &i) in row.iter().enumerate().filter(|(_, &i)| i >= 0) {
+                point.push(q);
+                at.push(i as usize);
+            }
+            starts.push(point.len());
+        }
+        let ix = TapIndex {
+            point: &point,
+            at: &at,
+            starts: &starts,
+            taps: t,
+            batch: b,
+            points: p,
+            len,
+        };
+        let x: Vec<f64> = (0..b * c * len).map(|k| (k as f64 * 0.37).sin()).collect();
+        let w: Vec<f64> = (0..t * b * p).map(|k| (k as f64 * 0.91).cos()).collect();
+        let g: Vec<f64> = (0..b * c * p).map(|k| (k as f64 * 0.53).sin()).collect();
+        let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+        // <g, A(x, w)> = <B(g, w), x> = <C(g, x), w>
+        let a = dot(&g, &tap_sum(&x, &w, &ix, c).unwrap());
+        let bx = dot(&tap_scatter(&g, &w, &ix, c).unwrap(), &x);
+        let cw = dot(&tap_dot(&g, &x, &ix, c).unwrap(), &w);
+        assert!(
+            (a - bx).abs() < 1e-12 && (a - cw).abs() < 1e-12,
+            "{a} {bx} {cw}"
+        );
+        // one entry by hand: index -1 reads 0
+        let y = tap_sum(&x, &w, &ix, c).unwrap();
+        let want: f64 = (0..t)
+            .map(|k| {
+                let i = index[k * b * p];
+                if i < 0 {
+                    0.0
+                } else {
+                    w[k * b * p] * x[i as usize]
+                }
+            })
+            .sum();
+        assert!((y[0] - want).abs() < 1e-15);
     }
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::{cast, half_precision, with_slice};
-use crate::autograd::graph::{needs_grad, record};
+use crate::autograd::graph::{needs_grad, record, Saved};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::kernels::resample::{self as kr, Taps};
@@ -170,4 +170,190 @@ fn values(x: &Tensor, dim: usize, pass: &Pass, adjoint: bool) -> Result<Tensor> 
         let v = with_slice::<T, _>(x, |s| pass.run(s, outer, inner, adjoint))??;
         Tensor::from_vec(v, out_shape)?
     }))
+}
+
+// ---------------------------------------------------------------- tap sums (grid_sample)
+
+/// The fixed taps of a sampler (`kernels::resample::TapIndex`): three bilinear maps between
+/// an input `x` (batch, channels, *sizes), tap weights `w` (taps, batch, points) and an output
+/// `g` (batch, channels, points...: the points in any shape) share them, and each map's gradients are the other two (as
+/// a convolution's), so every order of derivative works.
+#[derive(Clone)]
+pub struct Sampler {
+    point: Arc<Vec<usize>>,
+    at: Arc<Vec<usize>>,
+    starts: Arc<Vec<usize>>,
+    taps: usize,
+    batch: usize,
+    points: usize,
+    /// the shape of the points in the output
+    point_shape: Vec<usize>,
+    /// the spatial shape of the input (`len` elements)
+    sizes: Vec<usize>,
+    len: usize,
+    name: Arc<str>,
+}
+
+/// Which of the three maps.
+#[derive(Clone, Copy)]
+enum TapMap {
+    /// `(x, w) -> g`: the weighted sum of each point's taps
+    Sum,
+    /// `(g, w) -> x`: the output scattered back onto the taps
+    Scatter,
+    /// `(g, x) -> w`: each tap's value times the output, summed over channels
+    Dot,
+}
+
+impl Sampler {
+    /// `positions`: (taps, dims, batch, *point_shape) integer positions in an array of `sizes` (one
+    /// per dim); a tap outside it reads 0.
+    pub fn new(
+        positions: &[i64],
+        (taps, batch, point_shape): (usize, usize, &[usize]),
+        sizes: &[usize],
+        name: &str,
+    ) -> Result<Sampler> {
+        let points = point_shape.iter().product::<usize>();
+        let per_tap = batch * points;
+        if positions.len() != taps * sizes.len() * per_tap {
+            return Err(Error::Runtime(format!(
+                "tap_sum: {} positions for {taps} taps of {} dims x {batch} x {points} points",
+                positions.len(),
+                sizes.len()
+            )));
+        }
+        // per (tap, batch item): the points inside and their row-major positions, written
+        // without branches (whether a tap is inside is as unpredictable as the grid)
+        let (mut point, mut at) = (vec![0usize; taps * per_tap], vec![0usize; taps * per_tap]);
+        let mut starts = Vec::with_capacity(taps * batch + 1);
+        starts.push(0);
+        let (mut lin, mut k) = (vec![0i64; per_tap], 0);
+        for t in 0..taps {
+            lin.iter_mut().for_each(|v| *v = 0);
+            for (d, &size) in sizes.iter().enumerate() {
+                let from = (t * sizes.len() + d) * per_tap;
+                let size = size as i64;
+                for (o, &p) in lin.iter_mut().zip(&positions[from..from + per_tap]) {
+                    let inside = *o >= 0 && (0..size).contains(&p);
+                    *o = if inside { *o * size + p } else { -1 };
+                }
+            }
+            for row in (0..batch).map(|n| &lin[n * points..(n + 1) * points]) {
+                for (q, &i) in row.iter().enumerate() {
+                    point[k] = q;
+                    at[k] = i.max(0) as usize;
+                    k += usize::from(i >= 0);
+                }
+                starts.push(k);
+            }
+        }
+        point.truncate(k);
+        at.truncate(k);
+        Ok(Sampler {
+            point: Arc::new(point),
+            at: Arc::new(at),
+            starts: Arc::new(starts),
+            taps,
+            batch,
+            points,
+            point_shape: point_shape.to_vec(),
+            sizes: sizes.to_vec(),
+            len: sizes.iter().product(),
+            name: name.into(),
+        })
+    }
+
+    fn shape_of(&self, what: char, channels: usize) -> Vec<usize> {
+        match what {
+            'x' => [&[self.batch, channels][..], &self.sizes].concat(),
+            'w' => vec![self.taps, self.batch, self.points],
+            _ => [&[self.batch, channels][..], &self.point_shape].concat(),
+        }
+    }
+}
+
+/// `out[n, c, p] = sum_t w[t, n, p] * x[n, c, index[t, n, p]]` (grid_sample's sampling).
+pub fn tap_sum(x: &Tensor, w: &Tensor, s: &Sampler) -> Result<Tensor> {
+    tap_map(TapMap::Sum, x, w, s)
+}
+
+fn tap_map(map: TapMap, a: &Tensor, b: &Tensor, s: &Sampler) -> Result<Tensor> {
+    // the first operand is x or g, (batch, channels, ...) both
+    let channels = a.shape().get(1).copied().unwrap_or(0);
+    let (ka, kb, kout) = match map {
+        TapMap::Sum => ('x', 'w', 'g'),
+        TapMap::Scatter => ('g', 'w', 'x'),
+        TapMap::Dot => ('g', 'x', 'w'),
+    };
+    for (t, k) in [(a, ka), (b, kb)] {
+        if t.shape() != s.shape_of(k, channels).as_slice() || t.dtype() != a.dtype() {
+            return Err(Error::Runtime(format!(
+                "tap_sum: expected {k} of shape {:?} and dtype {:?}, got {:?} and {:?}",
+                s.shape_of(k, channels),
+                a.dtype(),
+                t.shape(),
+                t.dtype()
+            )));
+        }
+    }
+    let values = |a: &Tensor, b: &Tensor| -> Result<Tensor> {
+        let ix = kr::TapIndex {
+            point: &s.point,
+            at: &s.at,
+            starts: &s.starts,
+            taps: s.taps,
+            batch: s.batch,
+            points: s.points,
+            len: s.len,
+        };
+        let v = dispatch_float!(a.dtype(), T => {
+            let v = super::with_slices::<T, _>(&[Some(a), Some(b)], |sl| {
+                let (a, b) = (sl[0].expect("given"), sl[1].expect("given"));
+                match map {
+                    TapMap::Sum => kr::tap_sum(a, b, &ix, channels),
+                    TapMap::Scatter => kr::tap_scatter(a, b, &ix, channels),
+                    TapMap::Dot => kr::tap_dot(a, b, &ix, channels),
+                }
+            })??;
+            Tensor::from_vec(v, s.shape_of(kout, channels))?
+        });
+        Ok(v)
+    };
+    let out = match half_precision(a) {
+        // computed in float32 and rounded once, with no nodes for the casts
+        Some(dt) => cast(&values(&cast(a, DType::F32)?, &cast(b, DType::F32)?)?, dt)?,
+        None => values(a, b)?,
+    };
+    if needs_grad(&[a, b]) {
+        let name = match map {
+            TapMap::Sum => s.name.to_string(),
+            _ => format!("{}BackwardBackward0", s.name.trim_end_matches("Backward0")),
+        };
+        let s = s.clone();
+        let saved = vec![Saved::Input(a.clone()), Saved::Input(b.clone())];
+        record(name, &[a, b], &[&out], saved, move |ctx| {
+            let (a, b, o) = (&ctx.saved[0], &ctx.saved[1], ctx.grad(0)?);
+            // the gradient of each input is the map that makes it from the other two
+            let (ga, gb) = match map {
+                // a = x, b = w, o = g
+                TapMap::Sum => (
+                    ctx.needs(0).then(|| tap_map(TapMap::Scatter, &o, b, &s)),
+                    ctx.needs(1).then(|| tap_map(TapMap::Dot, &o, a, &s)),
+                ),
+                // a = g, b = w, o = x
+                TapMap::Scatter => (
+                    ctx.needs(0).then(|| tap_map(TapMap::Sum, &o, b, &s)),
+                    ctx.needs(1).then(|| tap_map(TapMap::Dot, a, &o, &s)),
+                ),
+                // a = g, b = x, o = w
+                TapMap::Dot => (
+                    ctx.needs(0).then(|| tap_map(TapMap::Sum, b, &o, &s)),
+                    ctx.needs(1).then(|| tap_map(TapMap::Scatter, a, &o, &s)),
+                ),
+            };
+            Ok(vec![ga.transpose()?, gb.transpose()?])
+        });
+    }
+    Ok(out)
 }

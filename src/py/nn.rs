@@ -227,6 +227,41 @@ fn _resample(
     .map(PyTensor::new)
 }
 
+/// `grid_sample`'s sampling: `out[n, c, p...] = sum_t weight[t, n, p] * input[n, c, at]`
+/// where `at` is the point's tap position `positions[t, :, n, p...]` in the spatial dims of
+/// `input` (the points flat in `weight`)
+/// (outside: read as 0); one node called `name`, differentiable in `input` and `weight` to
+/// every order.
+#[pyfunction]
+fn _tap_sum(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    weight: PyRef<'_, PyTensor>,
+    positions: PyRef<'_, PyTensor>,
+    name: &str,
+) -> PyResult<PyTensor> {
+    let (x, w, positions) = (input.t.clone(), weight.t.clone(), positions.t.clone());
+    let name = name.to_string();
+    run(py, Work::elems([&x, &w]), move || {
+        let bad = |what: &str| Err(crate::error::Error::Runtime(format!("_tap_sum: {what}")));
+        let &[taps, dims, batch, ref point_shape @ ..] = positions.shape() else {
+            return bad("the positions must be (taps, dims, batch, *points)");
+        };
+        let xs = x.shape().to_vec();
+        if xs.len() != dims + 2 || xs[0] != batch {
+            return bad("the input must be (batch, channels, *spatial)");
+        }
+        if positions.dtype() != crate::dtype::DType::I64 {
+            return bad("the positions must be int64");
+        }
+        let sampler = crate::ops::with_slice::<i64, _>(&positions, |p| {
+            crate::ops::resample::Sampler::new(p, (taps, batch, point_shape), &xs[2..], &name)
+        })??;
+        crate::ops::resample::tap_sum(&x, &w, &sampler)
+    })
+    .map(PyTensor::new)
+}
+
 #[pyfunction]
 fn max_pool2d(
     py: Python<'_>,
@@ -550,6 +585,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_max_pool1d_values, m)?)?;
     m.add_function(wrap_pyfunction!(_resample, m)?)?;
     m.add_class::<PyResamplePlan>()?;
+    m.add_function(wrap_pyfunction!(_tap_sum, m)?)?;
     m.add_function(wrap_pyfunction!(adaptive_max_pool, m)?)?;
     m.add_function(wrap_pyfunction!(avg_pool2d, m)?)?;
     m.add_function(wrap_pyfunction!(adaptive_avg_pool2d, m)?)?;

@@ -392,3 +392,19 @@ def test_interpolate_double_backward_is_the_resampling_again():
     assert gx.grad_fn.name() == "UpsampleBicubic2DBackwardBackward0"
     (gg,) = torch.autograd.grad(gx, g, torch.ones_like(gx))
     assert torch.allclose(gg, F.interpolate(torch.ones_like(x), size=(5, 7), mode="bicubic"))
+
+
+@pytest.mark.parametrize("mode,shape,grid_shape", [
+    ("bilinear", (2, 3, 4, 5), (2, 3, 2, 2)), ("bicubic", (1, 2, 4, 4), (1, 3, 3, 2)),
+    ("nearest", (1, 2, 4, 4), (1, 3, 3, 2)), ("bilinear", (1, 2, 3, 4, 4), (1, 2, 3, 3, 3)),
+])
+def test_grid_sample_is_one_node_as_pytorch(mode, shape, grid_shape):
+    # one GridSampler node whose gradients reach the input and the grid (zero for nearest)
+    x = _r(*shape).requires_grad_()
+    grid = (_r(*grid_shape) * 0.6).requires_grad_()
+    y = F.grid_sample(x, grid, mode=mode, align_corners=False)
+    assert y.grad_fn.name() == f"GridSampler{len(shape) - 2}DBackward0"
+    assert y.shape == (shape[0], shape[1], *grid_shape[1:-1])
+    y.sum().backward()
+    assert x.grad.shape == x.shape and grid.grad.shape == grid.shape
+    assert (grid.grad.abs().sum().item() == 0) == (mode == "nearest")

@@ -18,9 +18,8 @@ import warnings
 import numpy as np
 
 from ... import _core
-from ..._core import Tensor, bfloat16, float16, float64, where
-from ..._factories import tensor
-from ..._sampling import _with_zero_grad
+from ..._core import Tensor, bfloat16, float16, float64, stack, where
+from ..._factories import ones_like, tensor
 from ...autograd.grad_mode import no_grad
 from ._utils import _int_arg, _scalar_name
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
@@ -475,18 +474,14 @@ def _pad_coordinates(coord, size, padding_mode, align_corners):
     return coord
 
 
-def _gather(flat, positions, sizes):
-    """``flat[n, c, linear position]`` for integer positions (NumPy ``(N, P)`` arrays, one per
-    spatial dim of ``sizes``), zero where they fall outside: ``(N, C, P)``."""
-    valid = np.ones(positions[0].shape, dtype=bool)
-    lin = np.zeros(positions[0].shape, dtype=np.int64)
-    for pos, size in zip(positions, sizes):
-        valid &= (pos >= 0) & (pos < size)
-        lin = lin * size + pos.clip(0, size - 1)
-    lin = np.where(valid, lin, 0)
-    n, c = flat.shape[0], flat.shape[1]
-    index = tensor(lin).unsqueeze(1).expand(n, c, lin.shape[1])
-    return where(tensor(valid).unsqueeze(1), flat.gather(2, index), 0.0)
+def _tap_sum(input, taps, out_spatial, name):
+    """``sum_t w_t[n, p] * input[n, c, *position_t[n, p]]`` (0 outside ``input``) over
+    ``taps`` [(per spatial dim an integer NumPy (N, P) array, weight tensor (N, P)), ...]:
+    (N, C, *out_spatial) from one native node, differentiable in ``input`` and the weights."""
+    positions = np.stack([np.stack(pos) for pos, _ in taps]).astype(np.int64)
+    positions = tensor(positions.reshape(*positions.shape[:3], *out_spatial))
+    weight = stack([w for _, w in taps])
+    return _core._tap_sum(input, weight, positions, name)
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
@@ -533,35 +528,33 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
             f"expected scalar type {_scalar_name(input.dtype)} but found {_scalar_name(grid.dtype)}")
     spatial = tuple(input.shape[2:])  # (H, W) or (D, H, W)
     out_spatial = tuple(grid.shape[1:-1])
-    n, c, nd = input.shape[0], input.shape[1], len(spatial)
+    n, nd = input.shape[0], len(spatial)
     p = math.prod(out_spatial)
-    flat = input.reshape(n, c, math.prod(spatial))
     # the grid's last axis is (x, y[, z]): coordinate k of it indexes spatial dim nd - 1 - k
     coords = [grid[..., nd - 1 - k].reshape(n, p) for k in range(nd)]
+    name = f"GridSampler{nd}DBackward0"
     if mode == "bicubic":
-        out = _bicubic(flat, coords, spatial, padding_mode, align_corners)
-        return out.reshape(n, c, *out_spatial)
+        return _bicubic(input, coords, spatial, out_spatial, padding_mode, align_corners, name)
     src = [_grid_source_index(x, size, padding_mode, align_corners) for x, size in zip(coords, spatial)]
     at = [s.detach().numpy() for s in src]
     if mode == "nearest":
         # nearbyint: halves to even, as np.rint
-        vals = _gather(flat, [np.rint(a).astype(np.int64) for a in at], spatial)
-        # as ATen: a zero gradient for the grid
-        return _with_zero_grad(vals.reshape(n, c, *out_spatial), grid)
+        nearest = [np.rint(a).astype(np.int64) for a in at]
+        # weights of 1 that depend on the grid: as ATen, a zero gradient for it
+        ones = coords[0] * 0 + 1 if grid.requires_grad else ones_like(coords[0])
+        return _tap_sum(input, [(nearest, ones)], out_spatial, name)
     low = [np.floor(a) for a in at]
     # the weights stay functions of the grid (the corners are constants): its gradient
     upper = [s - tensor(lo, dtype=s.dtype) for s, lo in zip(src, low)]
     weights = [(1 - u, u) for u in upper]
     low = [lo.astype(np.int64) for lo in low]
-    out = None
+    taps = []
     for corner in itertools.product((0, 1), repeat=nd):  # ATen's order: z, then y, then x
-        vals = _gather(flat, [lo + d for lo, d in zip(low, corner)], spatial)
         weight = weights[-1][corner[-1]]  # ATen multiplies x's weight, then y's, then z's
         for k in range(nd - 2, -1, -1):
             weight = weight * weights[k][corner[k]]
-        term = vals * weight.unsqueeze(1)
-        out = term if out is None else out + term
-    return out.reshape(n, c, *out_spatial)
+        taps.append(([lo + d for lo, d in zip(low, corner)], weight))
+    return _tap_sum(input, taps, out_spatial, name)
 
 
 def _unnormalize(coord, size, align_corners):
@@ -595,25 +588,20 @@ def _tap_positions(base, size, padding_mode, align_corners):
             for k in range(-1, 3)]
 
 
-def _bicubic(flat, coords, spatial, padding_mode, align_corners):
-    """ATen's bicubic grid sampling of ``flat`` (N, C, H*W) at ``coords`` [(N, P) y, x]: 4x4
-    taps around each position, each tap's position padded on its own, rows interpolated along
-    x and then the four row values along y."""
+def _bicubic(input, coords, spatial, out_spatial, padding_mode, align_corners, name):
+    """ATen's bicubic grid sampling of ``input`` (N, C, H, W) at ``coords`` [(N, P) y, x]: 4x4
+    taps around each position, each tap's position padded on its own, weighted by the product
+    of its x and y weights."""
     (h, w), (y, x) = spatial, coords
     iy, ix = _unnormalize(y, h, align_corners), _unnormalize(x, w, align_corners)
     y0, x0 = np.floor(iy.detach().numpy()), np.floor(ix.detach().numpy())
     wy = _cubic_weights(iy - tensor(y0, dtype=iy.dtype))
     wx = _cubic_weights(ix - tensor(x0, dtype=ix.dtype))
     xs = _tap_positions(x0, w, padding_mode, align_corners)
-    out = None
+    taps = []
     for i, ys in enumerate(_tap_positions(y0, h, padding_mode, align_corners)):
-        row = None
-        for j in range(4):
-            term = _gather(flat, [ys, xs[j]], spatial) * wx[j].unsqueeze(1)
-            row = term if row is None else row + term
-        term = row * wy[i].unsqueeze(1)
-        out = term if out is None else out + term
-    return out
+        taps += [([ys, xs[j]], wx[j] * wy[i]) for j in range(4)]
+    return _tap_sum(input, taps, out_spatial, name)
 
 
 def channel_shuffle(input, groups):
