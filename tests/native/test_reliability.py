@@ -252,10 +252,12 @@ def test_kernels_keep_the_gil_on_numpy_shared_memory(name):
 
     shared_ops = make(True)
     private_ops = make(False)
-    # three tries each, so another process taking the CPU (or a thread of an earlier test)
-    # cannot decide the outcome; a kernel that releases the GIL lets the counter run every time
+    # several tries each, so another process taking the CPU (or a thread of an earlier test)
+    # cannot decide the outcome. With the GIL released the counter still competes for the two
+    # cores with the kernel's own worker threads, and an SGD step lasts about a millisecond: it
+    # may not be scheduled in one short try, so a private op gets up to ten longer ones.
     assert min(_counted(shared_ops) for _ in range(3)) == 0
-    assert max(_counted(private_ops) for _ in range(3)) > 0
+    assert any(_counted(private_ops, calls=20) > 0 for _ in range(10))
 
 
 def test_numpy_thread_writing_while_ferrograd_reads():
