@@ -1,6 +1,7 @@
 //! Resampling along one dim (the separable passes of `interpolate`): `resample` and its
 //! adjoint, each the other's gradient, so every order of derivative works.
 
+use std::any::Any;
 use std::sync::Arc;
 
 use super::{cast, half_precision, with_slice};
@@ -16,7 +17,8 @@ use crate::tensor::Tensor;
 struct Pass {
     dim: usize,
     index: Vec<usize>,
-    weight: Option<Vec<f64>>,
+    /// the weights in float32 and float64, converted once when the plan is built
+    weight: Option<(Vec<f32>, Vec<f64>)>,
     ins: usize,
     outs: usize,
 }
@@ -51,6 +53,7 @@ impl Plan {
                 return bad(format!("index {i} is out of bounds for size {ins}"));
             }
             let index = index.into_iter().map(|i| i as usize).collect();
+            let weight = weight.map(|w| (w.iter().map(|&v| v as f32).collect(), w));
             out.push(Pass {
                 dim,
                 index,
@@ -74,13 +77,19 @@ impl Pass {
         inner: usize,
         adjoint: bool,
     ) -> Result<Vec<T>> {
-        let weight: Option<Vec<T>> = self
-            .weight
-            .as_ref()
-            .map(|w| w.iter().map(|&v| T::of(v)).collect());
+        let weight = match &self.weight {
+            None => None,
+            Some((w32, w64)) => {
+                let both: [&dyn Any; 2] = [w32, w64];
+                let w = both.iter().find_map(|w| w.downcast_ref::<Vec<T>>());
+                Some(w.ok_or_else(|| {
+                    Error::Runtime("resample: weights are float32 or float64".into())
+                })?)
+            }
+        };
         let taps = Taps {
             index: &self.index,
-            weight: weight.as_deref(),
+            weight: weight.map(Vec::as_slice),
             ins: self.ins,
             outs: self.outs,
         };
@@ -235,8 +244,9 @@ impl Sampler {
                 let from = (t * sizes.len() + d) * per_tap;
                 let size = size as i64;
                 for (o, &p) in lin.iter_mut().zip(&positions[from..from + per_tap]) {
-                    let inside = *o >= 0 && (0..size).contains(&p);
-                    *o = if inside { *o * size + p } else { -1 };
+                    // all ones while inside, else 0: the position, or -1 once outside
+                    let inside = -i64::from((*o >= 0) & (p >= 0) & (p < size));
+                    *o = ((*o * size + p) & inside) | !inside;
                 }
             }
             for row in (0..batch).map(|n| &lin[n * points..(n + 1) * points]) {
