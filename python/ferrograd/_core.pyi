@@ -84,7 +84,7 @@ __all__ = [
     "_copy_scaled_",
     # fused nn ops
     "linear", "_leaky_relu", "_pointwise_loss", "_nll_loss", "conv", "max_pool2d", "_max_pool1d_values",
-    "adaptive_max_pool", "_resample", "_ResamplePlan", "_tap_sum",
+    "adaptive_max_pool", "_resample", "_ResamplePlan", "_grid_sample",
     "avg_pool2d", "adaptive_avg_pool2d", "im2col", "col2im", "layer_norm", "group_norm", "batch_norm", "_sdpa",
     "_lstm_cell", "_gru_cell", "_activation", "_activation_", "_rrelu_with_noise", "_prelu_kernel", "_glu",
     "_lstm_layer", "_gru_layer",
@@ -1006,8 +1006,10 @@ class _ResamplePlan:
 
 def _resample(input: Tensor, plan: _ResamplePlan) -> Tensor: ...
 
-# grid_sample's sampling: input (N, C, *spatial), weight (taps, N, points), positions (taps, dims, N, points)
-def _tap_sum(input: Tensor, weight: Tensor, positions: Tensor, name: str) -> Tensor: ...
+# grid_sample: input (N, C, *spatial) sampled at grid (N, *points, dims) by ATen's sampler, one node
+def _grid_sample(
+    input: Tensor, grid: Tensor, mode: str, padding_mode: str, align_corners: builtins.bool
+) -> Tensor: ...
 def max_pool2d(
     input: Tensor,
     kernel_size: Sequence[int],

@@ -23,6 +23,7 @@ pub mod attention;
 pub mod conv;
 pub mod counts;
 pub mod elementwise;
+pub mod grid_sample;
 pub mod index;
 pub mod linalg;
 pub mod loss;

@@ -36,6 +36,16 @@ pub(crate) mod x86 {
         map_body(src, dst, f)
     }
 
+    #[target_feature(enable = "avx2,fma")]
+    pub fn run_avx2<K: super::Vectorize>(k: K) -> K::Out {
+        k.run()
+    }
+
+    #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+    pub fn run_avx512<K: super::Vectorize>(k: K) -> K::Out {
+        k.run()
+    }
+
     #[derive(Clone, Copy, PartialEq, Eq)]
     pub enum Level {
         Base,
@@ -79,6 +89,33 @@ pub fn map<T: Copy, U, F: Fn(T) -> U>(src: &[T], dst: &mut [MaybeUninit<U>], f: 
         }
     }
     map_body(src, dst, f)
+}
+
+/// Work to compile for the best instruction set the CPU has (see `vectorized`). `run` must be
+/// `#[inline(always)]`, and so must what it calls, to be compiled inside the dispatching
+/// function with its features (a closure would not be inlined there, so it is a trait).
+pub trait Vectorize {
+    type Out;
+    fn run(self) -> Self::Out;
+}
+
+/// `k.run()` compiled for the best instruction set the CPU has: its loops vectorised with
+/// AVX2+FMA or AVX-512, and float rounding (`floor`) one instruction rather than a library
+/// call.
+#[inline]
+pub fn vectorized<K: Vectorize>(k: K) -> K::Out {
+    #[cfg(target_arch = "x86_64")]
+    {
+        match x86::level() {
+            // SAFETY: level() returned Avx512 only after is_x86_feature_detected! confirmed
+            // avx512f, avx512dq, avx2 and fma on this CPU, the features the function enables.
+            x86::Level::Avx512 => return unsafe { x86::run_avx512(k) },
+            // SAFETY: level() returned Avx2 only after detecting avx2 and fma.
+            x86::Level::Avx2 => return unsafe { x86::run_avx2(k) },
+            x86::Level::Base => {}
+        }
+    }
+    k.run()
 }
 
 /// Largest element of a slice (-inf when empty; NaNs are ignored, as the callers rely on

@@ -8,6 +8,7 @@ pub mod binary;
 pub mod conv;
 pub mod counts;
 pub mod diagonal;
+pub mod grid_sample;
 pub mod index;
 pub mod inplace;
 pub mod linalg;

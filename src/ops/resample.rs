@@ -288,6 +288,16 @@ pub fn tap_sum(x: &Tensor, w: &Tensor, s: &Sampler) -> Result<Tensor> {
     tap_map(TapMap::Sum, x, w, s)
 }
 
+/// `x[n, c, index[t, n, p]] += w[t, n, p] * g[n, c, p]`: the adjoint of `tap_sum` in `x`.
+pub fn tap_scatter(g: &Tensor, w: &Tensor, s: &Sampler) -> Result<Tensor> {
+    tap_map(TapMap::Scatter, g, w, s)
+}
+
+/// `w[t, n, p] = sum_c g[n, c, p] * x[n, c, index[t, n, p]]`: the adjoint of `tap_sum` in `w`.
+pub fn tap_dot(g: &Tensor, x: &Tensor, s: &Sampler) -> Result<Tensor> {
+    tap_map(TapMap::Dot, g, x, s)
+}
+
 fn tap_map(map: TapMap, a: &Tensor, b: &Tensor, s: &Sampler) -> Result<Tensor> {
     // the first operand is x or g, (batch, channels, ...) both
     let channels = a.shape().get(1).copied().unwrap_or(0);

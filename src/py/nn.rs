@@ -227,37 +227,43 @@ fn _resample(
     .map(PyTensor::new)
 }
 
-/// `grid_sample`'s sampling: `out[n, c, p...] = sum_t weight[t, n, p] * input[n, c, at]`
-/// where `at` is the point's tap position `positions[t, :, n, p...]` in the spatial dims of
-/// `input` (the points flat in `weight`)
-/// (outside: read as 0); one node called `name`, differentiable in `input` and `weight` to
-/// every order.
+/// `input` (N, C, *sizes) sampled at `grid` (N, *points, dims) by ATen's grid sampler: one node
+/// (`GridSampler2DBackward0` / `GridSampler3DBackward0`), with PyTorch's argument checks.
 #[pyfunction]
-fn _tap_sum(
+fn _grid_sample(
     py: Python<'_>,
     input: PyRef<'_, PyTensor>,
-    weight: PyRef<'_, PyTensor>,
-    positions: PyRef<'_, PyTensor>,
-    name: &str,
+    grid: PyRef<'_, PyTensor>,
+    mode: &str,
+    padding_mode: &str,
+    align_corners: bool,
 ) -> PyResult<PyTensor> {
-    let (x, w, positions) = (input.t.clone(), weight.t.clone(), positions.t.clone());
-    let name = name.to_string();
-    run(py, Work::elems([&x, &w]), move || {
-        let bad = |what: &str| Err(crate::error::Error::Runtime(format!("_tap_sum: {what}")));
-        let &[taps, dims, batch, ref point_shape @ ..] = positions.shape() else {
-            return bad("the positions must be (taps, dims, batch, *points)");
-        };
-        let xs = x.shape().to_vec();
-        if xs.len() != dims + 2 || xs[0] != batch {
-            return bad("the input must be (batch, channels, *spatial)");
+    use crate::kernels::grid_sample::{Mode, Padding};
+    let mode = match mode {
+        "bilinear" => Mode::Bilinear,
+        "nearest" => Mode::Nearest,
+        "bicubic" => Mode::Bicubic,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or \
+                 'bicubic', but got: '{other}'"
+            )))
         }
-        if positions.dtype() != crate::dtype::DType::I64 {
-            return bad("the positions must be int64");
+    };
+    let padding = match padding_mode {
+        "zeros" => Padding::Zeros,
+        "border" => Padding::Border,
+        "reflection" => Padding::Reflection,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', \
+                 or 'reflection', but got: '{other}'"
+            )))
         }
-        let sampler = crate::ops::with_slice::<i64, _>(&positions, |p| {
-            crate::ops::resample::Sampler::new(p, (taps, batch, point_shape), &xs[2..], &name)
-        })??;
-        crate::ops::resample::tap_sum(&x, &w, &sampler)
+    };
+    let (x, g) = (input.t.clone(), grid.t.clone());
+    run(py, Work::elems([&x, &g]), move || {
+        crate::ops::grid_sample::grid_sample(&x, &g, mode, padding, align_corners)
     })
     .map(PyTensor::new)
 }
@@ -585,7 +591,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_max_pool1d_values, m)?)?;
     m.add_function(wrap_pyfunction!(_resample, m)?)?;
     m.add_class::<PyResamplePlan>()?;
-    m.add_function(wrap_pyfunction!(_tap_sum, m)?)?;
+    m.add_function(wrap_pyfunction!(_grid_sample, m)?)?;
     m.add_function(wrap_pyfunction!(adaptive_max_pool, m)?)?;
     m.add_function(wrap_pyfunction!(avg_pool2d, m)?)?;
     m.add_function(wrap_pyfunction!(adaptive_avg_pool2d, m)?)?;

@@ -408,3 +408,23 @@ def test_grid_sample_is_one_node_as_pytorch(mode, shape, grid_shape):
     y.sum().backward()
     assert x.grad.shape == x.shape and grid.grad.shape == grid.shape
     assert (grid.grad.abs().sum().item() == 0) == (mode == "nearest")
+
+
+@pytest.mark.parametrize("nd,mode", [(2, "bilinear"), (2, "nearest"), (2, "bicubic"), (3, "bilinear"),
+                                     (3, "nearest")])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_differentiable_backward_matches_the_fused_one(nd, mode, padding_mode):
+    # create_graph runs the composite backward (taps fixed, weights functions of the grid),
+    # otherwise the fused kernel: the same gradients, from either
+    gen = torch.Generator().manual_seed(nd * 7 + len(mode) + len(padding_mode))
+    x = torch.randn(2, 3, *(4, 5, 3)[:nd], dtype=torch.float64, generator=gen).requires_grad_()
+    grid = (torch.rand(2, *(3, 2, 2)[:nd], nd, dtype=torch.float64, generator=gen) * 2.8 - 1.4).requires_grad_()
+    for align_corners in (False, True):
+        y = F.grid_sample(x, grid, mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+        w = torch.randn(y.shape, dtype=torch.float64, generator=gen)
+        fused = torch.autograd.grad(y, (x, grid), w, retain_graph=True)
+        composite = torch.autograd.grad(y, (x, grid), w, create_graph=True)
+        assert composite[0].grad_fn.name() == f"GridSampler{nd}DBackwardBackward0"
+        for a, b in zip(fused, composite):
+            assert a.grad_fn is None
+            torch.testing.assert_close(a, b.detach(), rtol=1e-12, atol=1e-12)

@@ -10,7 +10,6 @@ each output's taps times their weights in one pass per dim, its backward the adj
 """
 
 import functools
-import itertools
 import math
 import numbers
 import warnings
@@ -18,9 +17,8 @@ import warnings
 import numpy as np
 
 from ... import _core
-from ..._core import Tensor, bfloat16, float16, float64, stack, where
-from ..._factories import ones_like, tensor
-from ...autograd.grad_mode import no_grad
+from ..._core import Tensor, bfloat16, float16, float64
+from ..._factories import tensor
 from ._utils import _int_arg, _scalar_name
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 
@@ -432,176 +430,16 @@ def affine_grid(theta, size, align_corners=None):
     return grid.reshape(n, *spatial_size, len(spatial_size))
 
 
-def _clip(coord, size):
-    """``coord`` clamped to [0, size - 1]; its gradient is 0 on the borders too (ATen's
-    clip_coordinates_set_grad: "borders are considered out of bounds")."""
-    with no_grad():
-        inside = (coord > 0) & (coord < size - 1)
-        clipped = coord.clamp(0, size - 1)
-    return where(inside, coord, clipped)
-
-
-def _reflect(coord, twice_low, twice_high):
-    """ATen's reflect_coordinates: ``coord`` mirrored at ``low`` and ``high`` (given doubled)
-    until it falls between them."""
-    if twice_low == twice_high:
-        return coord * 0
-    low, span = twice_low / 2, (twice_high - twice_low) / 2
-    d = (coord - low).abs()
-    flips = d.detach().floor_divide(span)  # a constant (also for forward-mode AD)
-    odd = flips.remainder(2) == 1
-    extra = d - flips * span
-    return where(odd, span - extra + low, extra + low)
-
-
-def _grid_source_index(coord, size, padding_mode, align_corners):
-    """ATen's grid_sampler_compute_source_index: normalised coordinates [-1, 1] to pixel
-    positions, clipped (border) or reflected (reflection) into the image."""
-    return _pad_coordinates(_unnormalize(coord, size, align_corners), size, padding_mode, align_corners)
-
-
-def _pad_coordinates(coord, size, padding_mode, align_corners):
-    """ATen's compute_coordinates: pixel positions clipped (border) or reflected (reflection)
-    into the image; unchanged for zeros padding."""
-    if padding_mode == "border":
-        coord = _clip(coord, size)
-    elif padding_mode == "reflection":
-        if align_corners:
-            coord = _reflect(coord, 0, 2 * (size - 1))
-        else:
-            coord = _reflect(coord, -1, 2 * size - 1)
-        coord = _clip(coord, size)
-    return coord
-
-
-def _tap_sum(input, taps, out_spatial, name):
-    """``sum_t w_t[n, p] * input[n, c, *position_t[n, p]]`` (0 outside ``input``) over
-    ``taps`` [(per spatial dim an integer NumPy (N, P) array, weight tensor (N, P)), ...]:
-    (N, C, *out_spatial) from one native node, differentiable in ``input`` and the weights."""
-    positions = np.stack([np.stack(pos) for pos, _ in taps]).astype(np.int64)
-    positions = tensor(positions.reshape(*positions.shape[:3], *out_spatial))
-    weight = stack([w for _, w in taps])
-    return _core._tap_sum(input, weight, positions, name)
-
-
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """``input`` (N, C, H, W) sampled at the normalised positions ``grid`` (N, Ho, Wo, 2), or
     ``input`` (N, C, D, H, W) at ``grid`` (N, Do, Ho, Wo, 3): bilinear (trilinear for 5-D),
     nearest or bicubic (4-D only), with zeros / border / reflection padding."""
-    if mode not in ("bilinear", "nearest", "bicubic"):
-        raise ValueError(
-            "nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
-            f"but got: '{mode}'")
-    if padding_mode not in ("zeros", "border", "reflection"):
-        raise ValueError(
-            "nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
-            f"'reflection', but got: '{padding_mode}'")
     if align_corners is None:
-        warnings.warn(_ALIGN_CORNERS_WARNING, stacklevel=2)
+        # after the checks of mode and padding_mode (made natively), as PyTorch warns
+        if mode in ("bilinear", "nearest", "bicubic") and padding_mode in ("zeros", "border", "reflection"):
+            warnings.warn(_ALIGN_CORNERS_WARNING, stacklevel=2)
         align_corners = False
-    sizes = f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
-    if input.shape[0] != grid.shape[0]:
-        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got {sizes}")
-    if grid.shape[-1] != input.dim() - 2:
-        raise RuntimeError(
-            f"grid_sampler(): expected grid to have size {input.dim() - 2} in last dimension, but got "
-            f"grid with sizes {list(grid.shape)}")
-    for i in range(2, input.dim()):
-        if input.shape[i] <= 0:
-            raise RuntimeError(
-                "grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
-                f"sizes {list(input.shape)} with dimension {i} being empty")
-    if input.dim() != 4 or grid.dim() != 4:
-        if input.dim() == 4:
-            raise RuntimeError(
-                f"grid_sampler(): expected 4D input and grid with same number of dimensions, but got {sizes}")
-        if input.dim() != 5 or grid.dim() != 5:
-            raise RuntimeError(
-                f"grid_sampler(): expected 5D input and grid with same number of dimensions, but got {sizes}")
-        if mode == "bicubic":
-            raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-    if not input.is_floating_point():
-        kernel = "grid_sampler_2d_cpu_kernel_impl" if input.dim() == 4 else "grid_sampler_3d_cpu"
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_scalar_name(input.dtype)}\'')
-    if grid.dtype != input.dtype:
-        raise RuntimeError(
-            f"expected scalar type {_scalar_name(input.dtype)} but found {_scalar_name(grid.dtype)}")
-    spatial = tuple(input.shape[2:])  # (H, W) or (D, H, W)
-    out_spatial = tuple(grid.shape[1:-1])
-    n, nd = input.shape[0], len(spatial)
-    p = math.prod(out_spatial)
-    # the grid's last axis is (x, y[, z]): coordinate k of it indexes spatial dim nd - 1 - k
-    coords = [grid[..., nd - 1 - k].reshape(n, p) for k in range(nd)]
-    name = f"GridSampler{nd}DBackward0"
-    if mode == "bicubic":
-        return _bicubic(input, coords, spatial, out_spatial, padding_mode, align_corners, name)
-    src = [_grid_source_index(x, size, padding_mode, align_corners) for x, size in zip(coords, spatial)]
-    at = [s.detach().numpy() for s in src]
-    if mode == "nearest":
-        # nearbyint: halves to even, as np.rint
-        nearest = [np.rint(a).astype(np.int64) for a in at]
-        # weights of 1 that depend on the grid: as ATen, a zero gradient for it
-        ones = coords[0] * 0 + 1 if grid.requires_grad else ones_like(coords[0])
-        return _tap_sum(input, [(nearest, ones)], out_spatial, name)
-    low = [np.floor(a) for a in at]
-    # the weights stay functions of the grid (the corners are constants): its gradient
-    upper = [s - tensor(lo, dtype=s.dtype) for s, lo in zip(src, low)]
-    weights = [(1 - u, u) for u in upper]
-    low = [lo.astype(np.int64) for lo in low]
-    taps = []
-    for corner in itertools.product((0, 1), repeat=nd):  # ATen's order: z, then y, then x
-        weight = weights[-1][corner[-1]]  # ATen multiplies x's weight, then y's, then z's
-        for k in range(nd - 2, -1, -1):
-            weight = weight * weights[k][corner[k]]
-        taps.append(([lo + d for lo, d in zip(low, corner)], weight))
-    return _tap_sum(input, taps, out_spatial, name)
-
-
-def _unnormalize(coord, size, align_corners):
-    """ATen's grid_sampler_unnormalize: [-1, 1] to pixel positions."""
-    if align_corners:
-        return (coord + 1) / 2 * (size - 1)
-    return ((coord + 1) * size - 1) / 2
-
-
-_CUBIC_A = -0.75  # ATen's bicubic convolution parameter
-
-
-def _cubic_weights(t):
-    """ATen's get_cubic_upsample_coefficients: the weights of the taps at -1, 0, 1, 2 for the
-    fraction ``t`` (a tensor, so the grid gets its gradient through them)."""
-    a = _CUBIC_A
-
-    def far(x):  # cubic_convolution2, for 1 < |x| < 2
-        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-
-    def near(x):  # cubic_convolution1, for |x| <= 1
-        return ((a + 2) * x - (a + 3)) * x * x + 1
-
-    return far(t + 1), near(t), near(1 - t), far(2 - t)
-
-
-def _tap_positions(base, size, padding_mode, align_corners):
-    """The four bicubic tap positions ``base - 1 .. base + 2`` (NumPy), each padded on its own
-    as ATen does, as integer arrays."""
-    return [_pad_coordinates(tensor(base + k), size, padding_mode, align_corners).numpy().astype(np.int64)
-            for k in range(-1, 3)]
-
-
-def _bicubic(input, coords, spatial, out_spatial, padding_mode, align_corners, name):
-    """ATen's bicubic grid sampling of ``input`` (N, C, H, W) at ``coords`` [(N, P) y, x]: 4x4
-    taps around each position, each tap's position padded on its own, weighted by the product
-    of its x and y weights."""
-    (h, w), (y, x) = spatial, coords
-    iy, ix = _unnormalize(y, h, align_corners), _unnormalize(x, w, align_corners)
-    y0, x0 = np.floor(iy.detach().numpy()), np.floor(ix.detach().numpy())
-    wy = _cubic_weights(iy - tensor(y0, dtype=iy.dtype))
-    wx = _cubic_weights(ix - tensor(x0, dtype=ix.dtype))
-    xs = _tap_positions(x0, w, padding_mode, align_corners)
-    taps = []
-    for i, ys in enumerate(_tap_positions(y0, h, padding_mode, align_corners)):
-        taps += [([ys, xs[j]], wx[j] * wy[i]) for j in range(4)]
-    return _tap_sum(input, taps, out_spatial, name)
+    return _core._grid_sample(input, grid, mode, padding_mode, bool(align_corners))
 
 
 def channel_shuffle(input, groups):
