@@ -500,23 +500,33 @@ impl<T: Real + Elem + Keep> Vectorize for ForwardPart<'_, T> {
     }
 }
 
+/// Each group of units with its rows (n, c) of `buf` (`per_row` elements each): consecutive,
+/// so one slice.
+#[allow(clippy::type_complexity)]
+fn parts<'a, T>(
+    list: &'a [(usize, usize, usize)],
+    bounds: &[usize],
+    buf: &'a mut [T],
+    per_row: usize,
+) -> Vec<(&'a [(usize, usize, usize)], &'a mut [T])> {
+    let mut parts = Vec::with_capacity(bounds.len());
+    let mut rest = buf;
+    for w in bounds.windows(2) {
+        let group = &list[w[0]..w[1]];
+        let rows: usize = group.iter().map(|u| u.2 - u.1).sum();
+        let (part, tail) = rest.split_at_mut(rows * per_row);
+        parts.push((group, part));
+        rest = tail;
+    }
+    parts
+}
+
 /// The output: `out[n, c, p] = sum of w * x[n, c, tap]` over the taps of point p.
 pub fn forward<T: Real + Elem + Keep>(x: &[T], grid: &[T], g: &Geometry) -> Result<Vec<T>> {
     let points = g.points;
     let mut out = try_vec::<T>(g.batch * g.channels * points)?;
     let (list, bounds) = units(g, out.len() * g.taps());
-    // each group writes the rows (n, c) of its units: consecutive, so one slice of `out`
-    let mut parts = Vec::with_capacity(bounds.len());
-    let mut rest = out.as_mut_slice();
-    for k in 0..bounds.len() - 1 {
-        let rows: usize = list[bounds[k]..bounds[k + 1]]
-            .iter()
-            .map(|u| u.2 - u.1)
-            .sum();
-        let (part, tail) = rest.split_at_mut(rows * points);
-        parts.push((&list[bounds[k]..bounds[k + 1]], part));
-        rest = tail;
-    }
+    let parts = parts(&list, &bounds, &mut out, points);
     map_each(parts, &|_, (units, part)| {
         vectorized(ForwardPart {
             x,
@@ -623,18 +633,7 @@ pub fn backward<T: Real + Elem + Keep>(
         Vec::new()
     };
     let (list, bounds) = units(g, go.len() * g.taps());
-    let mut parts = Vec::with_capacity(bounds.len());
-    let mut rest = gx.as_mut_slice();
-    for k in 0..bounds.len() - 1 {
-        let rows: usize = list[bounds[k]..bounds[k + 1]]
-            .iter()
-            .map(|u| u.2 - u.1)
-            .sum();
-        let take = if need_input { rows * len } else { 0 };
-        let (part, tail) = rest.split_at_mut(take);
-        parts.push((&list[bounds[k]..bounds[k + 1]], part));
-        rest = tail;
-    }
+    let parts = parts(&list, &bounds, &mut gx, if need_input { len } else { 0 });
     // per unit: the grid gradient's share of its channels, (P, dims)
     let shares = map_each(parts, &|_, (units, part)| {
         vectorized(BackwardPart {
