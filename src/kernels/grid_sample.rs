@@ -486,7 +486,7 @@ impl<T: Real + Elem + Keep> Vectorize for ForwardPart<'_, T> {
                 for c in c0..c1 {
                     let src = &x[(n * g.channels + c) * len..][..len];
                     let dst = &mut part[(row0 + c - c0) * points + p0..][..m];
-                    dst.fill(T::c(0.0));
+                    // `out` starts zeroed (try_vec): the taps add onto it
                     for k in 0..taps.taps {
                         let (at, ok, w) = taps.tap(k, m);
                         for (((o, &i), &ok), &w) in dst.iter_mut().zip(at).zip(ok).zip(w) {

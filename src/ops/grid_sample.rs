@@ -57,8 +57,7 @@ pub fn grid_sample(
     if needs_grad(&[x, grid]) {
         let name = format!("GridSampler{nd}DBackward0");
         let saved = vec![Saved::Input(x.clone()), Saved::Input(grid.clone())];
-        let node_name = name.clone();
-        record(node_name, &[x, grid], &[&out], saved, move |ctx| {
+        record(name.clone(), &[x, grid], &[&out], saved, move |ctx| {
             let (x, grid, go) = (&ctx.saved[0], &ctx.saved[1], ctx.grad(0)?);
             let needs = (ctx.needs(0), ctx.needs(1));
             let (gx, gg) = if is_grad_enabled() {

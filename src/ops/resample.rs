@@ -283,17 +283,12 @@ impl Sampler {
     }
 }
 
-/// `out[n, c, p] = sum_t w[t, n, p] * x[n, c, index[t, n, p]]` (grid_sample's sampling).
-pub fn tap_sum(x: &Tensor, w: &Tensor, s: &Sampler) -> Result<Tensor> {
-    tap_map(TapMap::Sum, x, w, s)
-}
-
-/// `x[n, c, index[t, n, p]] += w[t, n, p] * g[n, c, p]`: the adjoint of `tap_sum` in `x`.
+/// `x[n, c, index[t, n, p]] += w[t, n, p] * g[n, c, p]`: the adjoint of the tap sum in `x`.
 pub fn tap_scatter(g: &Tensor, w: &Tensor, s: &Sampler) -> Result<Tensor> {
     tap_map(TapMap::Scatter, g, w, s)
 }
 
-/// `w[t, n, p] = sum_c g[n, c, p] * x[n, c, index[t, n, p]]`: the adjoint of `tap_sum` in `w`.
+/// `w[t, n, p] = sum_c g[n, c, p] * x[n, c, index[t, n, p]]`: the adjoint of the tap sum in `w`.
 pub fn tap_dot(g: &Tensor, x: &Tensor, s: &Sampler) -> Result<Tensor> {
     tap_map(TapMap::Dot, g, x, s)
 }
