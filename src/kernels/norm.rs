@@ -12,17 +12,23 @@
 
 use super::optim::Real;
 use crate::error::Result;
+use super::parallel::new_in_parts;
 use crate::storage::{try_vec, Elem};
 
-/// `sum f(x_i)` in f64 over 8 independent lanes (vectorised; a single running sum would wait on
-/// every addition).
+/// Independent f64 accumulators of the sums below: four AVX-512 registers (eight AVX2 ones), so
+/// that additions overlap instead of each waiting on the last (8 lanes, one register, made the
+/// group norm statistics latency-bound: 3x slower than PyTorch's).
+const LANES: usize = 32;
+
+/// `sum f(x_i)` in f64 over `LANES` independent lanes (vectorised; a single running sum would
+/// wait on every addition).
 #[inline(always)]
-fn sum8<T: Copy>(x: &[T], f: impl Fn(T) -> f64) -> f64 {
-    let mut acc = [0.0f64; 8];
-    let chunks = x.chunks_exact(8);
+fn sum_lanes<T: Copy>(x: &[T], f: impl Fn(T) -> f64) -> f64 {
+    let mut acc = [0.0f64; LANES];
+    let chunks = x.chunks_exact(LANES);
     let rest: f64 = chunks.remainder().iter().map(|&v| f(v)).sum();
     for c in chunks {
-        for i in 0..8 {
+        for i in 0..LANES {
             acc[i] += f(c[i]);
         }
     }
@@ -33,8 +39,8 @@ fn sum8<T: Copy>(x: &[T], f: impl Fn(T) -> f64) -> f64 {
 #[inline(always)]
 fn stats<T: Elem>(x: &[T], eps: f64) -> (f64, f64) {
     let n = x.len().max(1) as f64;
-    let mean = sum8(x, |v| v.to_f64()) / n;
-    let var = sum8(x, |v| {
+    let mean = sum_lanes(x, |v| v.to_f64()) / n;
+    let var = sum_lanes(x, |v| {
         let d = v.to_f64() - mean;
         d * d
     }) / n;
@@ -68,18 +74,12 @@ impl Affine {
 /// over each row: the cost of `PAR_THRESHOLD_COSTLY` kernels).
 const ROWS_PAR_THRESHOLD: usize = super::PAR_THRESHOLD_COSTLY;
 
-/// The rows of each part when `rows` rows of `n` elements are split over the threads.
-fn rows_per_part(rows: usize, n: usize) -> usize {
-    let threads = super::num_threads().min(rows).max(1);
-    if threads > 1 && super::par_ok(rows * n, ROWS_PAR_THRESHOLD) {
-        rows.div_ceil(threads)
-    } else {
-        rows.max(1)
-    }
+/// Whether `rows` rows of `n` elements are split over the threads.
+fn rows_parallel(rows: usize, n: usize) -> bool {
+    super::par_ok(rows * n, ROWS_PAR_THRESHOLD)
 }
 
 /// Rows of length `n` normalized and scaled by `w`, shifted by `b` as `aff` maps them.
-/// Returns (y, mean, rstd).
 pub fn rows_forward<T: Real + Elem>(
     x: &[T],
     n: usize,
@@ -87,31 +87,23 @@ pub fn rows_forward<T: Real + Elem>(
     w: Option<&[T]>,
     b: Option<&[T]>,
     aff: Affine,
-) -> Result<(Vec<T>, Vec<T>, Vec<T>)> {
+) -> Result<Vec<T>> {
     let rows = x.len().checked_div(n).unwrap_or(0);
-    let mut y = try_vec::<T>(x.len())?;
-    let mut means = try_vec::<T>(rows)?;
-    let mut rstds = try_vec::<T>(rows)?;
     if rows == 0 {
-        return Ok((y, means, rstds));
+        return try_vec::<T>(x.len());
     }
-    let per = rows_per_part(rows, n);
-    let parts: Vec<_> = y
-        .chunks_mut(per * n)
-        .zip(means.chunks_mut(per))
-        .zip(rstds.chunks_mut(per))
-        .collect();
-    super::parallel::map_each(parts, &|i, ((y, means), rstds)| {
+    let run = |start: usize, y: &mut [T]| {
         let part = RowsPart {
-            x: &x[i * per * n..],
+            x: &x[start..],
             n,
             eps,
             aff,
-            first: i * per,
+            first: start / n,
         };
-        best!(forward_rows, forward_rows_avx512, forward_rows_avx2; part, w, b, y, means, rstds)
-    });
-    Ok((y, means, rstds))
+        best!(forward_rows, forward_rows_avx512, forward_rows_avx2; part, w, b, y)
+    };
+    let (y, _) = new_in_parts(x.len(), n, rows_parallel(rows, n), T::of(0.0), &run)?;
+    Ok(y)
 }
 
 /// The rows of one part of a row normalization: rows `first..` of the whole buffer, `x` starting
@@ -131,16 +123,9 @@ fn forward_rows<T: Real + Elem>(
     w: Option<&[T]>,
     b: Option<&[T]>,
     y: &mut [T],
-    means: &mut [T],
-    rstds: &mut [T],
 ) {
     let n = part.n;
-    for (r, ((yr, mo), so)) in y
-        .chunks_exact_mut(n)
-        .zip(means.iter_mut())
-        .zip(rstds.iter_mut())
-        .enumerate()
-    {
+    for (r, yr) in y.chunks_exact_mut(n).enumerate() {
         let xr = &part.x[r * n..(r + 1) * n];
         let (mean, rstd) = stats(xr, part.eps);
         let (m, s) = (T::of(mean), T::of(rstd));
@@ -180,8 +165,6 @@ fn forward_rows<T: Real + Elem>(
                 }
             }
         }
-        *mo = m;
-        *so = s;
     }
 }
 
@@ -198,26 +181,25 @@ pub fn rows_backward<T: Real + Elem>(
     aff: Affine,
 ) -> Result<(Vec<T>, Vec<f64>, Vec<f64>)> {
     let rows = x.len().checked_div(n).unwrap_or(0);
-    let mut dx = try_vec::<T>(x.len())?;
     let (mut dw, mut db) = (vec![0.0f64; naff], vec![0.0f64; naff]);
     if rows == 0 {
-        return Ok((dx, dw, db));
+        return Ok((try_vec::<T>(x.len())?, dw, db));
     }
-    let per = rows_per_part(rows, n);
     // each part sums its own dw, db
-    let sums = super::parallel::map_each(dx.chunks_mut(per * n).collect(), &|i, dx| {
+    let run = |start: usize, dx: &mut [T]| {
         let part = RowsPart {
-            x: &x[i * per * n..],
+            x: &x[start..],
             n,
             eps,
             aff,
-            first: i * per,
+            first: start / n,
         };
         let mut sums = (vec![T::of(0.0); naff], vec![T::of(0.0); naff]);
-        let dy = &dy[i * per * n..];
+        let dy = &dy[start..];
         best!(backward_rows, backward_rows_avx512, backward_rows_avx2; part, dy, w, dx, &mut sums);
         sums
-    });
+    };
+    let (dx, sums) = new_in_parts(x.len(), n, rows_parallel(rows, n), T::of(0.0), &run)?;
     for (pw, pb) in sums {
         dw.iter_mut().zip(pw).for_each(|(a, v)| *a += v.to_f64());
         db.iter_mut().zip(pb).for_each(|(a, v)| *a += v.to_f64());
@@ -225,11 +207,11 @@ pub fn rows_backward<T: Real + Elem>(
     Ok((dx, dw, db))
 }
 
-/// `sum a_i * b_i` in f64 over 8 lanes.
+/// `sum a_i * b_i` in f64 over `LANES` lanes.
 #[inline(always)]
-fn dot8<T: Elem>(a: &[T], b: &[T]) -> f64 {
-    let mut acc = [0.0f64; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+fn dot_product<T: Elem>(a: &[T], b: &[T]) -> f64 {
+    let mut acc = [0.0f64; LANES];
+    let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
     let rest: f64 = ca
         .remainder()
         .iter()
@@ -237,7 +219,7 @@ fn dot8<T: Elem>(a: &[T], b: &[T]) -> f64 {
         .map(|(x, y)| x.to_f64() * y.to_f64())
         .sum();
     for (x, y) in ca.zip(cb) {
-        for i in 0..8 {
+        for i in 0..LANES {
             acc[i] += x[i].to_f64() * y[i].to_f64();
         }
     }
@@ -291,8 +273,8 @@ fn backward_rows<T: Real + Elem>(
                 }
             }
         }
-        let a = T::of(sum8(&dxh, |d| d.to_f64()) / n as f64);
-        let c = T::of(dot8(&dxh, &xh) / n as f64);
+        let a = T::of(sum_lanes(&dxh, |d| d.to_f64()) / n as f64);
+        let c = T::of(dot_product(&dxh, &xh) / n as f64);
         for ((o, &d), &h) in dxr.iter_mut().zip(&dxh).zip(&xh) {
             *o = s * (d - a - h * c);
         }
@@ -309,10 +291,8 @@ mod wide {
         w: Option<&[T]>,
         b: Option<&[T]>,
         y: &mut [T],
-        means: &mut [T],
-        rstds: &mut [T],
     ) {
-        forward_rows(part, w, b, y, means, rstds)
+        forward_rows(part, w, b, y)
     }
 
     #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
@@ -321,10 +301,8 @@ mod wide {
         w: Option<&[T]>,
         b: Option<&[T]>,
         y: &mut [T],
-        means: &mut [T],
-        rstds: &mut [T],
     ) {
-        forward_rows(part, w, b, y, means, rstds)
+        forward_rows(part, w, b, y)
     }
 
     #[target_feature(enable = "avx2,fma")]
@@ -509,14 +487,14 @@ fn channel_dot<T: Elem>(
     (sd, sdx)
 }
 
-/// (sum g, sum g * v) in f64 over 8 independent lanes.
+/// (sum g, sum g * v) in f64 over `LANES` independent lanes.
 #[inline(always)]
 fn dot_lanes<T: Elem>(g: &[T], v: &[T]) -> (f64, f64) {
-    let (mut a, mut b) = ([0.0f64; 8], [0.0f64; 8]);
-    let (gc, vc) = (g.chunks_exact(8), v.chunks_exact(8));
+    let (mut a, mut b) = ([0.0f64; LANES], [0.0f64; LANES]);
+    let (gc, vc) = (g.chunks_exact(LANES), v.chunks_exact(LANES));
     let (gr, vr) = (gc.remainder(), vc.remainder());
     for (gs, vs) in gc.zip(vc) {
-        for i in 0..8 {
+        for i in 0..LANES {
             let gi = gs[i].to_f64();
             a[i] += gi;
             b[i] += gi * vs[i].to_f64();
@@ -567,7 +545,7 @@ mod tests {
         let dy: Vec<f64> = (0..12).map(|i| (i as f64 * 0.7).cos()).collect();
         let aff = Affine::Columns;
         let loss = |x: &[f64]| -> f64 {
-            let (y, _, _) = rows_forward(x, 4, 1e-5, Some(&w), None, aff).unwrap();
+            let y = rows_forward(x, 4, 1e-5, Some(&w), None, aff).unwrap();
             y.iter().zip(&dy).map(|(a, b)| a * b).sum()
         };
         let (dx, _, _) = rows_backward(&x, &dy, 4, 1e-5, Some(&w), 4, aff).unwrap();

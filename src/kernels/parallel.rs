@@ -388,6 +388,54 @@ pub fn map_each<P: Send, R: Send>(parts: Vec<P>, f: &(dyn Fn(usize, P) -> R + Sy
         .collect()
 }
 
+/// Runs `run(start, part)` over `out` cut into one part per thread, each part a whole number
+/// of `unit` elements, on the helper threads when `parallel`; else over all of `out` at once.
+pub fn in_parts<R: Send, S: Send>(
+    out: &mut [R],
+    unit: usize,
+    parallel: bool,
+    run: &(dyn Fn(usize, &mut [R]) -> S + Sync),
+) -> Vec<S> {
+    let units = out.len() / unit.max(1);
+    if !parallel || units < 2 {
+        return vec![run(0, out)];
+    }
+    let per = units.div_ceil(num_threads().max(1)) * unit;
+    let parts: Vec<(usize, &mut [R])> = out
+        .chunks_mut(per)
+        .enumerate()
+        .map(|(i, c)| (i * per, c))
+        .collect();
+    map_each(parts, &|_, (start, part)| run(start, part))
+}
+
+/// A new buffer of `n` elements, cut as `in_parts` cuts it, each part set to `fill` and then
+/// handed to `run` on the thread that runs it: the buffer is written in parallel and in that
+/// thread's cache (one thread zeroing 256 KB first cost as much as a softmax's exponentials).
+/// Returns the buffer and each part's result.
+pub fn new_in_parts<R: Send + Sync + Copy, S: Send>(
+    n: usize,
+    unit: usize,
+    parallel: bool,
+    fill: R,
+    run: &(dyn Fn(usize, &mut [R]) -> S + Sync),
+) -> Result<(Vec<R>, Vec<S>)> {
+    let mut out = alloc::<R>(n)?;
+    let spare = &mut out.spare_capacity_mut()[..n];
+    let init = |start: usize, part: &mut [std::mem::MaybeUninit<R>]| {
+        part.fill(std::mem::MaybeUninit::new(fill));
+        // SAFETY: every element of `part` was initialised by the fill just above, and
+        // MaybeUninit<R> has R's layout, so the slice may be viewed as `[R]`.
+        let part = unsafe { &mut *(part as *mut [std::mem::MaybeUninit<R>] as *mut [R]) };
+        run(start, part)
+    };
+    let results = in_parts(spare, unit, parallel, &init);
+    // SAFETY: `in_parts` handed every element of `spare` (the first `n`) to `init` exactly once
+    // (its parts tile the slice, or it passes the whole slice), which initialised them all.
+    unsafe { out.set_len(n) };
+    Ok((out, results))
+}
+
 #[cfg(test)]
 mod tests {
     use super::run_parts;

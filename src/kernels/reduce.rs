@@ -1,6 +1,7 @@
 //! Reductions over a contiguous buffer viewed as `(outer, red, inner)`: the reduced axis is the
 //! middle one, so a reduction over any single block of adjacent dims needs no copy.
 
+use super::parallel::{in_parts, new_in_parts};
 use super::{alloc, par_ok, PAR_THRESHOLD};
 use crate::error::Result;
 use crate::storage::Elem;
@@ -228,53 +229,6 @@ where
     };
     let parallel = par_ok(outer * red * inner, PAR_THRESHOLD);
     in_parts(&mut out, inner, parallel, &run);
-    Ok(out)
-}
-
-/// Runs `run(start, part)` over `out` cut into one part per thread, each part a whole number
-/// of `unit` elements, on the helper threads when `parallel`; else over all of `out` at once.
-pub fn in_parts<R: Send>(
-    out: &mut [R],
-    unit: usize,
-    parallel: bool,
-    run: &(dyn Fn(usize, &mut [R]) + Sync),
-) {
-    let units = out.len() / unit.max(1);
-    if !parallel || units < 2 {
-        return run(0, out);
-    }
-    let per = units.div_ceil(super::num_threads().max(1)) * unit;
-    let parts: Vec<(usize, &mut [R])> = out
-        .chunks_mut(per)
-        .enumerate()
-        .map(|(i, c)| (i * per, c))
-        .collect();
-    super::parallel::map_each(parts, &|_, (start, part)| run(start, part));
-}
-
-/// A new buffer of `n` elements, cut as `in_parts` cuts it, each part set to `fill` and then
-/// handed to `run` on the thread that runs it: the buffer is written in parallel and in that
-/// thread's cache (one thread zeroing 256 KB first cost as much as a softmax's exponentials).
-pub fn new_in_parts<R: Send + Sync + Copy>(
-    n: usize,
-    unit: usize,
-    parallel: bool,
-    fill: R,
-    run: &(dyn Fn(usize, &mut [R]) + Sync),
-) -> Result<Vec<R>> {
-    let mut out = alloc::<R>(n)?;
-    let spare = &mut out.spare_capacity_mut()[..n];
-    let init = |start: usize, part: &mut [std::mem::MaybeUninit<R>]| {
-        part.fill(std::mem::MaybeUninit::new(fill));
-        // SAFETY: every element of `part` was initialised by the fill just above, and
-        // MaybeUninit<R> has R's layout, so the slice may be viewed as `[R]`.
-        let part = unsafe { &mut *(part as *mut [std::mem::MaybeUninit<R>] as *mut [R]) };
-        run(start, part)
-    };
-    in_parts(spare, unit, parallel, &init);
-    // SAFETY: `in_parts` handed every element of `spare` (the first `n`) to `init` exactly once
-    // (its parts tile the slice, or it passes the whole slice), which initialised them all.
-    unsafe { out.set_len(n) };
     Ok(out)
 }
 
@@ -659,6 +613,7 @@ where
         R::default(),
         &run,
     )
+    .map(|(out, _)| out)
 }
 
 /// Softmax (or log_softmax) over the middle axis of a contiguous `(outer, red, inner)` buffer
@@ -744,6 +699,7 @@ where
         R::default(),
         &run,
     )
+    .map(|(out, _)| out)
 }
 
 /// `softmax_backward_rows` over whole rows of `len` of `g`, `y` and `out`.
@@ -799,6 +755,7 @@ where
         R::default(),
         &run,
     )
+    .map(|(out, _)| out)
 }
 
 /// The running sums of the row `x` into `o`, accumulated by `add` from `zero` and written

@@ -11,7 +11,7 @@
 //! parallel.
 
 use super::parallel::{map_each, num_threads, par_ok, PAR_THRESHOLD, PAR_THRESHOLD_COSTLY};
-use super::reduce::in_parts;
+use super::parallel::in_parts;
 use super::vmath64;
 use crate::error::Result;
 use crate::storage::{try_vec, Elem};

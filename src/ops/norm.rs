@@ -176,7 +176,7 @@ fn rows_norm(
 ) -> Result<Tensor> {
     let shape = x.shape().to_vec();
     let out = dispatch_float!(x.dtype(), T => {
-        let (y, _, _) = with_slices::<T, _>(&[Some(x), w, b], |s| {
+        let y = with_slices::<T, _>(&[Some(x), w, b], |s| {
             kn::rows_forward(s[0].expect("given"), n, eps, s[1], s[2], aff)
         })??;
         Tensor::from_vec(y, shape.clone())?
