@@ -11,8 +11,8 @@
 //! `dx = rstd * (dxh - mean(dxh) - xhat * mean(dxh * xhat))` with `dxh = dy * w`.
 
 use super::optim::Real;
-use crate::error::Result;
 use super::parallel::new_in_parts;
+use crate::error::Result;
 use crate::storage::{try_vec, Elem};
 
 /// Independent f64 accumulators of the sums below: four AVX-512 registers (eight AVX2 ones), so

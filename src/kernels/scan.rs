@@ -10,8 +10,8 @@
 //! Selections copy each row once and select in O(n) (`select_nth_unstable_by`), rows in
 //! parallel.
 
-use super::parallel::{map_each, num_threads, par_ok, PAR_THRESHOLD, PAR_THRESHOLD_COSTLY};
 use super::parallel::in_parts;
+use super::parallel::{map_each, num_threads, par_ok, PAR_THRESHOLD, PAR_THRESHOLD_COSTLY};
 use super::vmath64;
 use crate::error::Result;
 use crate::storage::{try_vec, Elem};

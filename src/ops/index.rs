@@ -262,9 +262,12 @@ pub fn index_add(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<T
     let d = wrap_dim(dim, t.ndim())?;
     let mut ind: Vec<Option<Tensor>> = vec![None; t.ndim().max(1)];
     ind[d] = Some(index.clone());
-    let out = {
-        let _g = crate::autograd::GradModeGuard::new(false);
-        index_put(&t.detach(), &ind, &src.detach(), true)?
+    let out = match index_add_rows(t, d, index, src)? {
+        Some(out) => out,
+        None => {
+            let _g = crate::autograd::GradModeGuard::new(false);
+            index_put(&t.detach(), &ind, &src.detach(), true)?
+        }
     };
     if needs_grad(&[t, src]) {
         record(
@@ -280,6 +283,38 @@ pub fn index_add(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<T
         );
     }
     Ok(out)
+}
+
+/// `index_add` of float tensors with a 1-D index of in-range positions and `src` of the exact
+/// shape, as row adds (the embedding backward's case); None for anything else, which the
+/// general `index_put` path computes (or rejects with PyTorch's messages).
+fn index_add_rows(t: &Tensor, d: usize, index: &Tensor, src: &Tensor) -> Result<Option<Tensor>> {
+    let shape = t.shape();
+    if !matches!(t.dtype(), DType::F32 | DType::F64)
+        || src.dtype() != t.dtype()
+        || index.dtype() != DType::I64
+        || index.ndim() > 1
+        || shape.is_empty()
+    {
+        return Ok(None);
+    }
+    let mut want = shape.to_vec();
+    want[d] = index.numel();
+    let size = shape[d];
+    let idx = index.try_to_vec::<i64>()?;
+    if src.shape() != want || idx.iter().any(|&i| i < 0 || i as usize >= size) {
+        return Ok(None);
+    }
+    let idx: Vec<usize> = idx.into_iter().map(|i| i as usize).collect();
+    let inner: usize = shape[d + 1..].iter().product();
+    let out = super::materialize(&t.detach())?;
+    dispatch_float!(out.dtype(), T => {
+        super::with_slices::<T, _>(&[Some(src)], |s| {
+            let mut o = out.storage().write::<T>();
+            ki::index_add_rows(&mut o, size, inner, &idx, s[0].expect("given"));
+        })?
+    });
+    Ok(Some(out))
 }
 
 /// Where advanced indexing reads: the result is one block per entry of `bases` (a storage

@@ -80,7 +80,7 @@ fn batched_typed<T: Elem>(
     if batch > 1
         && n * m > 0
         && crate::kernels::par_ok(batch * n * k * m, 1 << 18)
-        && (n * k * m < 1 << 18 || batch % threads == 0 || batch >= 4 * threads)
+        && (n * k * m < 1 << 18 || batch.is_multiple_of(threads) || batch >= 4 * threads)
     {
         // one run of consecutive matrices per thread
         let per = batch.div_ceil(threads);
