@@ -340,7 +340,8 @@ fn out_block<'a, T: Copy>(dest: &Dest<T>, i: usize, heads: usize, tmp: &'a mut [
 
 /// `P = softmax(q k^T * scale + mask)` (rows where every score is -inf give zeros) and
 /// `O = P v`. `mask` is the additive mask of every slice (bh x l x s) or None; with `causal` the
-/// scores above the diagonal are -inf and never computed. Returns (O, P). The products are
+/// scores above the diagonal are -inf and never computed. Returns (O, P), P empty unless
+/// `keep_p` (the backward's input; without it each thread reuses one slice's worth). The products are
 /// register-tiled small gemms (`small_gemm`): on attention-sized slices (64 x 32) they beat gemm
 /// calls, whose per-call cost dominates there.
 #[allow(clippy::too_many_arguments)]
@@ -353,9 +354,11 @@ pub fn forward<T: Real + Elem>(
     mask: Option<&[T]>,
     causal: bool,
     o_rows: Rows,
+    keep_p: bool,
 ) -> Result<(Vec<T>, Vec<T>)> {
     let mut o = try_vec::<T>(checked_len(&[d.bh, d.l, d.ev])?)?;
-    let mut p = try_vec::<T>(checked_len(&[d.bh, d.l, d.s])?)?;
+    let slice_p = checked_len(&[d.l, d.s])?;
+    let mut p = try_vec::<T>(if keep_p { d.bh * slice_p } else { 0 })?;
     let pp = SharedOut::new(&mut p);
     let dest = Dest {
         ptr: SharedOut::new(&mut o),
@@ -364,15 +367,28 @@ pub fn forward<T: Real + Elem>(
         cols: d.ev,
     };
     let work = d.bh * d.l * d.s * (d.e + d.ev);
+    // a thread's scratch P allocated fallibly (a huge attention is an error, not an abort)
+    let failed = std::sync::Mutex::new(None);
     over(d.bh, work, &|i0, i1| {
         let mut scratch = Scratch {
             t: vec![T::of(0.0); d.e * d.s],
             dp: Vec::new(),
         };
         let mut tmp = vec![T::of(0.0); d.l * d.ev];
+        let mut own_p = match try_vec::<T>(if keep_p { 0 } else { slice_p }) {
+            Ok(v) => v,
+            Err(e) => {
+                *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                return;
+            }
+        };
         for i in i0..i1 {
-            // SAFETY: slice i of p belongs to this task alone (disjoint ranges).
-            let pi = unsafe { pp.slice(i * d.l * d.s, d.l * d.s) };
+            let pi = if keep_p {
+                // SAFETY: slice i of p belongs to this task alone (disjoint ranges).
+                unsafe { pp.slice(i * slice_p, slice_p) }
+            } else {
+                &mut own_p[..]
+            };
             let oi = out_block(&dest, i, d.heads, &mut tmp);
             let mk = mask.map(|m| &m[i * d.l * d.s..(i + 1) * d.l * d.s]);
             let ((qi, qs), (ki, ks), (vi, vs)) = (
@@ -399,6 +415,9 @@ pub fn forward<T: Real + Elem>(
             }
         }
     });
+    if let Some(e) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(e);
+    }
     Ok((o, p))
 }
 
@@ -1002,7 +1021,10 @@ mod tests {
         }
         let (q, k, v, go) = (op(&q, rq), op(&k, rk), op(&v, rv), op(&go, ro));
         let mask = masked.then_some(&mask[..]);
-        let (o, p) = forward(q, k, v, d, scale, mask, causal, ro).unwrap();
+        let (o, p) = forward(q, k, v, d, scale, mask, causal, ro, true).unwrap();
+        // without P kept (inference), each thread's scratch P gives the same output
+        let (o2, none) = forward(q, k, v, d, scale, mask, causal, ro, false).unwrap();
+        assert!(none.is_empty() && o2.iter().zip(&o).all(|(a, b)| a.to_f64() == b.to_f64()));
         let (dq, dk, dv) = backward(q, k, v, &p, go, d, scale, causal, [rq, rk, rv]).unwrap();
         (
             (unlay(&o, ro, d, d.l, d.ev), p),

@@ -84,15 +84,18 @@ pub fn sdpa(
     let (nb, nh) = (qs[0], qs[1]);
     let o_order = dim_order(qr);
     let o_rows = ka::Rows::dense(o_order, [nb, nh, d.l], d.ev);
+    // P (the probabilities) is kept only for a backward
+    let keep_p = needs_grad(&[q, k, v]);
     let (out, p) = dispatch_float!(q.dtype(), T => {
         let (o, p) = with_operands::<T, _>(&[qr, kr, vr], |ops| {
             super::with_slices::<T, _>(&[mask_full.as_ref()], |m| {
-                ka::forward(ops[0], ops[1], ops[2], d, scale, m[0], causal, o_rows)
+                ka::forward(ops[0], ops[1], ops[2], d, scale, m[0], causal, o_rows, keep_p)
             })
         })???;
-        (laid_out(o, [nb, nh, d.l, d.ev], o_order)?, Tensor::from_vec(p, full.to_vec())?)
+        let p = if keep_p { Some(Tensor::from_vec(p, full.to_vec())?) } else { None };
+        (laid_out(o, [nb, nh, d.l, d.ev], o_order)?, p)
     });
-    if needs_grad(&[q, k, v]) {
+    if let Some(p) = p {
         let saved = vec![
             Saved::Input(q.clone()),
             Saved::Input(k.clone()),
