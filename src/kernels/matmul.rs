@@ -68,8 +68,6 @@ pub fn matmul_strided<T: Elem>(
     acc: bool,
     par: bool,
 ) {
-    assert!(T::DTYPE.is_float(), "matmul_strided is for float operands");
-    assert!(in_bounds(&lhs, m, k) && in_bounds(&rhs, k, n));
     if m == 0 || n == 0 {
         return;
     }
@@ -77,6 +75,36 @@ pub fn matmul_strided<T: Elem>(
         (m - 1) * ors + (n - 1) * ocs < dst.len(),
         "output out of bounds"
     );
+    let par = par && super::par_ok(m * n * k, GEMM_PAR_THRESHOLD);
+    // SAFETY: the operands were checked in bounds above, and so was every output element
+    // `i*ors + j*ocs`; `dst` is borrowed mutably, so nothing else accesses it meanwhile.
+    unsafe { matmul_raw(m, k, n, lhs, rhs, dst.as_mut_ptr(), ors, ocs, acc, par) }
+}
+
+/// `matmul_strided` into a raw output, for kernels whose threads each write their own block of
+/// one buffer (the steps of an LSTM layer).
+///
+/// # Safety
+/// `lhs`/`rhs` must be in bounds for (m, k) / (k, n) (asserted), and `out` valid for writes at
+/// every `i*ors + j*ocs` (i < m, j < n) with no other access to those elements meanwhile.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn matmul_raw<T: Elem>(
+    m: usize,
+    k: usize,
+    n: usize,
+    lhs: Mat<'_, T>,
+    rhs: Mat<'_, T>,
+    out: *mut T,
+    ors: usize,
+    ocs: usize,
+    acc: bool,
+    par: bool,
+) {
+    assert!(T::DTYPE.is_float(), "matmul_raw is for float operands");
+    assert!(in_bounds(&lhs, m, k) && in_bounds(&rhs, k, n));
+    if m == 0 || n == 0 {
+        return;
+    }
     fn flip<T>(x: Mat<'_, T>) -> Mat<'_, T> {
         Mat {
             rs: x.cs,
@@ -93,14 +121,30 @@ pub fn matmul_strided<T: Elem>(
         if !acc {
             for i in 0..m {
                 for j in 0..n {
-                    dst[i * ors + j * ocs] = T::default();
+                    // SAFETY: (i, j) is an output element, writable by the caller's contract.
+                    unsafe { *out.add(i * ors + j * ocs) = T::default() };
                 }
             }
         }
         return;
     }
-    let par = par && super::par_ok(m * n * k, GEMM_PAR_THRESHOLD);
-    blocks(m, k, n, lhs, rhs, SharedOut::new(dst), ors, ocs, acc, par);
+    if par {
+        blocks(
+            m,
+            k,
+            n,
+            lhs,
+            rhs,
+            SharedOut::from_ptr(out),
+            ors,
+            ocs,
+            acc,
+            true,
+        );
+    } else {
+        // SAFETY: the caller's contract is gemm_block's.
+        unsafe { gemm_block(m, k, n, lhs, rhs, out, ors, ocs, acc) };
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

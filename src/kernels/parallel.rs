@@ -116,6 +116,10 @@ impl<T> SharedOut<T> {
     pub fn new(buf: &mut [T]) -> Self {
         SharedOut(buf.as_mut_ptr())
     }
+    /// A buffer known by its pointer only (the caller's own contract says what is writable).
+    pub fn from_ptr(ptr: *mut T) -> Self {
+        SharedOut(ptr)
+    }
     /// The raw pointer (through a method, so closures capture the whole Sync wrapper).
     pub fn ptr(self) -> *mut T {
         self.0

@@ -3,7 +3,8 @@
 //! The gate pre-activations come in `(batch, k * hidden)` buffers, in PyTorch's gate order:
 //! i, f, g, o for the LSTM, r, z, n for the GRU.
 
-use super::matmul::{matmul, Mat};
+use super::matmul::{matmul, matmul_raw, Mat};
+use super::parallel::SharedOut;
 use super::simd::Real;
 use crate::storage::Elem;
 
@@ -11,40 +12,43 @@ use crate::storage::Elem;
 /// returns (h, c', act) where `act` holds the activated gates (sigmoid i, f, o, tanh g) for the
 /// backward.
 pub fn lstm_forward<R: Real>(gates: &[R], c: &[R], hidden: usize) -> (Vec<R>, Vec<R>, Vec<R>) {
-    best!(forward_body, forward_avx512, forward_avx2; gates, c, hidden)
+    let n = c.len();
+    let zero = R::c(0.0);
+    let (mut h, mut cy, mut act) = (vec![zero; n], vec![zero; n], gates.to_vec());
+    let rows = act
+        .chunks_exact_mut(4 * hidden)
+        .zip(c.chunks_exact(hidden))
+        .zip(h.chunks_exact_mut(hidden).zip(cy.chunks_exact_mut(hidden)));
+    for ((a, c), (h, cy)) in rows {
+        let (i, rest) = a.split_at_mut(hidden);
+        let (f, rest) = rest.split_at_mut(hidden);
+        let (g, o) = rest.split_at_mut(hidden);
+        cell_forward([i, f, g, o], c, cy, h);
+    }
+    (h, cy, act)
+}
+
+/// The LSTM cell on one batch row's block of hidden units: `g` holds the block's gate
+/// pre-activations (i, f, g, o), replaced by their activations (sigmoid, sigmoid, tanh,
+/// sigmoid); `c` is the previous cell state; writes the new cell state `cy` and hidden state `h`.
+fn cell_forward<R: Real>(g: [&mut [R]; 4], c: &[R], cy: &mut [R], h: &mut [R]) {
+    best!(cell_forward_body, cell_forward_avx512, cell_forward_avx2; g, c, cy, h)
 }
 
 #[inline(always)]
-fn forward_body<R: Real>(gates: &[R], c: &[R], hidden: usize) -> (Vec<R>, Vec<R>, Vec<R>) {
+fn cell_forward_body<R: Real>(g: [&mut [R]; 4], c: &[R], cy: &mut [R], h: &mut [R]) {
     let n = c.len();
-    let zero = R::c(0.0);
-    let (mut h, mut cy, mut act) = (vec![zero; n], vec![zero; n], vec![zero; 4 * n]);
-    let rows = gates
-        .chunks_exact(4 * hidden)
-        .zip(act.chunks_exact_mut(4 * hidden))
-        .zip(c.chunks_exact(hidden))
-        .zip(h.chunks_exact_mut(hidden).zip(cy.chunks_exact_mut(hidden)));
-    for (((row, a), c), (h, cy)) in rows {
-        let (a_if, a_go) = a.split_at_mut(2 * hidden);
-        for (a, &v) in a_if.iter_mut().zip(&row[..2 * hidden]) {
-            *a = v.sigmoid();
-        }
-        let (a_g, a_o) = a_go.split_at_mut(hidden);
-        for (a, &v) in a_g.iter_mut().zip(&row[2 * hidden..3 * hidden]) {
-            *a = v.tanh();
-        }
-        for (a, &v) in a_o.iter_mut().zip(&row[3 * hidden..]) {
-            *a = v.sigmoid();
-        }
-        let (i, f) = a_if.split_at(hidden);
-        let lanes = i.iter().zip(f).zip(a_g.iter().zip(a_o.iter())).zip(c);
-        for ((((&i, &f), (&g, &o)), &c), (h, cy)) in lanes.zip(h.iter_mut().zip(cy.iter_mut())) {
-            let cj = f * c + i * g;
-            *cy = cj;
-            *h = o * cj.tanh();
-        }
+    let [gi, gf, gg, go] = g;
+    let (gi, gf, gg, go) = (&mut gi[..n], &mut gf[..n], &mut gg[..n], &mut go[..n]);
+    let (cy, h) = (&mut cy[..n], &mut h[..n]);
+    for j in 0..n {
+        let (i, f) = (gi[j].sigmoid(), gf[j].sigmoid());
+        let (g, o) = (gg[j].tanh(), go[j].sigmoid());
+        (gi[j], gf[j], gg[j], go[j]) = (i, f, g, o);
+        let cj = f * c[j] + i * g;
+        cy[j] = cj;
+        h[j] = o * cj.tanh();
     }
-    (h, cy, act)
 }
 
 /// The backward of `lstm_forward`: from the gradients of h and c' (`dh`, `dcy`), the
@@ -58,45 +62,64 @@ pub fn lstm_backward<R: Real>(
     cy: &[R],
     hidden: usize,
 ) -> (Vec<R>, Vec<R>) {
-    best!(backward_body, backward_avx512, backward_avx2; dh, dcy, act, c, cy, hidden)
+    let (mut dgates, mut dc) = (vec![R::c(0.0); act.len()], dcy.to_vec());
+    let rows = dgates
+        .chunks_exact_mut(4 * hidden)
+        .zip(act.chunks_exact(4 * hidden));
+    for (b, (d, a)) in rows.enumerate() {
+        let at = b * hidden..(b + 1) * hidden;
+        let (i, rest) = d.split_at_mut(hidden);
+        let (f, rest) = rest.split_at_mut(hidden);
+        let (g, o) = rest.split_at_mut(hidden);
+        let act: [&[R]; 4] = std::array::from_fn(|k| &a[k * hidden..(k + 1) * hidden]);
+        let state = CellState {
+            c: &c[at.clone()],
+            cy: &cy[at.clone()],
+            dh: &dh[at.clone()],
+        };
+        cell_backward(act, state, &mut dc[at], [i, f, g, o]);
+    }
+    (dgates, dc)
+}
+
+/// What the cell's backward reads of one row's block of hidden units besides the gates: the
+/// previous cell state `c`, the new one `cy`, and the gradient of the new hidden state `dh`.
+struct CellState<'a, R> {
+    c: &'a [R],
+    cy: &'a [R],
+    dh: &'a [R],
+}
+
+/// The backward of `cell_forward` on one row's block of units: from the activated gates `a`
+/// (i, f, g, o) and `state`, with `dc` the gradient of the new cell state (replaced by that of
+/// the previous one), writes the gradients of the gate pre-activations `d`.
+fn cell_backward<R: Real>(a: [&[R]; 4], state: CellState<'_, R>, dc: &mut [R], d: [&mut [R]; 4]) {
+    best!(cell_backward_body, cell_backward_avx512, cell_backward_avx2; a, state, dc, d)
 }
 
 #[inline(always)]
-fn backward_body<R: Real>(
-    dh: &[R],
-    dcy: &[R],
-    act: &[R],
-    c: &[R],
-    cy: &[R],
-    hidden: usize,
-) -> (Vec<R>, Vec<R>) {
+fn cell_backward_body<R: Real>(
+    a: [&[R]; 4],
+    state: CellState<'_, R>,
+    dc: &mut [R],
+    d: [&mut [R]; 4],
+) {
     let one = R::c(1.0);
-    let (mut dgates, mut dc) = (vec![R::c(0.0); act.len()], vec![R::c(0.0); c.len()]);
-    let per_row = dgates
-        .chunks_exact_mut(4 * hidden)
-        .zip(dc.chunks_exact_mut(hidden))
-        .zip(act.chunks_exact(4 * hidden));
-    for (b, ((d, dc), a)) in per_row.enumerate() {
-        let at = b * hidden..(b + 1) * hidden;
-        let (dh, dcy, c, cy) = (&dh[at.clone()], &dcy[at.clone()], &c[at.clone()], &cy[at]);
-        let (d_if, d_go) = d.split_at_mut(2 * hidden);
-        let (d_i, d_f) = d_if.split_at_mut(hidden);
-        let (d_g, d_o) = d_go.split_at_mut(hidden);
-        let (i, rest) = a.split_at(hidden);
-        let (f, rest) = rest.split_at(hidden);
-        let (g, o) = rest.split_at(hidden);
-        for j in 0..hidden {
-            let (i, f, g, o) = (i[j], f[j], g[j], o[j]);
-            let t = cy[j].tanh();
-            let dct = dcy[j] + dh[j] * o * (one - t * t);
-            d_i[j] = dct * g * i * (one - i);
-            d_f[j] = dct * c[j] * f * (one - f);
-            d_g[j] = dct * i * (one - g * g);
-            d_o[j] = dh[j] * t * o * (one - o);
-            dc[j] = dct * f;
-        }
+    let n = dc.len();
+    let [i, f, g, o] = a.map(|x| &x[..n]);
+    let (c, cy, dh) = (&state.c[..n], &state.cy[..n], &state.dh[..n]);
+    let [d_i, d_f, d_g, d_o] = d;
+    let (d_i, d_f, d_g, d_o) = (&mut d_i[..n], &mut d_f[..n], &mut d_g[..n], &mut d_o[..n]);
+    for j in 0..n {
+        let (i, f, g, o) = (i[j], f[j], g[j], o[j]);
+        let t = cy[j].tanh();
+        let dct = dc[j] + dh[j] * o * (one - t * t);
+        d_i[j] = dct * g * i * (one - i);
+        d_f[j] = dct * c[j] * f * (one - f);
+        d_g[j] = dct * i * (one - g * g);
+        d_o[j] = dh[j] * t * o * (one - o);
+        dc[j] = dct * f;
     }
-    (dgates, dc)
 }
 
 /// One GRU step from the input and hidden projections `gi`, `gh` `(batch, 3 * hidden)` and the
@@ -241,11 +264,77 @@ fn mat<R>(data: &[R], offset: usize, rs: usize, cs: usize) -> Mat<'_, R> {
     }
 }
 
+/// Below this many multiply-adds in a step's recurrent product (batch x hidden x 4 hidden) a
+/// layer's steps run on one thread: one fork and join per step costs a few microseconds.
+const STEP_PAR_THRESHOLD: usize = 1 << 17;
+
+/// How the steps of a layer with `hidden` units share them between threads: `per` units (a
+/// multiple of 16) to each of `parts` threads.
+#[derive(Clone, Copy)]
+struct UnitSplit {
+    parts: usize,
+    per: usize,
+}
+
+impl UnitSplit {
+    fn new(batch: usize, hidden: usize) -> Self {
+        let threads = if super::par_ok(batch * hidden * 4 * hidden, STEP_PAR_THRESHOLD) {
+            super::num_threads()
+        } else {
+            1
+        };
+        Self::of(hidden, threads)
+    }
+
+    fn of(hidden: usize, threads: usize) -> Self {
+        let per = (hidden.div_ceil(threads.max(1)).div_ceil(16) * 16).max(1);
+        UnitSplit {
+            parts: hidden.div_ceil(per).max(1),
+            per,
+        }
+    }
+
+    /// The units of part `q`.
+    fn units(&self, q: usize, hidden: usize) -> std::ops::Range<usize> {
+        (q * self.per).min(hidden)..((q + 1) * self.per).min(hidden)
+    }
+
+    /// Runs `f` on every part, on the helper threads when there are several.
+    fn run(&self, f: &(dyn Fn(usize) + Sync)) {
+        if self.parts == 1 {
+            f(0)
+        } else {
+            super::parallel::run_parts(self.parts, f)
+        }
+    }
+}
+
+/// `buf`'s `len`-element slots `read` (shared) and `write` (mutable), two different ones.
+fn slot_pair<R>(buf: &mut [R], len: usize, read: usize, write: usize) -> (&[R], &mut [R]) {
+    if read < write {
+        let (lo, hi) = buf.split_at_mut(write * len);
+        (&lo[read * len..(read + 1) * len], &mut hi[..len])
+    } else {
+        let (lo, hi) = buf.split_at_mut(read * len);
+        (&hi[..len], &mut lo[write * len..(write + 1) * len])
+    }
+}
+
 /// A whole LSTM layer (one direction): the input projection of all steps as one gemm, then per
-/// step the recurrent gemm `h @ w_hh^T` added to it and the fused cell (`lstm_forward`).
+/// step the recurrent product `h @ w_hh^T` added to it and the fused cell. The threads split a
+/// step by hidden units: each computes the four gates of its units (four gemm calls) and their
+/// cell, so a step costs one fork and join.
 pub fn lstm_seq_forward<R: Real + Elem>(p: &LstmSeq<'_, R>, save: bool) -> LstmSeqOut<R> {
+    lstm_seq_forward_split(p, save, UnitSplit::new(p.batch, p.hidden))
+}
+
+fn lstm_seq_forward_split<R: Real + Elem>(
+    p: &LstmSeq<'_, R>,
+    save: bool,
+    split: UnitSplit,
+) -> LstmSeqOut<R> {
     let (tn, b, ni, nh) = (p.steps, p.batch, p.input, p.hidden);
-    let g4 = 4 * nh;
+    let (g4, bh) = (4 * nh, b * nh);
     // the two biases summed, one row per (step, batch) to accumulate the projection onto
     let mut gates = match (p.b_ih, p.b_hh) {
         (None, None) => vec![R::c(0.0); tn * b * g4],
@@ -266,25 +355,77 @@ pub fn lstm_seq_forward<R: Real + Elem>(p: &LstmSeq<'_, R>, save: bool) -> LstmS
         &mut gates,
         biased,
     );
-    let mut out = vec![R::c(0.0); tn * b * nh];
-    let (mut act, mut cs) = if save {
-        (vec![R::c(0.0); tn * b * g4], vec![R::c(0.0); tn * b * nh])
+    // w_hh^T (hidden x 4 hidden) row-major: each step's product reads it along its rows
+    let mut wt = vec![R::c(0.0); nh * g4];
+    super::matmul::transpose_into(p.w_hh, nh, g4, nh, &mut wt);
+    let mut out = vec![R::c(0.0); tn * bh];
+    // every step's cell state when saving, else two slots used in turn
+    let mut cs = vec![R::c(0.0); if save { tn * bh } else { 2 * bh }];
+    let c_slot = |s: usize, t: usize| if save { t } else { s % 2 };
+    for s in 0..tn {
+        let t = p.at(s);
+        let (h_prev, h_new) = if s == 0 {
+            (p.h0, &mut out[t * bh..(t + 1) * bh])
+        } else {
+            slot_pair(&mut out, bh, p.at(s - 1), t)
+        };
+        let (c_prev, c_new) = if s == 0 {
+            (p.c0, &mut cs[c_slot(s, t) * bh..(c_slot(s, t) + 1) * bh])
+        } else {
+            slot_pair(&mut cs, bh, c_slot(s - 1, p.at(s - 1)), c_slot(s, t))
+        };
+        let g = SharedOut::new(&mut gates[t * b * g4..(t + 1) * b * g4]);
+        let (h_new, c_new) = (SharedOut::new(h_new), SharedOut::new(c_new));
+        let step = |q: usize| {
+            let units = split.units(q, nh);
+            let (j0, w) = (units.start, units.len());
+            for k in 0..4 {
+                // SAFETY: the operands are in bounds (asserted by matmul_raw); the output is
+                // the b x w block of gate k's columns for part q's units in this step's rows
+                // (row stride 4 hidden), written by no other part.
+                unsafe {
+                    let (h, w_t) = (mat(h_prev, 0, nh, 1), mat(&wt, k * nh + j0, g4, 1));
+                    matmul_raw(
+                        b,
+                        nh,
+                        w,
+                        h,
+                        w_t,
+                        g.ptr().add(k * nh + j0),
+                        g4,
+                        1,
+                        true,
+                        false,
+                    );
+                }
+            }
+            for r in 0..b {
+                // SAFETY: part q's units of row r, in each gate and state buffer: disjoint from
+                // every other part's, and inside buffers of b rows of 4 hidden / hidden.
+                let (gr, cy, h) = unsafe {
+                    let gr: [&mut [R]; 4] =
+                        std::array::from_fn(|k| g.slice(r * g4 + k * nh + j0, w));
+                    (gr, c_new.slice(r * nh + j0, w), h_new.slice(r * nh + j0, w))
+                };
+                cell_forward(gr, &c_prev[r * nh + j0..r * nh + j0 + w], cy, h);
+            }
+        };
+        split.run(&step);
+    }
+    let last = |buf: &[R], slot: usize| buf[slot * bh..(slot + 1) * bh].to_vec();
+    let (h, c) = match tn {
+        0 => (p.h0.to_vec(), p.c0.to_vec()),
+        _ => {
+            let t = p.at(tn - 1);
+            (last(&out, t), last(&cs, c_slot(tn - 1, t)))
+        }
+    };
+    // after the cells, `gates` holds the activated gates
+    let (act, cs) = if save {
+        (gates, cs)
     } else {
         (Vec::new(), Vec::new())
     };
-    let (mut h, mut c) = (p.h0.to_vec(), p.c0.to_vec());
-    for s in 0..tn {
-        let t = p.at(s);
-        let g = &mut gates[t * b * g4..(t + 1) * b * g4];
-        matmul(b, nh, g4, mat(&h, 0, nh, 1), mat(p.w_hh, 0, 1, nh), g, true);
-        let (hy, cy, a) = lstm_forward(g, &c, nh);
-        out[t * b * nh..(t + 1) * b * nh].copy_from_slice(&hy);
-        if save {
-            act[t * b * g4..(t + 1) * b * g4].copy_from_slice(&a);
-            cs[t * b * nh..(t + 1) * b * nh].copy_from_slice(&cy);
-        }
-        (h, c) = (hy, cy);
-    }
     LstmSeqOut { out, h, c, act, cs }
 }
 
@@ -308,54 +449,120 @@ pub type LstmSeqNeeds = [bool; 6];
 
 /// Back-propagation through time for `lstm_seq_forward`: from the gradients of `out`, the
 /// final `h` and `c` (each optional: zero), with the forward's `out`, `act`, `cs`. Per step the
-/// fused cell backward and the recurrent gemm `dgates @ w_hh`; then the weight gradients as one
-/// gemm each over all steps, the input gradient as one gemm and the bias gradient as one sum.
+/// fused cell backward and the recurrent product `dgates @ w_hh`, split by hidden units as in
+/// the forward: each part multiplies its units' gate gradients by their rows of w_hh, a partial
+/// sum of the next step's dh that every part adds up for its own units. Then the weight
+/// gradients as one gemm each over all steps, the input gradient as one gemm and the bias
+/// gradient as one sum.
 pub fn lstm_seq_backward<R: Real + Elem>(
     p: &LstmSeq<'_, R>,
     fwd: (&[R], &[R], &[R]),
     grads: SeqGrads<'_, R>,
     needs: LstmSeqNeeds,
 ) -> LstmSeqGrads<R> {
+    lstm_seq_backward_split(p, fwd, grads, needs, UnitSplit::new(p.batch, p.hidden))
+}
+
+fn lstm_seq_backward_split<R: Real + Elem>(
+    p: &LstmSeq<'_, R>,
+    fwd: (&[R], &[R], &[R]),
+    grads: SeqGrads<'_, R>,
+    needs: LstmSeqNeeds,
+    split: UnitSplit,
+) -> LstmSeqGrads<R> {
     let (tn, b, ni, nh) = (p.steps, p.batch, p.input, p.hidden);
     let (g4, bh, bg) = (4 * nh, p.batch * p.hidden, p.batch * 4 * p.hidden);
     let (out, act, cs) = fwd;
     let (dout, dhn, dcn) = grads;
     let mut dgates = vec![R::c(0.0); tn * bg];
-    let mut dh = dhn.map_or_else(|| vec![R::c(0.0); bh], <[R]>::to_vec);
     let mut dc = dcn.map_or_else(|| vec![R::c(0.0); bh], <[R]>::to_vec);
-    for s in (0..tn).rev() {
+    // each part's share of dh (b x hidden) for the step before, in two halves used in turn
+    let parts = split.parts;
+    let mut partial = vec![R::c(0.0); 2 * parts * bh];
+    for (i, s) in (0..tn).rev().enumerate() {
         let t = p.at(s);
-        if let Some(d) = dout {
-            for (a, &v) in dh.iter_mut().zip(&d[t * bh..(t + 1) * bh]) {
-                *a = *a + v;
-            }
-        }
+        let (read, write) = slot_pair(&mut partial, parts * bh, (i + 1) % 2, i % 2);
         let c_prev = if s == 0 {
             p.c0
         } else {
             &cs[p.at(s - 1) * bh..(p.at(s - 1) + 1) * bh]
         };
-        let (dg, dcp) = lstm_backward(
-            &dh,
-            &dc,
-            &act[t * bg..(t + 1) * bg],
-            c_prev,
-            &cs[t * bh..(t + 1) * bh],
-            nh,
+        let (dg_t, dc_out) = (
+            SharedOut::new(&mut dgates[t * bg..(t + 1) * bg]),
+            SharedOut::new(&mut dc),
         );
-        if s > 0 || needs[1] {
-            matmul(
-                b,
-                g4,
-                nh,
-                mat(&dg, 0, g4, 1),
-                mat(p.w_hh, 0, nh, 1),
-                &mut dh,
-                false,
-            );
-        }
-        dgates[t * bg..(t + 1) * bg].copy_from_slice(&dg);
-        dc = dcp;
+        let write = SharedOut::new(write);
+        let product = s > 0 || needs[1];
+        let step = |q: usize| {
+            let units = split.units(q, nh);
+            let (j0, w) = (units.start, units.len());
+            // this part's gate gradients, b rows of (i, f, g, o) x w units
+            let mut d = vec![R::c(0.0); b * 4 * w];
+            let mut dh = vec![R::c(0.0); w];
+            for r in 0..b {
+                let at = r * nh + j0..r * nh + j0 + w;
+                if let Some(v) = dout {
+                    dh.copy_from_slice(&v[t * bh + at.start..t * bh + at.end]);
+                } else {
+                    dh.fill(R::c(0.0));
+                }
+                let shares: Vec<&[R]> = if i == 0 {
+                    dhn.map(|v| &v[at.clone()]).into_iter().collect()
+                } else {
+                    (0..parts)
+                        .map(|q| &read[q * bh + at.start..q * bh + at.end])
+                        .collect()
+                };
+                for share in shares {
+                    for (a, &v) in dh.iter_mut().zip(share) {
+                        *a = *a + v;
+                    }
+                }
+                let a_row = &act[t * bg + r * g4..t * bg + (r + 1) * g4];
+                let a: [&[R]; 4] = std::array::from_fn(|k| &a_row[k * nh + j0..k * nh + j0 + w]);
+                let state = CellState {
+                    c: &c_prev[at.clone()],
+                    cy: &cs[t * bh + at.start..t * bh + at.end],
+                    dh: &dh,
+                };
+                let (i, rest) = d[r * 4 * w..(r + 1) * 4 * w].split_at_mut(w);
+                let (f, rest) = rest.split_at_mut(w);
+                let (g, o) = rest.split_at_mut(w);
+                // SAFETY: part q's units of row r of dc, written by no other part.
+                let dc = unsafe { dc_out.slice(r * nh + j0, w) };
+                cell_backward(a, state, dc, [i, f, g, o]);
+                for k in 0..4 {
+                    // SAFETY: part q's units of gate k in row r of this step's gradients.
+                    let dst = unsafe { dg_t.slice(r * g4 + k * nh + j0, w) };
+                    dst.copy_from_slice(&d[(r * 4 + k) * w..(r * 4 + k + 1) * w]);
+                }
+            }
+            if product {
+                for k in 0..4 {
+                    // SAFETY: the operands are in bounds (asserted by matmul_raw); the output
+                    // is part q's own b x hidden share in `write`.
+                    unsafe {
+                        let (dg, w_hh) = (
+                            mat(&d, k * w, 4 * w, 1),
+                            mat(p.w_hh, (k * nh + j0) * nh, nh, 1),
+                        );
+                        matmul_raw(
+                            b,
+                            w,
+                            nh,
+                            dg,
+                            w_hh,
+                            write.ptr().add(q * bh),
+                            nh,
+                            1,
+                            k > 0,
+                            false,
+                        );
+                    }
+                }
+            }
+        };
+        split.run(&step);
     }
     let mut g = LstmSeqGrads::default();
     if needs[0] {
@@ -395,7 +602,14 @@ pub fn lstm_seq_backward<R: Real + Elem>(
         }
         g.bias = Some(db);
     }
-    if needs[1] {
+    if needs[1] && tn > 0 {
+        let last = &partial[((tn - 1) % 2) * parts * bh..][..parts * bh];
+        let mut dh = last[..bh].to_vec();
+        for share in last.chunks_exact(bh).skip(1) {
+            for (a, &v) in dh.iter_mut().zip(share) {
+                *a = *a + v;
+            }
+        }
         g.h0 = Some(dh);
     }
     if needs[2] {
@@ -563,25 +777,27 @@ mod wide {
     macro_rules! isa {
         ($feat:literal, $fwd:ident, $bwd:ident) => {
             #[target_feature(enable = $feat)]
-            pub fn $fwd<R: Real>(gates: &[R], c: &[R], hidden: usize) -> (Vec<R>, Vec<R>, Vec<R>) {
-                forward_body(gates, c, hidden)
+            pub fn $fwd<R: Real>(g: [&mut [R]; 4], c: &[R], cy: &mut [R], h: &mut [R]) {
+                cell_forward_body(g, c, cy, h)
             }
 
             #[target_feature(enable = $feat)]
             pub fn $bwd<R: Real>(
-                dh: &[R],
-                dcy: &[R],
-                act: &[R],
-                c: &[R],
-                cy: &[R],
-                hidden: usize,
-            ) -> (Vec<R>, Vec<R>) {
-                backward_body(dh, dcy, act, c, cy, hidden)
+                a: [&[R]; 4],
+                state: CellState<'_, R>,
+                dc: &mut [R],
+                d: [&mut [R]; 4],
+            ) {
+                cell_backward_body(a, state, dc, d)
             }
         };
     }
-    isa!("avx2,fma", forward_avx2, backward_avx2);
-    isa!("avx512f,avx512dq,avx2,fma", forward_avx512, backward_avx512);
+    isa!("avx2,fma", cell_forward_avx2, cell_backward_avx2);
+    isa!(
+        "avx512f,avx512dq,avx2,fma",
+        cell_forward_avx512,
+        cell_backward_avx512
+    );
 
     macro_rules! gru_isa {
         ($feat:literal, $fwd:ident, $bwd:ident) => {
@@ -608,4 +824,83 @@ mod wide {
         gru_forward_avx512,
         gru_backward_avx512
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Deterministic values in [-1, 1).
+    fn values(n: usize, seed: u64) -> Vec<f64> {
+        let mut s = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (0..n)
+            .map(|_| {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (s >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+            })
+            .collect()
+    }
+
+    #[test]
+    fn lstm_layer_split_by_units_matches_one_thread() {
+        // 40 units: blocks of 16, 16 and 8 with three parts
+        let (tn, b, ni, nh) = (5, 3, 7, 40);
+        let (x, h0, c0) = (values(tn * b * ni, 1), values(b * nh, 2), values(b * nh, 3));
+        let (w_ih, w_hh) = (values(4 * nh * ni, 4), values(4 * nh * nh, 5));
+        let bias = values(4 * nh, 6);
+        let dout = values(tn * b * nh, 7);
+        let (dhn, dcn) = (values(b * nh, 8), values(b * nh, 9));
+        for reverse in [false, true] {
+            let p = LstmSeq {
+                x: &x,
+                h0: &h0,
+                c0: &c0,
+                w_ih: &w_ih,
+                w_hh: &w_hh,
+                b_ih: Some(&bias),
+                b_hh: None,
+                steps: tn,
+                batch: b,
+                input: ni,
+                hidden: nh,
+                reverse,
+            };
+            let (one, three) = (UnitSplit::of(nh, 1), UnitSplit::of(nh, 3));
+            assert_eq!((one.parts, three.parts), (1, 3));
+            let f1 = lstm_seq_forward_split(&p, true, one);
+            let f3 = lstm_seq_forward_split(&p, true, three);
+            let close = |a: &[f64], b: &[f64]| {
+                assert_eq!(a.len(), b.len());
+                a.iter()
+                    .zip(b)
+                    .all(|(x, y)| (x - y).abs() <= 1e-12 * (1.0 + x.abs()))
+            };
+            assert!(close(&f1.out, &f3.out) && close(&f1.act, &f3.act) && close(&f1.cs, &f3.cs));
+            assert!(close(&f1.h, &f3.h) && close(&f1.c, &f3.c));
+            // without saving: the same output from the two-slot cell state
+            let f0 = lstm_seq_forward_split(&p, false, three);
+            assert!(close(&f1.out, &f0.out) && close(&f1.c, &f0.c) && f0.act.is_empty());
+            let fwd = (&f1.out[..], &f1.act[..], &f1.cs[..]);
+            let grads = (Some(&dout[..]), Some(&dhn[..]), Some(&dcn[..]));
+            let g1 = lstm_seq_backward_split(&p, fwd, grads, [true; 6], one);
+            let g3 = lstm_seq_backward_split(&p, fwd, grads, [true; 6], three);
+            for (a, b) in [
+                (&g1.x, &g3.x),
+                (&g1.h0, &g3.h0),
+                (&g1.c0, &g3.c0),
+                (&g1.w_ih, &g3.w_ih),
+                (&g1.w_hh, &g3.w_hh),
+                (&g1.bias, &g3.bias),
+            ] {
+                assert!(close(
+                    a.as_ref().expect("asked"),
+                    b.as_ref().expect("asked")
+                ));
+            }
+        }
+    }
 }
