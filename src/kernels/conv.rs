@@ -129,19 +129,42 @@ fn im2col_ld<T: Copy + Default>(img: &[T], g: &Geom, cols: &mut [T], ld: usize) 
                         continue;
                     }
                     let src = &img[(ch * g.h + iy as usize) * g.w..][..g.w];
-                    dst[..x0].fill(T::default());
-                    dst[x1..].fill(T::default());
+                    zero_run(&mut dst[..x0]);
+                    zero_run(&mut dst[x1..]);
+                    if x0 == x1 {
+                        continue;
+                    }
                     let first = x0 * g.sw + j * g.dw - g.pw; // input column of output x0
-                    if g.sw == 1 {
-                        dst[x0..x1].copy_from_slice(&src[first..first + (x1 - x0)]);
-                    } else {
-                        for (k, d) in dst[x0..x1].iter_mut().enumerate() {
-                            *d = src[first + k * g.sw];
-                        }
+                                                             // the input elements read, checked once (not per element)
+                    let src = &src[first..first + (x1 - x0 - 1) * g.sw + 1];
+                    match g.sw {
+                        1 => dst[x0..x1].copy_from_slice(src),
+                        2 => gather2(src, &mut dst[x0..x1]),
+                        sw => gather_strided(src, sw, &mut dst[x0..x1]),
                     }
                 }
             }
         }
+    }
+}
+
+/// `dst[k] = src[2 k]` (`src` holds exactly the elements read, 2 len - 1): pairs of which the
+/// first is kept, a pattern the compiler vectorises as loads and shuffles.
+#[inline(always)]
+fn gather2<T: Copy>(src: &[T], dst: &mut [T]) {
+    let Some((last, head)) = dst.split_last_mut() else {
+        return;
+    };
+    for (d, p) in head.iter_mut().zip(src.chunks_exact(2)) {
+        *d = p[0];
+    }
+    *last = src[2 * head.len()];
+}
+
+/// `dst[k] = src[k * stride]` for other strides.
+fn gather_strided<T: Copy>(src: &[T], stride: usize, dst: &mut [T]) {
+    for (d, &v) in dst.iter_mut().zip(src.iter().step_by(stride)) {
+        *d = v;
     }
 }
 
@@ -272,14 +295,26 @@ fn col2im_ld<T: Real>(cols: &[T], g: &Geom, img: &mut [T], ld: usize) {
                     }
                     let dst = &mut img[(ch * g.h + iy as usize) * g.w..][..g.w];
                     let src = &row[oy * ow + x0..oy * ow + x1];
-                    if g.sw == 1 {
-                        for (d, &v) in dst[first..first + src.len()].iter_mut().zip(src) {
-                            *d = *d + v;
+                    // the image elements written, checked once (not per element)
+                    let dst = &mut dst[first..first + (src.len() - 1) * g.sw + 1];
+                    match g.sw {
+                        1 => {
+                            for (d, &v) in dst.iter_mut().zip(src) {
+                                *d = *d + v;
+                            }
                         }
-                    } else {
-                        for (k, &v) in src.iter().enumerate() {
-                            let d = &mut dst[first + k * g.sw];
-                            *d = *d + v;
+                        2 => {
+                            // pairs of which the first is added to (vectorised), then the last
+                            let (head, last) = src.split_at(src.len() - 1);
+                            for (p, &v) in dst.chunks_exact_mut(2).zip(head) {
+                                p[0] = p[0] + v;
+                            }
+                            dst[2 * head.len()] = dst[2 * head.len()] + last[0];
+                        }
+                        sw => {
+                            for (d, &v) in dst.iter_mut().step_by(sw).zip(src) {
+                                *d = *d + v;
+                            }
                         }
                     }
                 }
