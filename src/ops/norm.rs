@@ -14,19 +14,43 @@ use crate::layout::fmt_list;
 use crate::tensor::Tensor;
 use std::sync::Arc;
 
-/// PyTorch's dtype checks: a float input (`"kernel" not implemented for 'Long'`) and
-/// parameters of the input's dtype.
+/// PyTorch's dtype checks: a float input (`"kernel" not implemented for 'Long'`), then its
+/// mixed-dtype rule: when the first given parameter's dtype differs from the input's, every
+/// parameter must be float32 and the input a reduced float (float16/bfloat16); otherwise every
+/// parameter must have the input's dtype.
 fn check_dtypes(x: &Tensor, kernel: &str, params: &[Option<&Tensor>]) -> Result<()> {
-    if !x.dtype().is_float() {
-        return Err(Error::dtype_not_implemented(kernel, x.dtype()));
+    let xd = x.dtype();
+    if !xd.is_float() {
+        return Err(Error::dtype_not_implemented(kernel, xd));
     }
-    if params.iter().flatten().any(|p| p.dtype() != x.dtype()) {
-        return Err(Error::Runtime(format!(
-            "mixed dtype (CPU): expect parameter to have scalar type of {}",
-            x.dtype().kernel_name()
+    let mut given = params.iter().flatten().map(|p| p.dtype());
+    let Some(first) = given.clone().next() else {
+        return Ok(());
+    };
+    if first != xd {
+        if given.any(|d| d != DType::F32) {
+            return Err(Error::Runtime(
+                "mixed dtype (CPU): expect parameter to have scalar type of Float".into(),
+            ));
+        }
+        if xd == DType::F64 {
+            return Err(Error::Runtime(
+                "mixed dtype (CPU): all inputs must share same datatype.".into(),
+            ));
+        }
+        return Err(Error::NotImplemented(format!(
+            "{kernel}: a {} input with float32 parameters (mixed dtype) is not supported yet",
+            xd.kernel_name()
         )));
     }
-    Ok(())
+    match given.find(|&d| d != xd) {
+        Some(d) => Err(Error::Runtime(format!(
+            "expected scalar type {} but found {}",
+            xd.kernel_name(),
+            d.kernel_name()
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// How the differentiable backward groups `x`: reshaped to `grouped`, statistics over `red`;

@@ -389,6 +389,69 @@ def test_batch_norm_functional_errors():
         F.batch_norm(_t(_randn(2, 3)), _t(np.zeros(3)), _t(np.ones(3)), eps=-1)
 
 
+@pytest.mark.parametrize("kind", ["layer", "group", "batch"])
+def test_norm_mixed_dtype_errors(kind):
+    # PyTorch's rule: the first given parameter's dtype differing from the input's is "mixed",
+    # which needs float32 parameters and a reduced-float input; otherwise one dtype throughout
+    f32, f64 = ferrograd.float32, ferrograd.float64
+
+    def run(x_dtype, w_dtype, b_dtype):
+        x = ferrograd.randn(4, 6, dtype=x_dtype)
+        w, b = ferrograd.randn(6, dtype=w_dtype), ferrograd.randn(6, dtype=b_dtype)
+        if kind == "layer":
+            return F.layer_norm(x, (6,), w, b)
+        if kind == "group":
+            return F.group_norm(x, 2, w, b)
+        return F.batch_norm(x, None, None, w, b, training=True)
+
+    with pytest.raises(RuntimeError, match=r"^mixed dtype \(CPU\): all inputs must share same datatype\.$"):
+        run(f64, f32, f32)
+    for dtypes in [(f32, f64, f64), (f32, f64, f32), (f64, f32, f64)]:
+        with pytest.raises(RuntimeError, match=r"^mixed dtype \(CPU\): expect parameter to have scalar type of Float$"):
+            run(*dtypes)
+    with pytest.raises(RuntimeError, match=r"^expected scalar type Double but found Float$"):
+        run(f64, f64, f32)
+    with pytest.raises(RuntimeError, match=r"^expected scalar type Float but found Double$"):
+        run(f32, f32, f64)
+
+
+def test_batch_norm_running_stats_dtype_errors():
+    # the running statistics come after weight and bias in PyTorch's mixed-dtype rule
+    f64 = ferrograd.float64
+    zeros32, ones32 = ferrograd.zeros(6), ferrograd.ones(6)
+    zeros64, ones64 = ferrograd.zeros(6, dtype=f64), ferrograd.ones(6, dtype=f64)
+    for training in [True, False]:
+        x = ferrograd.randn(4, 6, dtype=f64)
+        with pytest.raises(RuntimeError, match=r"^mixed dtype \(CPU\): all inputs must share same datatype\.$"):
+            F.batch_norm(x, zeros32, ones32, None, None, training=training)
+        with pytest.raises(RuntimeError, match=r"^expected scalar type Double but found Float$"):
+            F.batch_norm(x, zeros32, ones32, ones64, None, training=training)
+        with pytest.raises(RuntimeError, match=r"^expected scalar type Float but found Double$"):
+            F.batch_norm(x.float(), zeros64, ones64, ones32, None, training=training)
+
+
+def test_layer_norm_normalized_shape_errors():
+    x = ferrograd.randn(4, 16)
+    with pytest.raises(TypeError, match=r"must be tuple of ints, not int"):
+        F.layer_norm(x, 16)
+    with pytest.raises(TypeError, match=r"but found element of type float at pos 0"):
+        F.layer_norm(x, (16.0,))
+    with pytest.raises(TypeError, match=r"but found element of type bool at pos 0"):
+        F.layer_norm(ferrograd.randn(4, 1, 1), [True, 1])
+    with pytest.raises(TypeError, match=r"failed to unpack the object at pos 2 .*but got float"):
+        F.layer_norm(ferrograd.randn(4, 1, 1), [1, 1.0])
+    assert F.layer_norm(ferrograd.randn(4, 1, 1), [1, True]).shape == (4, 1, 1)  # as PyTorch
+    with pytest.raises(RuntimeError, match=r"Expected normalized_shape to be at least 1-dimensional"):
+        F.layer_norm(x, [])
+    with pytest.raises(RuntimeError, match=r"Expected weight to be of same shape as normalized_shape"):
+        F.layer_norm(x, (16,), ferrograd.randn(15))
+    with pytest.raises(RuntimeError, match=r"expected input with shape \[\*, 8\], but got input of size\[4, 16\]"):
+        F.layer_norm(x, (8,))
+    # numpy integers and torch.Size are tuples of ints too
+    assert F.layer_norm(x, (np.int64(16),)).shape == (4, 16)
+    assert F.layer_norm(x, x.shape[1:]).shape == (4, 16)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_group_norm_large_closed_form(dtype):
     # 15 (sample, group) rows of 3600: enough for the kernel to split the rows over threads, with

@@ -7,7 +7,7 @@ checks in front of the native kernels.
 import numbers
 
 from ... import _core
-from ._utils import _fmt, _int_arg, _scalar_name
+from ._utils import _fmt, _int_arg
 from .padding import pad as _pad
 from .pooling import avg_pool2d, avg_pool3d
 
@@ -81,48 +81,42 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     return _core.group_norm(input, num_groups, weight, bias, float(eps))
 
 
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    r"""Layer normalisation over the last ``len(normalized_shape)`` dimensions."""
+def _normalized_shape(normalized_shape):
+    """``normalized_shape`` as a tuple of ints, with PyTorch's TypeError for anything else."""
     if isinstance(normalized_shape, numbers.Integral) or not isinstance(normalized_shape, (tuple, list)):
         raise TypeError(
             "layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, "
             f"not {type(normalized_shape).__name__}"
         )
     for i, s in enumerate(normalized_shape):
-        if not isinstance(s, numbers.Integral):
+        # PyTorch's parser: the first element decides the form (a bool there is refused), the
+        # others are unpacked as ints (a bool passes)
+        if i == 0 and (isinstance(s, bool) or not isinstance(s, numbers.Integral)):
             raise TypeError(
                 "layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, "
                 f"but found element of type {type(s).__name__} at pos {i}"
             )
-    normalized_shape = tuple(int(s) for s in normalized_shape)
-    n = len(normalized_shape)
-    if n < 1:
+        if not isinstance(s, numbers.Integral):
+            raise TypeError(
+                f"layer_norm(): argument 'normalized_shape' failed to unpack the object at pos {i + 1} with "
+                f'error "type must be tuple of ints,but got {type(s).__name__}"'
+            )
+    return tuple(int(s) for s in normalized_shape)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    r"""Layer normalisation over the last ``len(normalized_shape)`` dimensions.
+
+    The shapes and dtypes of ``input``, ``weight`` and ``bias`` are checked by the native op (with
+    PyTorch's messages); plain tuples or lists of ints skip the per-element type checks here.
+    """
+    if type(normalized_shape) not in (tuple, list) or any(type(s) is not int for s in normalized_shape):
+        normalized_shape = _normalized_shape(normalized_shape)
+    if not normalized_shape:
         raise RuntimeError(
             "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
-            f"element, but got normalized_shape = {_fmt(normalized_shape)}"
+            f"element, but got normalized_shape = {_fmt(tuple(normalized_shape))}"
         )
-    if weight is not None and tuple(weight.shape) != normalized_shape:
-        raise RuntimeError(
-            "Expected weight to be of same shape as normalized_shape, but got weight of shape "
-            f"{_fmt(weight.shape)} and normalized_shape = {_fmt(normalized_shape)}"
-        )
-    if bias is not None and tuple(bias.shape) != normalized_shape:
-        raise RuntimeError(
-            "Expected bias to be of same shape as normalized_shape, but got bias of shape "
-            f"{_fmt(bias.shape)} and normalized_shape = {_fmt(normalized_shape)}"
-        )
-    if input.dim() < n or tuple(input.shape[input.dim() - n :]) != normalized_shape:
-        raise RuntimeError(
-            f"Given normalized_shape={_fmt(normalized_shape)}, expected input with shape "
-            f"[*{''.join(', ' + str(s) for s in normalized_shape)}], but got input of size{_fmt(input.shape)}"
-        )
-    if not input.is_floating_point():
-        raise NotImplementedError(f"\"LayerNormKernelImpl\" not implemented for '{_scalar_name(input.dtype)}'")
-    for p in (weight, bias):
-        if p is not None and p.dtype != input.dtype:
-            if str(input.dtype) == "torch.float32":
-                raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
-            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
     return _core.layer_norm(input, list(normalized_shape), weight, bias, float(eps))
 
 
