@@ -473,6 +473,22 @@ def test_group_norm_large_closed_form(dtype):
     np.testing.assert_allclose(fb.grad.numpy(), g.sum(axis=(0, 2, 3)), **tol)
 
 
+@pytest.mark.parametrize("offset", [0.0, 300.0])
+def test_layer_norm_float32_rows_of_every_length(offset):
+    # the float32 row statistics run in vectors of 16, blocks of 1024 and a masked tail: lengths
+    # around each boundary, against float64 statistics (an offset far from 0 tests the variance)
+    rng = np.random.default_rng(7)
+    for n in [1, 2, 15, 16, 17, 63, 64, 65, 80, 255, 1023, 1024, 1025, 2100]:
+        x = (rng.standard_normal((3, n)) * 2 + offset).astype(np.float32)
+        xd = x.astype(np.float64)
+        mean, var = xd.mean(-1, keepdims=True), xd.var(-1, keepdims=True)
+        expected = (xd - mean) / np.sqrt(var + 1e-5)
+        got = F.layer_norm(ferrograd.tensor(x), (n,)).numpy()
+        # x - mean in float32 near 300 is exact only to the mean's rounding (300 * 2**-24)
+        atol = 1e-6 + offset * 2**-23
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=atol, err_msg=f"n={n}")
+
+
 def test_group_norm_and_instance_norm_closed_form():
     x, w, b = _randn(2, 6, 4, 3), _randn(6), _randn(6)
     out = F.group_norm(_t(x), 3, _t(w), _t(b), eps=1e-4)

@@ -4,6 +4,7 @@
 checks in front of the native kernels.
 """
 
+import math
 import numbers
 
 from ... import _core
@@ -74,10 +75,14 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     r"""Group normalisation: the channels are split into ``num_groups`` groups normalised separately."""
-    num_groups = _int_arg(num_groups, "group_norm", "num_groups", 2)
-    if input.dim() < 2:
-        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
-    _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups] + list(input.size()[2:]))
+    if type(num_groups) is not int:
+        num_groups = _int_arg(num_groups, "group_norm", "num_groups", 2)
+    shape = input.shape
+    if len(shape) < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {len(shape)}")
+    # PyTorch's _verify_batch_size on [N * C // G, G, *spatial] (num_groups=0: ZeroDivisionError)
+    if shape[0] * shape[1] // num_groups * math.prod(shape[2:]) == 1:
+        _verify_batch_size([shape[0] * shape[1] // num_groups, num_groups] + list(shape[2:]))
     return _core.group_norm(input, num_groups, weight, bias, float(eps))
 
 
