@@ -244,11 +244,18 @@ fn backward_rows_base<T: Real + Elem>(
     dx: &mut [T],
     sums: &mut (Vec<T>, Vec<T>),
 ) {
-    backward_rows(part, dy, w, dx, sums, stats)
+    backward_rows(part, dy, w, dx, sums, stats, sum_dot)
+}
+
+/// `(sum a_i, sum a_i * b_i)` in f64.
+#[inline(always)]
+fn sum_dot<T: Elem>(a: &[T], b: &[T]) -> (f64, f64) {
+    (sum_lanes(a, |v| v.to_f64()), dot_product(a, b))
 }
 
 /// One part of `rows_backward`: dx of the part's rows, dw and db sums (over the part's rows, in
-/// T as PyTorch sums them) into `sums`; each row's (mean, rstd) from `stats`.
+/// T as PyTorch sums them) into `sums`; each row's (mean, rstd) from `stats`, `(sum a, a . b)`
+/// of two rows from `moments`.
 #[inline(always)]
 fn backward_rows<T: Real + Elem>(
     part: RowsPart<'_, T>,
@@ -257,6 +264,7 @@ fn backward_rows<T: Real + Elem>(
     dx: &mut [T],
     sums: &mut (Vec<T>, Vec<T>),
     stats: impl Fn(&[T], f64) -> (f64, f64),
+    moments: impl Fn(&[T], &[T]) -> (f64, f64),
 ) {
     let n = part.n;
     let (dw, db) = (&mut sums.0, &mut sums.1);
@@ -290,8 +298,8 @@ fn backward_rows<T: Real + Elem>(
                 let (mut sum_d, mut sum_dh) = (0.0f64, 0.0f64);
                 for c in 0..cg {
                     let (g, h) = (&dxh[c * hw..(c + 1) * hw], &xh[c * hw..(c + 1) * hw]);
-                    let (s0, s1) = if hw >= 128 {
-                        (sum_lanes(g, |d| d.to_f64()), dot_product(g, h))
+                    let (s0, s1) = if hw >= 16 {
+                        moments(g, h)
                     } else {
                         g.iter().zip(h).fold((0.0, 0.0), |(s0, s1), (&d, &v)| {
                             (s0 + d.to_f64(), s1 + d.to_f64() * v.to_f64())
@@ -319,8 +327,8 @@ fn backward_rows<T: Real + Elem>(
                 continue;
             }
         }
-        let a = T::of(sum_lanes(&dxh, |d| d.to_f64()) / n as f64);
-        let c = T::of(dot_product(&dxh, &xh) / n as f64);
+        let (sum_d, sum_dh) = moments(&dxh, &xh);
+        let (a, c) = (T::of(sum_d / n as f64), T::of(sum_dh / n as f64));
         for ((o, &d), &h) in dxr.iter_mut().zip(&dxh).zip(&xh) {
             *o = s * (d - a - h * c);
         }
@@ -332,9 +340,9 @@ mod wide {
     use super::*;
     use std::arch::x86_64::{
         __m512, __mmask16, _mm512_add_pd, _mm512_add_ps, _mm512_castps512_ps256, _mm512_cvtps_pd,
-        _mm512_extractf32x8_ps, _mm512_loadu_ps, _mm512_maskz_loadu_ps, _mm512_maskz_sub_ps,
-        _mm512_mul_ps, _mm512_reduce_add_pd, _mm512_set1_ps, _mm512_setzero_pd, _mm512_setzero_ps,
-        _mm512_sub_ps,
+        _mm512_extractf32x8_ps, _mm512_fmadd_ps, _mm512_loadu_ps, _mm512_maskz_loadu_ps,
+        _mm512_maskz_sub_ps, _mm512_mul_ps, _mm512_reduce_add_pd, _mm512_set1_ps,
+        _mm512_setzero_pd, _mm512_setzero_ps, _mm512_sub_ps,
     };
 
     #[target_feature(enable = "avx2,fma")]
@@ -365,7 +373,7 @@ mod wide {
         dx: &mut [T],
         sums: &mut (Vec<T>, Vec<T>),
     ) {
-        backward_rows(part, dy, w, dx, sums, stats)
+        backward_rows(part, dy, w, dx, sums, stats, sum_dot)
     }
 
     #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
@@ -376,7 +384,85 @@ mod wide {
         dx: &mut [T],
         sums: &mut (Vec<T>, Vec<T>),
     ) {
-        backward_rows(part, dy, w, dx, sums, |x, eps| stats_avx512(x, eps))
+        backward_rows(
+            part,
+            dy,
+            w,
+            dx,
+            sums,
+            |x, eps| stats_avx512(x, eps),
+            |a, b| sum_dot_avx512(a, b),
+        )
+    }
+
+    /// `sum_dot` with explicit AVX-512 code for f32 rows, as `stats_avx512`.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+    fn sum_dot_avx512<T: Elem>(a: &[T], b: &[T]) -> (f64, f64) {
+        if std::any::TypeId::of::<T>() != std::any::TypeId::of::<f32>() {
+            return sum_dot(a, b);
+        }
+        let len = a.len().min(b.len());
+        // SAFETY: T is f32 (same TypeId), so both slices hold at least `len` initialised f32s.
+        let (a, b) = unsafe {
+            (
+                std::slice::from_raw_parts(a.as_ptr().cast::<f32>(), len),
+                std::slice::from_raw_parts(b.as_ptr().cast::<f32>(), len),
+            )
+        };
+        const BLOCK: usize = 1024;
+        let (mut total_a, mut total_ab) = (_mm512_setzero_pd(), _mm512_setzero_pd());
+        for (ba, bb) in a.chunks(BLOCK).zip(b.chunks(BLOCK)) {
+            let (pa, pb, n) = (ba.as_ptr(), bb.as_ptr(), ba.len());
+            let (mut sa, mut sab) = ([_mm512_setzero_ps(); 2], [_mm512_setzero_ps(); 2]);
+            let mut i = 0;
+            while i + 32 <= n {
+                for j in 0..2 {
+                    // SAFETY: i + 16 * j + 16 <= i + 32 <= n, the length of both blocks.
+                    let (va, vb) = unsafe {
+                        (
+                            _mm512_loadu_ps(pa.add(i + 16 * j)),
+                            _mm512_loadu_ps(pb.add(i + 16 * j)),
+                        )
+                    };
+                    sa[j] = _mm512_add_ps(sa[j], va);
+                    sab[j] = _mm512_fmadd_ps(va, vb, sab[j]);
+                }
+                i += 32;
+            }
+            if i + 16 <= n {
+                // SAFETY: i + 16 <= n.
+                let (va, vb) = unsafe { (_mm512_loadu_ps(pa.add(i)), _mm512_loadu_ps(pb.add(i))) };
+                sa[1] = _mm512_add_ps(sa[1], va);
+                sab[1] = _mm512_fmadd_ps(va, vb, sab[1]);
+                i += 16;
+            }
+            if i < n {
+                let k = ((1u32 << (n - i)) - 1) as __mmask16;
+                // SAFETY: the masked loads read only lanes j < n - i (elements i + j < n of both
+                // blocks); masked-off lanes are not accessed and read as 0 (adding 0).
+                let (va, vb) = unsafe {
+                    (
+                        _mm512_maskz_loadu_ps(k, pa.add(i)),
+                        _mm512_maskz_loadu_ps(k, pb.add(i)),
+                    )
+                };
+                sa[0] = _mm512_add_ps(sa[0], va);
+                sab[0] = _mm512_fmadd_ps(va, vb, sab[0]);
+            }
+            let widen = |v: __m512| {
+                _mm512_add_pd(
+                    _mm512_cvtps_pd(_mm512_castps512_ps256(v)),
+                    _mm512_cvtps_pd(_mm512_extractf32x8_ps::<1>(v)),
+                )
+            };
+            total_a = _mm512_add_pd(total_a, widen(_mm512_add_ps(sa[0], sa[1])));
+            total_ab = _mm512_add_pd(total_ab, widen(_mm512_add_ps(sab[0], sab[1])));
+        }
+        (
+            _mm512_reduce_add_pd(total_a),
+            _mm512_reduce_add_pd(total_ab),
+        )
     }
 
     /// `stats` with explicit AVX-512 code for f32 rows (the compiler's own vectorisation of
