@@ -100,6 +100,7 @@ pub fn rows_forward<T: Real + Elem>(
             aff,
             first: start / n,
         };
+        let forward_rows_base = |part, w, b, y: &mut [T]| forward_rows(part, w, b, y, stats);
         best!(forward_rows_base, forward_rows_avx512, forward_rows_avx2; part, w, b, y)
     };
     let (y, _) = new_in_parts(x.len(), n, rows_parallel(rows, n), T::of(0.0), &run)?;
@@ -115,15 +116,6 @@ struct RowsPart<'a, T> {
     eps: f64,
     aff: Affine,
     first: usize,
-}
-
-fn forward_rows_base<T: Real + Elem>(
-    part: RowsPart<'_, T>,
-    w: Option<&[T]>,
-    b: Option<&[T]>,
-    y: &mut [T],
-) {
-    forward_rows(part, w, b, y, stats)
 }
 
 /// The rows of `part` normalized into `y`, each row's (mean, rstd) from `stats`.
@@ -207,6 +199,9 @@ pub fn rows_backward<T: Real + Elem>(
         };
         let mut sums = (vec![T::of(0.0); naff], vec![T::of(0.0); naff]);
         let dy = &dy[start..];
+        let backward_rows_base = |part, dy, w, dx: &mut [T], sums: &mut (Vec<T>, Vec<T>)| {
+            backward_rows(part, dy, w, dx, sums, stats, sum_dot)
+        };
         best!(backward_rows_base, backward_rows_avx512, backward_rows_avx2; part, dy, w, dx, &mut sums);
         sums
     };
@@ -235,16 +230,6 @@ fn dot_product<T: Elem>(a: &[T], b: &[T]) -> f64 {
         }
     }
     acc.iter().sum::<f64>() + rest
-}
-
-fn backward_rows_base<T: Real + Elem>(
-    part: RowsPart<'_, T>,
-    dy: &[T],
-    w: Option<&[T]>,
-    dx: &mut [T],
-    sums: &mut (Vec<T>, Vec<T>),
-) {
-    backward_rows(part, dy, w, dx, sums, stats, sum_dot)
 }
 
 /// `(sum a_i, sum a_i * b_i)` in f64.
