@@ -71,7 +71,8 @@ __all__ = [
     "Generator", "default_generator", "manual_seed", "initial_seed", "_random", "_fill_random", "_randperm",
     "_multinomial", "_sample_from", "_sample", "_fill_sample",
     # grad mode, threads, memory
-    "is_grad_enabled", "_set_grad_enabled", "set_num_threads", "get_num_threads", "_check_fits", "_live_nodes",
+    "is_grad_enabled", "_set_grad_enabled", "set_num_threads", "get_num_threads", "_simd_level", "_check_fits",
+    "_live_nodes",
     # autograd engine, custom Functions, hooks, anomaly mode
     "_run_backward", "_record_function", "_saved_tensors", "_current_graph_task_id", "_is_checkpoint_valid",
     "_add_leaf_hook", "_remove_leaf_hook", "_remove_node_hook", "_push_saved_tensors_hooks",
@@ -817,6 +818,7 @@ def is_grad_enabled() -> builtins.bool: ...
 def _set_grad_enabled(mode: builtins.bool) -> None: ...
 def set_num_threads(n: int) -> None: ...
 def get_num_threads() -> int: ...
+def _simd_level() -> str: ...  # "avx512", "avx2" or "base": what the kernels run (FERROGRAD_SIMD lowers it)
 def _check_fits(bytes: int) -> None: ...  # raises OutOfMemoryError for more than the machine holds
 def _live_nodes() -> int: ...
 

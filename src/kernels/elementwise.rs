@@ -313,6 +313,29 @@ fn fits(len: usize, off: usize, st: usize, n: usize) -> bool {
 /// the engine's loops and calls it element by element, unvectorised, from the others.
 pub trait Map1<T, U>: Sync {
     fn call(&self, x: T) -> U;
+    /// `d[i] = call(a[i])` for a contiguous run in explicit AVX-512 code, for maps that have
+    /// such a form (exp on f32, whose compiled loop costs more than it needs); returns whether
+    /// it ran. The AVX-512 loops try it first.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F, AVX-512DQ, AVX2 and FMA.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn run_avx512(&self, _a: &[T], _d: &mut [MaybeUninit<U>]) -> bool {
+        false
+    }
+    /// `run_avx512` in place.
+    ///
+    /// # Safety
+    /// As `run_avx512`.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn inplace_avx512(&self, _d: &mut [T]) -> bool
+    where
+        T: Copy,
+    {
+        false
+    }
 }
 impl<T, U, F: Fn(T) -> U + Sync> Map1<T, U> for F {
     #[inline(always)]
@@ -647,10 +670,11 @@ pub(crate) mod wide {
     use super::*;
 
     macro_rules! isa {
-        ($feat:literal, $r1:ident, $r2:ident, $r3:ident, $ri:ident, $ri2:ident, $ri3:ident) => {
+        ($feat:literal, $r1:ident, $r2:ident, $r3:ident, $ri:ident, $ri2:ident, $ri3:ident,
+         $run1:path, $inplace1:path) => {
             #[target_feature(enable = $feat)]
             pub fn $ri<T: Copy, F: Map1<T, T>>(d: &mut [T], f: &F) {
-                inplace_body(d, f)
+                $inplace1(d, f)
             }
 
             #[target_feature(enable = $feat)]
@@ -681,7 +705,7 @@ pub(crate) mod wide {
                 dst: &mut [MaybeUninit<U>],
                 f: &F,
             ) {
-                run1_body(a, blk, dst, f)
+                $run1(a, blk, dst, f)
             }
 
             #[target_feature(enable = $feat)]
@@ -716,7 +740,9 @@ pub(crate) mod wide {
         run3_avx2,
         inplace_avx2,
         inplace2_avx2,
-        inplace3_avx2
+        inplace3_avx2,
+        run1_body,
+        inplace_body
     );
     isa!(
         "avx512f,avx512dq,avx2,fma",
@@ -725,8 +751,54 @@ pub(crate) mod wide {
         run3_avx512,
         inplace_avx512,
         inplace2_avx512,
-        inplace3_avx512
+        inplace3_avx512,
+        explicit::run1,
+        explicit::inplace
     );
+
+    /// The unary loops of AVX-512: a map's explicit form (`Map1::run_avx512`) for contiguous
+    /// runs when it has one, else the compiled loops.
+    mod explicit {
+        use super::*;
+
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+        pub fn run1<T: Copy, U, F: Map1<T, U>>(
+            a: &[T],
+            blk: &Block<1>,
+            dst: &mut [MaybeUninit<U>],
+            f: &F,
+        ) {
+            if blk.inner == [1] && blk.len > 0 && blk.fits(0, a.len()) {
+                let mut done = true;
+                for r in 0..blk.rows {
+                    let [oa] = blk.row(r);
+                    let d = &mut dst[blk.out(r)];
+                    // the fit above: every run's offset is at most the last run's, whose last
+                    // element is inside `a`
+                    let a = &a[oa..oa + d.len()];
+                    // SAFETY: this function runs only where the CPU has its features.
+                    done = unsafe { f.run_avx512(a, d) };
+                    if !done {
+                        break;
+                    }
+                }
+                if done {
+                    return;
+                }
+            }
+            run1_body(a, blk, dst, f)
+        }
+
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+        pub fn inplace<T: Copy, F: Map1<T, T>>(d: &mut [T], f: &F) {
+            // SAFETY: this function runs only where the CPU has its features.
+            if !unsafe { f.inplace_avx512(d) } {
+                inplace_body(d, f)
+            }
+        }
+    }
 }
 
 /// `x = f(x)` for each element of `d`, 64 at a time through a local buffer: written straight

@@ -100,7 +100,8 @@ mod wide {
     use super::*;
 
     macro_rules! isa {
-        ($feat:literal, $rows:ident, $cols:ident, $sm_rows:ident, $sm_cols:ident, $sm_bwd:ident) => {
+        ($feat:literal, $rows:ident, $cols:ident, $sm_rows:ident, $sm_cols:ident, $sm_bwd:ident,
+         $sm_rows_body:path, $sm_bwd_body:path) => {
             #[target_feature(enable = $feat)]
             pub fn $sm_bwd<R: Real + Default>(
                 g: &[R],
@@ -109,7 +110,7 @@ mod wide {
                 out: &mut [R],
                 log: bool,
             ) {
-                softmax_backward_body(g, y, len, out, log)
+                $sm_bwd_body(g, y, len, out, log)
             }
 
             #[target_feature(enable = $feat)]
@@ -119,7 +120,7 @@ mod wide {
                 out: &mut [R],
                 log: bool,
             ) {
-                softmax_rows_body(src, len, out, log)
+                $sm_rows_body(src, len, out, log)
             }
 
             #[target_feature(enable = $feat)]
@@ -157,7 +158,9 @@ mod wide {
         cols_avx2,
         softmax_rows_avx2,
         softmax_cols_avx2,
-        softmax_backward_avx2
+        softmax_backward_avx2,
+        softmax_rows_body,
+        softmax_backward_body
     );
     isa!(
         "avx512f,avx512dq,avx2,fma",
@@ -165,8 +168,186 @@ mod wide {
         cols_avx512,
         softmax_rows_avx512,
         softmax_cols_avx512,
-        softmax_backward_avx512
+        softmax_backward_avx512,
+        explicit::softmax_rows,
+        explicit::softmax_backward
     );
+
+    /// Softmax rows of f32 in explicit AVX-512 code, bit for bit the portable kernels' results
+    /// (the compiled exponentials spent nine of their ~30 instructions a vector on 2^n; see
+    /// `simd::x86::avx512::exp_ps`). Other element types take the portable kernels.
+    mod explicit {
+        use super::*;
+        use crate::kernels::simd::x86::avx512::{exp_ps, first, sum_halving};
+        use crate::kernels::simd::{as_f32, as_f32_mut, log_f32};
+        use std::arch::x86_64::*;
+
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+        pub fn softmax_rows<R: Real + PartialOrd + Default>(
+            src: &[R],
+            len: usize,
+            out: &mut [R],
+            log: bool,
+        ) {
+            if let (Some(x), Some(o)) = (as_f32(src), as_f32_mut(out)) {
+                return softmax_rows_f32(x, len, o, log);
+            }
+            softmax_rows_body(src, len, out, log)
+        }
+
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+        pub fn softmax_backward<R: Real + Default>(
+            g: &[R],
+            y: &[R],
+            len: usize,
+            out: &mut [R],
+            log: bool,
+        ) {
+            if log {
+                if let (Some(g), Some(y), Some(o)) = (as_f32(g), as_f32(y), as_f32_mut(out)) {
+                    return log_softmax_backward_f32(g, y, len, o);
+                }
+            }
+            softmax_backward_body(g, y, len, out, log)
+        }
+
+        /// `f(x)` into `o` for the 16-lane vectors of `x` (the last one partial, masked).
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+        fn map_f32(x: &[f32], o: &mut [f32], f: impl Fn(usize, __m512) -> __m512) {
+            let n = x.len().min(o.len());
+            let (p, q) = (x.as_ptr(), o.as_mut_ptr());
+            let mut i = 0;
+            while i < n {
+                let k = first(n - i);
+                // SAFETY: the masked load and store touch only lanes j < min(16, n - i), that
+                // is elements i + j < n of both slices.
+                unsafe {
+                    _mm512_mask_storeu_ps(q.add(i), k, f(i, _mm512_maskz_loadu_ps(k, p.add(i))))
+                };
+                i += 16;
+            }
+        }
+
+        /// The row's largest value, NaNs ignored (a NaN still makes its row NaN through the
+        /// exponentials and their sum, as the portable kernel's NaN shift does).
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+        fn max_f32(x: &[f32]) -> f32 {
+            let mut m = [_mm512_set1_ps(f32::NEG_INFINITY); 4];
+            let mut chunks = x.chunks_exact(64);
+            for c in &mut chunks {
+                for (j, m) in m.iter_mut().enumerate() {
+                    // SAFETY: 16 * j + 16 <= 64, the chunk's length.
+                    *m = _mm512_max_ps(*m, unsafe { _mm512_loadu_ps(c.as_ptr().add(16 * j)) });
+                }
+            }
+            let m = _mm512_max_ps(_mm512_max_ps(m[0], m[1]), _mm512_max_ps(m[2], m[3]));
+            let mut best = _mm512_reduce_max_ps(m);
+            for &v in chunks.remainder() {
+                best = if v > best { v } else { best };
+            }
+            best
+        }
+
+        /// `exp_sum` for f32: exp(x - shift) written to `o` when `WRITE`, and summed in
+        /// `fold_lanes`' 64 lanes (four vectors), merge order and one-by-one tail.
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+        fn exp_sum_f32<const WRITE: bool>(x: &[f32], shift: f32, o: &mut [f32]) -> f32 {
+            let n = x.len().min(o.len());
+            let (p, q) = (x.as_ptr(), o.as_mut_ptr());
+            let sh = _mm512_set1_ps(shift);
+            let mut acc = [_mm512_setzero_ps(); 4];
+            let mut i = 0;
+            while i + 64 <= n {
+                for (j, a) in acc.iter_mut().enumerate() {
+                    // SAFETY: i + 16 * j + 16 <= i + 64 <= n, inside both slices.
+                    let e = exp_ps(_mm512_sub_ps(
+                        unsafe { _mm512_loadu_ps(p.add(i + 16 * j)) },
+                        sh,
+                    ));
+                    if WRITE {
+                        // SAFETY: as the load.
+                        unsafe { _mm512_storeu_ps(q.add(i + 16 * j), e) };
+                    }
+                    *a = _mm512_add_ps(*a, e);
+                }
+                i += 64;
+            }
+            // lanes k and k + 32 (vectors 0 and 2, 1 and 3), then the two halves
+            let acc = _mm512_add_ps(_mm512_add_ps(acc[0], acc[2]), _mm512_add_ps(acc[1], acc[3]));
+            let mut s = sum_halving(acc);
+            while i < n {
+                let k = first(n - i);
+                // SAFETY: the masked load (and store) touch only elements i + j < n.
+                let e = exp_ps(_mm512_sub_ps(
+                    unsafe { _mm512_maskz_loadu_ps(k, p.add(i)) },
+                    sh,
+                ));
+                if WRITE {
+                    // SAFETY: as the load.
+                    unsafe { _mm512_mask_storeu_ps(q.add(i), k, e) };
+                }
+                let mut lanes = [0.0f32; 16];
+                // SAFETY: `lanes` holds 16 f32s.
+                unsafe { _mm512_storeu_ps(lanes.as_mut_ptr(), e) };
+                for &v in &lanes[..(n - i).min(16)] {
+                    s += v;
+                }
+                i += 16;
+            }
+            s
+        }
+
+        /// `softmax_rows_body` for f32 rows, the same bits.
+        #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+        fn softmax_rows_f32(src: &[f32], len: usize, out: &mut [f32], log: bool) {
+            for (x, o) in src.chunks_exact(len).zip(out.chunks_exact_mut(len)) {
+                let m = max_f32(x);
+                let shift = if m == f32::NEG_INFINITY { 0.0 } else { m };
+                if log {
+                    let ls = _mm512_set1_ps(log_f32(exp_sum_f32::<false>(x, shift, o)) + shift);
+                    map_f32(x, o, |_, v| _mm512_sub_ps(v, ls));
+                } else {
+                    let inv = _mm512_set1_ps(1.0 / exp_sum_f32::<true>(x, shift, o));
+                    let e = o.as_mut_ptr();
+                    let n = o.len();
+                    let mut i = 0;
+                    while i < n {
+                        let k = first(n - i);
+                        // SAFETY: the masked load and store touch only elements i + j < n of `o`.
+                        unsafe {
+                            let v = _mm512_maskz_loadu_ps(k, e.add(i));
+                            _mm512_mask_storeu_ps(e.add(i), k, _mm512_mul_ps(v, inv));
+                        }
+                        i += 16;
+                    }
+                }
+            }
+        }
+
+        /// The log_softmax backward rows for f32: `g - exp(y) * sum(g)`, the same bits as
+        /// `softmax_backward_body`.
+        #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+        fn log_softmax_backward_f32(g: &[f32], y: &[f32], len: usize, out: &mut [f32]) {
+            let rows = out
+                .chunks_exact_mut(len)
+                .zip(g.chunks_exact(len).zip(y.chunks_exact(len)));
+            for (o, (g, y)) in rows {
+                let s = _mm512_set1_ps(fold_lanes(g, &SumOf));
+                let gp = g.as_ptr();
+                map_f32(y, o, |i, y| {
+                    // SAFETY: `map_f32` passes the offset i of a vector of `y` (len elements),
+                    // and g has len elements too; the masked load reads only elements < len.
+                    let g = unsafe { _mm512_maskz_loadu_ps(first(len - i), gp.add(i)) };
+                    _mm512_sub_ps(g, _mm512_mul_ps(exp_ps(y), s))
+                });
+            }
+        }
+    }
 }
 
 /// Reduces the middle axis of a contiguous `(outer, red, inner)` buffer with `r`: rows
@@ -940,6 +1121,54 @@ mod tests {
         assert!((lo[5].exp() - out[5]).abs() < 1e-6);
         let inf = softmax_rows(&[f32::NEG_INFINITY, 0.0], 2, false).unwrap();
         assert_eq!(inf, vec![0.0, 1.0]);
+    }
+
+    fn avx512() -> bool {
+        crate::kernels::simd::x86::level() == crate::kernels::simd::x86::Level::Avx512
+    }
+
+    fn same_bits(a: &[f32], b: &[f32]) -> bool {
+        a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()))
+    }
+
+    #[test]
+    fn explicit_avx512_softmax_rows_are_the_portable_ones_bit_for_bit() {
+        if !avx512() {
+            eprintln!("skipped: this CPU (or FERROGRAD_SIMD) runs no AVX-512 code");
+            return;
+        }
+        let mut seed = 12345u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 40) as f32 / (1u64 << 24) as f32) * 40.0 - 20.0
+        };
+        for len in [1, 2, 15, 16, 17, 63, 64, 65, 100, 128, 130, 257, 1000] {
+            let mut x: Vec<f32> = (0..6 * len).map(|_| next()).collect();
+            // rows 2..6: a -inf, all -inf, a NaN, a +inf
+            x[2 * len] = f32::NEG_INFINITY;
+            x[3 * len..4 * len].fill(f32::NEG_INFINITY);
+            x[4 * len + len / 2] = f32::NAN;
+            x[5 * len + len / 3] = f32::INFINITY;
+            let g: Vec<f32> = (0..6 * len).map(|_| next()).collect();
+            for log in [false, true] {
+                let (mut want, mut got) = (vec![0.0; x.len()], vec![0.0; x.len()]);
+                softmax_rows_body(&x, len, &mut want, log);
+                // SAFETY: level() reported AVX-512 (avx512f, avx512dq, avx2 and fma detected).
+                unsafe { wide::softmax_rows_avx512(&x, len, &mut got, log) };
+                assert!(same_bits(&want, &got), "forward len {len} log {log}");
+                let y = want;
+                let (mut want, mut got) = (vec![0.0; x.len()], vec![0.0; x.len()]);
+                softmax_backward_body(&g, &y, len, &mut want, log);
+                // SAFETY: as above.
+                unsafe { wide::softmax_backward_avx512(&g, &y, len, &mut got, log) };
+                assert!(same_bits(&want, &got), "backward len {len} log {log}");
+            }
+        }
     }
 
     #[test]

@@ -46,17 +46,20 @@ pub(crate) mod x86 {
         k.run()
     }
 
-    #[derive(Clone, Copy, PartialEq, Eq)]
+    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
     pub enum Level {
         Base,
         Avx2,
         Avx512,
     }
 
+    /// The instruction set the kernels use: the best the CPU has, or less when the environment
+    /// variable `FERROGRAD_SIMD` (`avx2` or `base`, read once) asks for it, so that the tests
+    /// can run the other code paths on any machine.
     pub fn level() -> Level {
         static LEVEL: std::sync::OnceLock<Level> = std::sync::OnceLock::new();
         *LEVEL.get_or_init(|| {
-            if is_x86_feature_detected!("avx512f")
+            let detected = if is_x86_feature_detected!("avx512f")
                 && is_x86_feature_detected!("avx512dq")
                 && is_x86_feature_detected!("avx2")
                 && is_x86_feature_detected!("fma")
@@ -66,9 +69,148 @@ pub(crate) mod x86 {
                 Level::Avx2
             } else {
                 Level::Base
-            }
+            };
+            let asked = match std::env::var("FERROGRAD_SIMD").as_deref() {
+                Ok("base") => Level::Base,
+                Ok("avx2") => Level::Avx2,
+                _ => Level::Avx512,
+            };
+            detected.min(asked)
         })
     }
+
+    /// Explicit AVX-512 forms of the f32 functions above, for row kernels whose compiled loops
+    /// cost more than they need: `exp_f32`'s 2^n1 * 2^n2 is nine instructions a vector, and
+    /// `vscalefps` gives the same bits in one.
+    pub mod avx512 {
+        use super::super::{
+            EXP_HI, EXP_LN2_HI, EXP_LN2_LO, EXP_LO, EXP_LOG2E, EXP_MAGIC, EXP_POLY, TANH_POLY,
+            TANH_SMALL,
+        };
+        use std::arch::x86_64::*;
+
+        /// `exp_f32` of each lane, bit for bit (the same reduction, polynomial and fused
+        /// multiply-adds; 2^n applied by `vscalefps`, exact or rounded once, as the two
+        /// products are).
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+        pub fn exp_ps(x: __m512) -> __m512 {
+            // max(lo, x) and min(hi, .) return their second operand for a NaN: NaN stays
+            let xc = _mm512_min_ps(
+                _mm512_set1_ps(EXP_HI),
+                _mm512_max_ps(_mm512_set1_ps(EXP_LO), x),
+            );
+            let magic = _mm512_set1_ps(EXP_MAGIC);
+            let n = _mm512_sub_ps(_mm512_fmadd_ps(xc, _mm512_set1_ps(EXP_LOG2E), magic), magic);
+            let r = _mm512_fmadd_ps(
+                n,
+                _mm512_set1_ps(-EXP_LN2_LO),
+                _mm512_fmadd_ps(n, _mm512_set1_ps(-EXP_LN2_HI), xc),
+            );
+            let mut p = _mm512_set1_ps(EXP_POLY[0]);
+            for &c in &EXP_POLY[1..] {
+                p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(c));
+            }
+            let em1 = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, r);
+            let e = _mm512_scalef_ps(_mm512_add_ps(em1, _mm512_set1_ps(1.0)), n);
+            // below the normal range (and at -inf) 0; a NaN compares unordered and is kept
+            let keep = _mm512_cmp_ps_mask::<_CMP_NLT_UQ>(x, _mm512_set1_ps(EXP_LO));
+            _mm512_maskz_mov_ps(keep, e)
+        }
+
+        /// `tanh_f32` of each lane, bit for bit.
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+        pub fn tanh_ps(x: __m512) -> __m512 {
+            let ax = _mm512_abs_ps(x);
+            let z = _mm512_mul_ps(x, x);
+            let mut p = _mm512_set1_ps(TANH_POLY[0]);
+            for &c in &TANH_POLY[1..] {
+                p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(c));
+            }
+            let small = _mm512_fmadd_ps(_mm512_mul_ps(x, z), p, x);
+            let one = _mm512_set1_ps(1.0);
+            let e = exp_ps(_mm512_add_ps(ax, ax));
+            let big = _mm512_sub_ps(
+                one,
+                _mm512_div_ps(_mm512_set1_ps(2.0), _mm512_add_ps(e, one)),
+            );
+            // copysign: big's magnitude with x's sign bit
+            let sign = _mm512_set1_ps(-0.0);
+            let big = _mm512_or_ps(_mm512_andnot_ps(sign, big), _mm512_and_ps(x, sign));
+            let is_small = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(ax, _mm512_set1_ps(TANH_SMALL));
+            _mm512_mask_blend_ps(is_small, big, small)
+        }
+
+        /// `sigmoid_f32` of each lane, bit for bit.
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+        pub fn sigmoid_ps(x: __m512) -> __m512 {
+            let one = _mm512_set1_ps(1.0);
+            let e = exp_ps(_mm512_sub_ps(_mm512_setzero_ps(), x));
+            _mm512_div_ps(one, _mm512_add_ps(one, e))
+        }
+
+        /// `x * sigmoid_f32(x)` of each lane (silu), bit for bit.
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+        pub fn silu_ps(x: __m512) -> __m512 {
+            _mm512_mul_ps(x, sigmoid_ps(x))
+        }
+
+        /// The sum of the 16 lanes in `merge_lanes`' order: lane i and lane i + 8 added, then
+        /// i + 4, i + 2, i + 1.
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+        pub fn sum_halving(v: __m512) -> f32 {
+            let a = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps::<1>(v));
+            let b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps::<1>(a));
+            let c = _mm_add_ps(b, _mm_movehl_ps(b, b));
+            _mm_cvtss_f32(_mm_add_ss(c, _mm_movehdup_ps(c)))
+        }
+
+        /// `q[i] = f(p[i])` for i < n, 16 lanes at a time, the last vector masked.
+        ///
+        /// # Safety
+        /// `p` is readable and `q` writable for `n` f32s (they may be the same memory).
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+        pub unsafe fn map16(p: *const f32, q: *mut f32, n: usize, f: impl Fn(__m512) -> __m512) {
+            let mut i = 0;
+            while i < n {
+                let k = first(n - i);
+                // SAFETY: the masked load and store touch only elements i + j < n, readable
+                // and writable by the caller's promise.
+                unsafe {
+                    _mm512_mask_storeu_ps(q.add(i), k, f(_mm512_maskz_loadu_ps(k, p.add(i))))
+                };
+                i += 16;
+            }
+        }
+
+        /// The mask of the first `n` (at most 16) lanes.
+        #[inline(always)]
+        pub fn first(n: usize) -> __mmask16 {
+            (((1u32 << n.min(16)) - 1) & 0xffff) as __mmask16
+        }
+    }
+}
+
+/// `x` as f32 values when `R` is f32.
+#[inline(always)]
+pub fn as_f32<R: 'static>(x: &[R]) -> Option<&[f32]> {
+    (std::any::TypeId::of::<R>() == std::any::TypeId::of::<f32>())
+        // SAFETY: R is f32 (same TypeId), so the slice holds x.len() initialised f32 values.
+        .then(|| unsafe { std::slice::from_raw_parts(x.as_ptr().cast::<f32>(), x.len()) })
+}
+
+/// `x` as mutable f32 values when `R` is f32.
+#[inline(always)]
+pub fn as_f32_mut<R: 'static>(x: &mut [R]) -> Option<&mut [f32]> {
+    (std::any::TypeId::of::<R>() == std::any::TypeId::of::<f32>())
+        // SAFETY: R is f32 (same TypeId), so the slice holds x.len() initialised f32 values,
+        // borrowed mutably and exclusively for the returned lifetime.
+        .then(|| unsafe { std::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<f32>(), x.len()) })
 }
 
 /// `dst[i] = f(src[i])`, compiled for the best instruction set the CPU has. Returns the number
@@ -163,32 +305,34 @@ pub fn horner<R: Real, const N: usize>(x: R, c: [R; N]) -> R {
     acc
 }
 
+// exp_f32's constants (shared with its explicit AVX-512 form, `x86::avx512::exp_ps`)
+const EXP_LO: f32 = -87.5;
+const EXP_HI: f32 = 88.75;
+const EXP_LOG2E: f32 = std::f32::consts::LOG2_E;
+const EXP_LN2_HI: f32 = 0.693_359_4;
+const EXP_LN2_LO: f32 = -2.121_944_4e-4;
+const EXP_MAGIC: f32 = 12_582_912.0; // 1.5 * 2^23: adding it rounds to an integer
+#[allow(clippy::excessive_precision)] // Cephes' coefficients, as published
+const EXP_POLY: [f32; 6] = [
+    1.987_569_1e-4,
+    1.398_199_9e-3,
+    8.333_452e-3,
+    4.166_579_6e-2,
+    1.666_666_5e-1,
+    5.000_000_1e-1,
+];
+
 /// exp's reduction and polynomial for `xc` (already clamped to [-88, 88.75]): x = n ln2 + r
 /// with |r| <= ln2 / 2 (Cody-Waite), exp(r) - 1 = r + r^2 p(r) (Cephes' polynomial, without its
 /// 1), and 2^n as two factors 2^n1 * 2^n2, so that n = 128 and n = -126 stay in the exponent
 /// range. Returns (exp(r) - 1, 2^n1, 2^n2, n).
 #[inline(always)]
-#[allow(clippy::excessive_precision)] // Cephes' coefficients, as published
 fn exp_reduced(xc: f32) -> (f32, f32, f32, i32) {
-    const LOG2E: f32 = std::f32::consts::LOG2_E;
-    const LN2_HI: f32 = 0.693_359_4;
-    const LN2_LO: f32 = -2.121_944_4e-4;
-    const MAGIC: f32 = 12_582_912.0; // 1.5 * 2^23: adding it rounds to an integer
-    let shifted = xc.mul_add(LOG2E, MAGIC);
-    let n = shifted - MAGIC;
+    let shifted = xc.mul_add(EXP_LOG2E, EXP_MAGIC);
+    let n = shifted - EXP_MAGIC;
     let ni = (shifted.to_bits() as i32).wrapping_sub(0x4B40_0000);
-    let r = n.mul_add(-LN2_LO, n.mul_add(-LN2_HI, xc));
-    let p = horner(
-        r,
-        [
-            1.987_569_1e-4,
-            1.398_199_9e-3,
-            8.333_452e-3,
-            4.166_579_6e-2,
-            1.666_666_5e-1,
-            5.000_000_1e-1,
-        ],
-    );
+    let r = n.mul_add(-EXP_LN2_LO, n.mul_add(-EXP_LN2_HI, xc));
+    let p = horner(r, EXP_POLY);
     let n1 = ni >> 1;
     let n2 = ni - n1;
     // xc in [-88, 88.75]: n in [-127, 128], so n1, n2 in [-64, 64] and both exponent fields in
@@ -202,35 +346,35 @@ fn exp_reduced(xc: f32) -> (f32, f32, f32, i32) {
 /// against `f32::exp`. Overflows to inf above ~88.72; NaN stays NaN.
 #[inline(always)]
 pub fn exp_f32(x: f32) -> f32 {
-    let (em1, s1, s2, _) = exp_reduced(x.clamp(-87.5, 88.75));
+    let (em1, s1, s2, _) = exp_reduced(x.clamp(EXP_LO, EXP_HI));
     let r = (em1 + 1.0) * s1 * s2;
     // below the normal range the result is (flushed) zero; exp(-inf) = 0
-    if x < -87.5 {
+    if x < EXP_LO {
         0.0
     } else {
         r
     }
 }
 
+#[allow(clippy::excessive_precision)] // Cephes' coefficients, as published
+const TANH_POLY: [f32; 5] = [
+    -5.704_988_7e-3,
+    2.063_908_9e-2,
+    -5.373_971_6e-2,
+    1.333_144_2e-1,
+    -3.333_328_2e-1,
+];
+const TANH_SMALL: f32 = 0.625;
+
 /// tanh for f32: a polynomial near 0 (no cancellation), 1 - 2/(exp(2|x|)+1) elsewhere.
 #[inline(always)]
-#[allow(clippy::excessive_precision)] // Cephes' coefficients, as published
 pub fn tanh_f32(x: f32) -> f32 {
     let ax = x.abs();
     let z = x * x;
-    let p = horner(
-        z,
-        [
-            -5.704_988_7e-3,
-            2.063_908_9e-2,
-            -5.373_971_6e-2,
-            1.333_144_2e-1,
-            -3.333_328_2e-1,
-        ],
-    );
+    let p = horner(z, TANH_POLY);
     let small = (x * z).mul_add(p, x);
     let big = (1.0 - 2.0 / (exp_f32(2.0 * ax) + 1.0)).copysign(x);
-    if ax < 0.625 {
+    if ax < TANH_SMALL {
         small
     } else {
         big
@@ -500,6 +644,7 @@ pub fn erf_f64(x: f64) -> f64 {
 /// `erf_f64`).
 pub trait Real:
     Copy
+    + 'static
     + Send
     + Sync
     + PartialOrd
@@ -621,6 +766,65 @@ mod tests {
         assert_eq!(exp_f32(-200.0), 0.0);
         assert!(exp_f32(f32::NAN).is_nan());
         assert_eq!(exp_f32(f32::NEG_INFINITY), 0.0);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn explicit_avx512_forms_are_the_f32_functions_bit_for_bit() {
+        use std::arch::x86_64::{_mm512_loadu_ps, _mm512_storeu_ps};
+        if x86::level() != x86::Level::Avx512 {
+            eprintln!("skipped: this CPU (or FERROGRAD_SIMD) runs no AVX-512 code");
+            return;
+        }
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            EXP_LO,
+            EXP_LO.next_up(),
+            EXP_LO.next_down(),
+            -87.4,
+            -87.33655,
+            88.72283,
+            88.72284,
+            EXP_HI,
+            f32::MIN_POSITIVE,
+            f32::MAX,
+            f32::MIN,
+        ];
+        // every exponent and sign, and a fine sweep of the range where exp is finite
+        xs.extend((0..=u32::MAX).step_by(4099).map(f32::from_bits));
+        xs.extend((0..400_000).map(|i| -100.0 + i as f32 * 0.0005));
+        for c in xs.chunks(16) {
+            let mut lanes = [0.0f32; 16];
+            lanes[..c.len()].copy_from_slice(c);
+            type Pair = (
+                &'static str,
+                unsafe fn(std::arch::x86_64::__m512) -> std::arch::x86_64::__m512,
+                fn(f32) -> f32,
+            );
+            let fns: [Pair; 4] = [
+                ("exp", x86::avx512::exp_ps, exp_f32),
+                ("tanh", x86::avx512::tanh_ps, tanh_f32),
+                ("sigmoid", x86::avx512::sigmoid_ps, sigmoid_f32),
+                ("silu", x86::avx512::silu_ps, |x| x * sigmoid_f32(x)),
+            ];
+            for (name, v, f) in fns {
+                let mut got = [0.0f32; 16];
+                // SAFETY: level() reported AVX-512 (avx512f, avx512dq, avx2 and fma detected);
+                // both arrays hold 16 f32s.
+                unsafe { _mm512_storeu_ps(got.as_mut_ptr(), v(_mm512_loadu_ps(lanes.as_ptr()))) };
+                for (&x, &e) in c.iter().zip(&got) {
+                    let want = f(x);
+                    assert!(
+                        e.to_bits() == want.to_bits() || (e.is_nan() && want.is_nan()),
+                        "{name}({x:e}): {e:e} != {want:e}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

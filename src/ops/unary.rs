@@ -153,18 +153,19 @@ pub fn fused_grad(
 /// The element functions are wrapped in zero-sized kernel types (`Fwd`, `Bwd`) whose calls are
 /// always inlined, so the engine's loops vectorise them however large they are.
 macro_rules! float_unary {
-    ($name:ident / $inplace:ident, $node:literal, $f:expr, $f32:expr, save: $save:ident, grad: $k:ident, |$ctx:ident, $s:ident, $g:ident| $bw:expr) => {
-        float_unary!($name / $inplace, $node, $f, $f32, save: $save, grad: activation::$k, |$ctx, $s, $g| $bw);
+    ($name:ident / $inplace:ident, $node:literal, $f:expr, $f32:expr $(=> $v16:path)?, save: $save:ident, grad: $k:ident, |$ctx:ident, $s:ident, $g:ident| $bw:expr) => {
+        float_unary!($name / $inplace, $node, $f, $f32 $(=> $v16)?, save: $save, grad: activation::$k, |$ctx, $s, $g| $bw);
     };
-    ($name:ident / $inplace:ident, $node:literal, $f:expr, $f32:expr, save: $save:ident, grad: $km:ident :: $k:ident, |$ctx:ident, $s:ident, $g:ident| $bw:expr) => {
+    // `f32 => v16`: v16 is the f32 function's explicit AVX-512 form (`Map1::call16`)
+    ($name:ident / $inplace:ident, $node:literal, $f:expr, $f32:expr $(=> $v16:path)?, save: $save:ident, grad: $km:ident :: $k:ident, |$ctx:ident, $s:ident, $g:ident| $bw:expr) => {
         #[doc = concat!("`", stringify!($name), "` in place.")]
         pub fn $inplace(t: &Tensor) -> Result<()> {
-            float_unary!(@fwd $f, $f32);
+            float_unary!(@fwd $f, $f32 $(=> $v16)?);
             float_unary!(@inplace $save, t, $name, $node, $km::$k, |$ctx, $s, $g| $bw)
         }
 
         pub fn $name(t: &Tensor) -> Result<Tensor> {
-            float_unary!(@fwd $f, $f32);
+            float_unary!(@fwd $f, $f32 $(=> $v16)?);
             let out = float_map(t, Fwd, Fwd)?;
             if needs_grad(&[t]) {
                 float_unary!(@record $save, t, &out, $node, $km::$k, |$ctx, $s, $g| $bw);
@@ -205,13 +206,33 @@ macro_rules! float_unary {
     (@inplace input, $t:ident, $name:ident, $node:literal, $km:ident :: $k:ident, |$ctx:ident, $s:ident, $g:ident| $bw:expr) => {
         float_map_inplace($t, Fwd, Fwd, $name)
     };
-    (@fwd $f:expr, $f32:expr) => {
+    (@fwd $f:expr, $f32:expr $(=> $v16:path)?) => {
         struct Fwd;
         impl $crate::kernels::elementwise::Map1<f32, f32> for Fwd {
             #[inline(always)]
             fn call(&self, x: f32) -> f32 {
                 ($f32)(x)
             }
+            $(
+                #[cfg(target_arch = "x86_64")]
+                #[inline(always)]
+                unsafe fn run_avx512(&self, a: &[f32], d: &mut [std::mem::MaybeUninit<f32>]) -> bool {
+                    let n = a.len().min(d.len());
+                    // SAFETY: the contract of run_avx512: the CPU has the features of map16 and
+                    // $v16; a is readable and d (MaybeUninit<f32>, f32's layout) writable for
+                    // n f32s.
+                    unsafe { $crate::kernels::simd::x86::avx512::map16(a.as_ptr(), d.as_mut_ptr().cast(), n, |v| $v16(v)) };
+                    true
+                }
+                #[cfg(target_arch = "x86_64")]
+                #[inline(always)]
+                unsafe fn inplace_avx512(&self, d: &mut [f32]) -> bool {
+                    let (q, n) = (d.as_mut_ptr(), d.len());
+                    // SAFETY: as run_avx512, d read and written through q only.
+                    unsafe { $crate::kernels::simd::x86::avx512::map16(q, q, n, |v| $v16(v)) };
+                    true
+                }
+            )?
         }
         impl $crate::kernels::elementwise::Map1<f64, f64> for Fwd {
             #[inline(always)]
@@ -232,7 +253,7 @@ fn s(v: f64) -> Operand {
     Operand::S(Scalar::Float(v))
 }
 
-float_unary!(exp / exp_, "ExpBackward0", vm::exp_f64, simd::exp_f32, save: output, grad: exp_grad, |ctx, out, g| mul(&g, &out)?);
+float_unary!(exp / exp_, "ExpBackward0", vm::exp_f64, simd::exp_f32 => simd::x86::avx512::exp_ps, save: output, grad: exp_grad, |ctx, out, g| mul(&g, &out)?);
 float_unary!(log / log_, "LogBackward0", vm::log_f64, simd::log_f32, save: input, grad: log_grad, |ctx, x, g| binary(BinOp::Div, &t(&g), &t(&x))?);
 float_unary!(log1p / log1p_, "Log1PBackward0", vm::log1p_f64, simd::log1p_f32, save: input, grad: log1p_grad, |ctx, x, g| {
     binary(BinOp::Div, &t(&g), &t(&binary(BinOp::Add, &t(&x), &s(1.0))?))?
@@ -248,12 +269,12 @@ float_unary!(sin / sin_, "SinBackward0", f64::sin, simd::sin_f32, save: input, g
 float_unary!(cos / cos_, "CosBackward0", f64::cos, simd::cos_f32, save: input, grad: cos_grad, |ctx, x, g| {
     mul(&g, &neg(&sin(&x)?)?)?
 });
-float_unary!(tanh / tanh_, "TanhBackward0", vm::tanh_f64, simd::tanh_f32, save: output, grad: tanh_grad, |ctx, out, g| {
+float_unary!(tanh / tanh_, "TanhBackward0", vm::tanh_f64, simd::tanh_f32 => simd::x86::avx512::tanh_ps, save: output, grad: tanh_grad, |ctx, out, g| {
     // g * (1 - out^2)
     let one_minus = binary(BinOp::Sub, &s(1.0), &t(&mul(&out, &out)?))?;
     mul(&g, &one_minus)?
 });
-float_unary!(sigmoid / sigmoid_, "SigmoidBackward0", vm::sigmoid_f64, simd::sigmoid_f32, save: output, grad: sigmoid_grad, |ctx, out, g| {
+float_unary!(sigmoid / sigmoid_, "SigmoidBackward0", vm::sigmoid_f64, simd::sigmoid_f32 => simd::x86::avx512::sigmoid_ps, save: output, grad: sigmoid_grad, |ctx, out, g| {
     let one_minus = binary(BinOp::Sub, &s(1.0), &t(&out))?;
     mul(&mul(&g, &out)?, &one_minus)?
 });
@@ -265,7 +286,7 @@ float_unary!(erf / erf_, "ErfBackward0", vm::verf_f64, simd::erf_f32, save: inpu
     let e = exp(&neg(&mul(&x, &x)?)?)?;
     mul(&g, &mul_scalar(&e, std::f64::consts::FRAC_2_SQRT_PI)?)?
 });
-float_unary!(silu / silu_, "SiluBackward0", |x: f64| x / (1.0 + vm::exp_f64(-x)), |x: f32| x * simd::sigmoid_f32(x), save: input, grad: silu_grad, |ctx, x, g| {
+float_unary!(silu / silu_, "SiluBackward0", |x: f64| x / (1.0 + vm::exp_f64(-x)), |x: f32| x * simd::sigmoid_f32(x) => simd::x86::avx512::silu_ps, save: input, grad: silu_grad, |ctx, x, g| {
     // sig(x) * (1 + x * (1 - sig(x)))
     let sg = sigmoid(&x)?;
     let one_minus = binary(BinOp::Sub, &s(1.0), &t(&sg))?;

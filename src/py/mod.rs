@@ -488,6 +488,23 @@ fn get_num_threads() -> usize {
     crate::kernels::num_threads()
 }
 
+/// The instruction set the kernels run ("avx512", "avx2" or "base"): the best the CPU has,
+/// or less when `FERROGRAD_SIMD` asks for it (the tests run every path so).
+#[pyfunction]
+fn _simd_level() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use crate::kernels::simd::x86::{level, Level};
+        match level() {
+            Level::Avx512 => "avx512",
+            Level::Avx2 => "avx2",
+            Level::Base => "base",
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    "base"
+}
+
 #[pymodule]
 #[pyo3(name = "_core")]
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -528,6 +545,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cat, m)?)?;
     m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(_simd_level, m)?)?;
     m.add_function(wrap_pyfunction!(stack, m)?)?;
     m.add_function(wrap_pyfunction!(where_, m)?)?;
     m.add_function(wrap_pyfunction!(is_grad_enabled, m)?)?;
