@@ -156,7 +156,7 @@ macro_rules! float_unary {
     ($name:ident / $inplace:ident, $node:literal, $f:expr, $f32:expr $(=> $v16:path)?, save: $save:ident, grad: $k:ident, |$ctx:ident, $s:ident, $g:ident| $bw:expr) => {
         float_unary!($name / $inplace, $node, $f, $f32 $(=> $v16)?, save: $save, grad: activation::$k, |$ctx, $s, $g| $bw);
     };
-    // `f32 => v16`: v16 is the f32 function's explicit AVX-512 form (`Map1::call16`)
+    // `f32 => v16`: v16 is the f32 function's explicit AVX-512 form (run by `Map1::run_avx512`)
     ($name:ident / $inplace:ident, $node:literal, $f:expr, $f32:expr $(=> $v16:path)?, save: $save:ident, grad: $km:ident :: $k:ident, |$ctx:ident, $s:ident, $g:ident| $bw:expr) => {
         #[doc = concat!("`", stringify!($name), "` in place.")]
         pub fn $inplace(t: &Tensor) -> Result<()> {
