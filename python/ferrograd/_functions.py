@@ -692,8 +692,7 @@ def _suggest_memory_format(t):
 
 
 def _clone_as(t, memory_format):
-    """A copy of ``t`` laid out as ``memory_format`` (the copy is the native clone of ``t``
-    permuted to that layout, viewed back in ``t``'s dimension order)."""
+    """A copy of ``t`` laid out as ``memory_format`` (a new tensor, recorded as CloneBackward0)."""
     if memory_format is preserve_format:
         if _native_is_contiguous(t) or t.numel() == 0:
             return _native_clone(t)
@@ -703,12 +702,11 @@ def _clone_as(t, memory_format):
             if memory_format is contiguous_format:
                 return _native_clone(t)
         else:
-            back = sorted(range(len(order)), key=order.__getitem__)
-            return _native_clone(t.permute(order)).permute(back)
+            return t._clone_in_order(order)
     if memory_format is contiguous_format:
         return _native_clone(t)
-    to_last, back = _channels_last_perms(t, memory_format)
-    return _native_clone(t.permute(to_last)).permute(back)
+    to_last, _ = _channels_last_perms(t, memory_format)
+    return t._clone_in_order(list(to_last))
 
 
 def _contiguous(t, memory_format):

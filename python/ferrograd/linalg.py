@@ -13,6 +13,7 @@ from . import _core
 from ._core import Tensor, _LinAlgError as LinAlgError, float32, float64, int32
 from ._factories import eye, full, ones_like, tensor, zeros
 from ._functions import broadcast_shapes, matmul
+from ._memory_format import contiguous_format
 from ._reduction_functions import cumprod
 from ._return_types import (
     linalg_cholesky_ex_result,
@@ -468,14 +469,14 @@ def matrix_power(A, n, *, out=None):
         raise TypeError(f"linalg_matrix_power(): argument 'n' (position 2) must be int, not {type(n).__name__}")
     _no_out("linalg.matrix_power", out)
     _check_matrices("linalg.matrix_power", A)
-    if n == 0:
-        r = A.clone()
+    if n == 0:  # PyTorch's contiguous clone overwritten by the identity (CopyBackwards)
+        r = A.clone(memory_format=contiguous_format)
         r.copy_(eye(A.shape[-1], dtype=A.dtype).expand(A.shape))
         return r
     if n < 0:
         A, n = inv(A), -n
     if n == 1:
-        return A.clone()
+        return A.clone(memory_format=contiguous_format)
     result, z = None, None
     while n > 0:
         bit, n = n % 2, n // 2

@@ -337,15 +337,38 @@ pub fn copy_(x: &Tensor, src: &Tensor) -> Result<()> {
         let dt = x.dtype();
         let shape: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
         return apply_inplace(x, &[src], |s| {
-            let c = super::to_dtype(src, dt)?;
-            let e = super::shape::expand(&c, &shape)?;
-            // 0 * s keeps s's edge (its gradient is zero, as in PyTorch's CopyBackwards)
-            let z = super::binary::binary(
-                BinOp::Mul,
-                &Operand::T(s.clone()),
-                &Operand::S(Scalar::Float(0.0)),
-            )?;
-            super::binary::binary(BinOp::Add, &Operand::T(z), &Operand::T(e))
+            let values = {
+                let _g = crate::autograd::GradModeGuard::new(false);
+                let c = super::to_dtype(&src.detach(), dt)?;
+                materialize(&super::shape::expand(&c, &shape)?)?
+            };
+            // PyTorch's CopyBackwards: a zero gradient for the overwritten value, the incoming
+            // one summed to src's shape (and cast to its dtype) for src
+            let (src_shape, src_dt) = (src.shape().to_vec(), src.dtype());
+            crate::autograd::graph::record(
+                "CopyBackwards",
+                &[s, src],
+                &[&values],
+                vec![],
+                move |ctx| {
+                    let g = ctx.grad(0)?;
+                    let gs = if ctx.needs(0) {
+                        Some(Tensor::zeros(g.shape(), g.dtype())?)
+                    } else {
+                        None
+                    };
+                    let gsrc = if ctx.needs(1) {
+                        Some(super::to_dtype(
+                            &super::shape::sum_to(&g, &src_shape)?,
+                            src_dt,
+                        )?)
+                    } else {
+                        None
+                    };
+                    Ok(vec![gs, gsrc])
+                },
+            );
+            Ok(values)
         });
     }
     let r = if src.dtype() != x.dtype() {

@@ -39,7 +39,7 @@ pub use unary::*;
 
 use crate::autograd::graph::{needs_grad, record};
 use crate::dtype::DType;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::kernels::elementwise;
 use crate::layout::Layout;
 use crate::storage::Elem;
@@ -208,6 +208,37 @@ pub fn to_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
 /// `clone()`: a contiguous copy (CloneBackward0).
 pub fn clone(t: &Tensor) -> Result<Tensor> {
     let out = materialize(t)?;
+    if needs_grad(&[t]) {
+        record("CloneBackward0", &[t], &[&out], vec![], |ctx| {
+            Ok(vec![Some(ctx.grad(0)?)])
+        });
+    }
+    Ok(out)
+}
+
+/// `clone()` laid out in the memory order `order` (dims from outermost to innermost: the
+/// result permuted by `order` is contiguous), for `preserve_format` and `channels_last`
+/// clones. A new tensor recorded as CloneBackward0, not a view of a contiguous copy.
+pub fn clone_in_order(t: &Tensor, order: &[usize]) -> Result<Tensor> {
+    let n = t.ndim();
+    let mut sorted = order.to_vec();
+    sorted.sort_unstable();
+    if !sorted.iter().copied().eq(0..n) {
+        return Err(Error::Runtime(format!(
+            "clone: {} is not a memory order of a {n}-d tensor",
+            crate::layout::fmt_list(order)
+        )));
+    }
+    let copy = materialize(&t.with_layout(t.layout().permute(order)))?;
+    let mut strides = vec![0; n];
+    for (k, &d) in order.iter().enumerate() {
+        strides[d] = copy.layout().strides[k];
+    }
+    let out = copy.with_layout(Layout {
+        shape: t.shape().to_vec(),
+        strides,
+        offset: 0,
+    });
     if needs_grad(&[t]) {
         record("CloneBackward0", &[t], &[&out], vec![], |ctx| {
             Ok(vec![Some(ctx.grad(0)?)])

@@ -214,6 +214,14 @@ impl PyTensor {
     fn clone(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.unary(py, ops::clone)
     }
+    /// `clone()` laid out in the memory order `order` (outermost dim first).
+    fn _clone_in_order(&self, py: Python<'_>, order: Vec<usize>) -> PyResult<PyTensor> {
+        let t = self.t.clone();
+        run(py, Work::elems([&t]), move || {
+            ops::clone_in_order(&t, &order)
+        })
+        .map(wrap)
+    }
     fn __neg__(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.unary(py, ops::neg)
     }

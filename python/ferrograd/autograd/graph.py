@@ -29,6 +29,10 @@ _classes: dict[str, type["Node"]] = {}  # node classes by node name
 _live: "weakref.WeakValueDictionary[tuple[int, int], Node]" = weakref.WeakValueDictionary()  # by node key
 
 
+# the nodes PyTorch names by their C++ class (the others by their generated Python class)
+_QUALIFIED = ("AccumulateGrad", "Error", "CopySlices", "CopyBackwards")
+
+
 class Node:
     """A node of the autograd graph (PyTorch's ``torch.autograd.graph.Node``)."""
 
@@ -36,7 +40,7 @@ class Node:
 
     def name(self):
         n = self._h.name()
-        return f"torch::autograd::{n}" if n in ("AccumulateGrad", "Error") else n
+        return f"torch::autograd::{n}" if n in _QUALIFIED else n
 
     @property
     def next_functions(self):
