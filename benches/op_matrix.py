@@ -313,6 +313,13 @@ def _embedding(op, s, n, layout, vals):
     return resized(s, vals, layout, {0: vals.idx((r,), r), 1: (r, c)}, strided=(1, "T"))
 
 
+def _pair_with_targets(op, s, n, layout, vals):
+    """two (r, c) inputs compared row by row, one target per row"""
+    r, c = two_d(n)
+    return resized(s, vals, layout, {0: (r, c), 1: (r, c), 2: vals.like(s.inputs[2], (r,))},
+                   strided=[0, 1])
+
+
 def _one_hot(op, s, n, layout, vals):
     r, c = two_d(n)  # the output has n elements
     k = min(8, c)
@@ -458,6 +465,7 @@ BUILDERS = {
     "nn.functional.embedding": _embedding,
     "nn.functional.scaled_dot_product_attention": _sdpa,
     "nn.functional.one_hot": _one_hot,
+    "nn.functional.cosine_embedding_loss": _pair_with_targets,
     **{name: _linalg for name in (
         "linalg_inv", "linalg_solve", "linalg_det", "linalg_slogdet", "logdet", "linalg_cholesky",
         "linalg_qr", "linalg_svd", "linalg_svd_full", "linalg_svdvals", "linalg_eigh",
