@@ -750,7 +750,7 @@ def main():
     parser.add_argument("--threads", type=int, default=2,
                         help="threads of each library (2, the machine's cores, for the figures; "
                              "1 gives steadier ratios while another process is busy)")
-    parser.add_argument("--ops", help="comma-separated substrings of op names")
+    parser.add_argument("--ops", help="comma-separated substrings of op names (=name: that name exactly)")
     parser.add_argument("--sizes", default=DEFAULT_SIZES,
                         help=f"comma-separated element counts, K/M suffixes ({DEFAULT_SIZES})")
     parser.add_argument("--no-bwd", action="store_true", help="forward only")
@@ -764,7 +764,8 @@ def main():
     sizes = [parse_size(s) for s in cfg.sizes.split(",")]
     modes = MODES[:1] if cfg.no_bwd else MODES
     wanted = [w.strip() for w in cfg.ops.split(",")] if cfg.ops else None
-    ops = [op for op in OP_DB if wanted is None or any(w in op.name for w in wanted)]
+    ops = [op for op in OP_DB if wanted is None or any(
+        op.name == w[1:] if w.startswith("=") else w in op.name for w in wanted)]
 
     torch.set_num_threads(cfg.threads)
     if hasattr(ferrograd, "set_num_threads"):

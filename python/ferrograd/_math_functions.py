@@ -71,15 +71,14 @@ def logit(input, eps=None):
 def xlogy(input, other):
     """``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN); either may be
     a number."""
+    # one native pass (XlogyBackward0); integer operands are computed in the default dtype
+    if isinstance(input, Tensor) and isinstance(other, Tensor):
+        return _core.xlogy(input, other)
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         raise _not_a_tensor("xlogy", input)
     x = input if isinstance(input, Tensor) else full((), input, dtype=_wrapped_dtype(other))
     y = other if isinstance(other, Tensor) else full((), other, dtype=_wrapped_dtype(input))
-    x, y = _float(x), _float(y)
-    # x * log(y) with log(y) read as 0 where x = 0 and y <= 0 (or y = inf): the value is then
-    # 0 there, and the gradients are PyTorch's (d/dx = log(y), masked where x = 0 and y <= 0;
-    # d/dy = x / y). Only d/dx at x = 0, y = inf differs (0, PyTorch's inf).
-    return x * _core.where((x == 0) & ((y <= 0) | y.isinf()), 0.0, y.log()) + 0.0  # no -0.0
+    return _core.xlogy(x, y)
 
 
 def _inplace(name, fn):

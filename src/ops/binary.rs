@@ -101,6 +101,7 @@ macro_rules! for_each_binary_op {
                 hypot => Hypot,
                 igamma => Igamma,
                 igammac => Igammac,
+                xlogy => Xlogy,
             }
             compare {
                 eq => Eq,
@@ -798,6 +799,62 @@ impl Arith for op::Hypot {
             };
             let gb = if ctx.needs(1) {
                 Some(mul(&r, &ctx.saved[1])?)
+            } else {
+                None
+            };
+            Ok(vec![ga, gb])
+        })
+    }
+}
+
+/// `a log(b)`, 0 where `a` is 0 unless `b` is NaN (PyTorch's xlogy kernel); integer operands
+/// computed in the default float dtype. Python numbers are wrapped by the Python function.
+impl Arith for op::Xlogy {
+    const NUMBER_OTHER: bool = false;
+    const COSTLY: bool = true;
+    #[inline(always)]
+    fn float<F: Math>(a: F, b: F) -> F {
+        let v = a * b.ln();
+        if a == F::c(0.0) && !b.is_nan() {
+            F::c(0.0)
+        } else {
+            v
+        }
+    }
+    #[inline(always)]
+    fn int(a: i64, _: i64) -> i64 {
+        a // never reached: computed in float
+    }
+    #[inline(always)]
+    fn boolean(a: bool, _: bool) -> bool {
+        a // never reached, as `int`
+    }
+    fn dtype(promoted: DType) -> DType {
+        if promoted.is_float() {
+            promoted
+        } else {
+            DType::default_float()
+        }
+    }
+    fn backward(_: &Operand, _: &Operand, [ea, eb]: [&Tensor; 2], out: &Tensor) {
+        let saved = vec![Saved::Input(ea.clone()), Saved::Input(eb.clone())];
+        record("XlogyBackward0", &[ea, eb], &[out], saved, |ctx| {
+            // d/da = log(b), 0 where a = 0 and b <= 0; d/db = a / b (PyTorch's formulas)
+            let g = ctx.grad(0)?;
+            let (a, b) = (&ctx.saved[0], &ctx.saved[1]);
+            let ga = if ctx.needs(0) {
+                let zero = binary(
+                    BinOp::LogicalAnd,
+                    &Operand::T(binary(BinOp::Eq, &a.into(), &0.0.into())?),
+                    &Operand::T(binary(BinOp::Le, &b.into(), &0.0.into())?),
+                )?;
+                let log_b = where_op(&zero, &0.0.into(), &Operand::T(unary::log(b)?))?;
+                Some(mul(&g, &log_b)?)
+            } else {
+                None
+            };
+            let gb = if ctx.needs(1) {
+                Some(mul(&g, &div(a, b)?)?)
             } else {
                 None
             };
