@@ -52,13 +52,10 @@ def mvlgamma(input, p):
 
 
 def sinc(input):
-    """``sin(pi x) / (pi x)``, 1 at 0 (with gradient 0 there)."""
+    """``sin(pi x) / (pi x)``, 1 at 0 (with gradient 0 there); the method is the core's."""
     if not isinstance(input, Tensor):
         raise _not_a_tensor("sinc", input)
-    x = _float(input)
-    zero = x == 0
-    safe = _core.where(zero, 1.0, x) * math.pi  # no 0/0 in the branch where() drops
-    return _core.where(zero, 1.0, safe.sin() / safe)
+    return _core.sinc(input)  # one pass, SincBackward0 (integers in the default dtype)
 
 
 def logit(input, eps=None):
@@ -90,8 +87,15 @@ def _inplace(name, fn):
 
 
 logit_ = _inplace("logit_", logit)
-sinc_ = _inplace("sinc_", sinc)
-xlogy_ = _inplace("xlogy_", xlogy)
+sinc_ = _core.sinc_
+
+_native_xlogy_ = Tensor.xlogy_  # the core's (ferrograd._tensor installs xlogy_ below over it)
+
+
+def xlogy_(input, other):
+    """``input = xlogy(input, other)`` in one pass (XlogyBackward0); ``other`` may be a number."""
+    y = other if isinstance(other, Tensor) else full((), other, dtype=_wrapped_dtype(input))
+    return _native_xlogy_(input, y)
 
 arccos, arccos_ = _core.acos, _core.acos_
 arccosh, arccosh_ = _core.acosh, _core.acosh_

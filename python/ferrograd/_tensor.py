@@ -775,7 +775,6 @@ class _TensorMethods:
     arctanh, arctanh_ = Tensor.atanh, Tensor.atanh_
     arctan2, arctan2_ = Tensor.atan2, Tensor.atan2_
     logit, logit_ = _math_functions.logit, _math_functions.logit_
-    sinc, sinc_ = _math_functions.sinc, _math_functions.sinc_
     xlogy, xlogy_ = _math_functions.xlogy, _math_functions.xlogy_
     mvlgamma = _math_functions.mvlgamma
 

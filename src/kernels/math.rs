@@ -1025,6 +1025,30 @@ pub fn expm1_grad<R: Math>(g: R, y: R) -> R {
     g * (y + R::c(1.0))
 }
 
+/// sin(pi x) / (pi x), 1 at 0: PyTorch's sinc kernel, in the argument's precision.
+#[inline(always)]
+pub fn sinc<R: Math>(x: R) -> R {
+    let p = x * R::c(std::f64::consts::PI);
+    let r = p.sin() / p;
+    if x == R::c(0.0) {
+        R::c(1.0)
+    } else {
+        r
+    }
+}
+
+/// d sinc(x) = (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 at 0 (PyTorch's formula, masked).
+#[inline(always)]
+pub fn sinc_grad<R: Math>(g: R, x: R) -> R {
+    let p = x * R::c(std::f64::consts::PI);
+    let d = g * ((p * p.cos() - p.sin()) / (p * x));
+    if x == R::c(0.0) {
+        R::c(0.0)
+    } else {
+        d
+    }
+}
+
 #[inline(always)]
 pub fn erfc_grad<R: Math>(g: R, x: R) -> R {
     -(g * R::c(std::f64::consts::FRAC_2_SQRT_PI) * (-(x * x)).exp())

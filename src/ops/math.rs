@@ -4,7 +4,7 @@
 //! backward is a fused kernel, or the same formula in differentiable ops when a graph of the
 //! backward is wanted.
 
-use super::binary::{binary, mul, mul_scalar, BinOp, Operand};
+use super::binary::{binary, mul, mul_scalar, where_op, BinOp, Operand};
 use super::unary::{float_map, float_map_inplace, float_unary, fused_grad, neg, rsqrt};
 use crate::autograd::graph::{needs_grad, record, Saved};
 use crate::dtype::Scalar;
@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::kernels::elementwise::Map1;
 use crate::kernels::math::{self, Math};
 use crate::tensor::Tensor;
-use std::f64::consts::{FRAC_2_SQRT_PI, LN_10, LN_2};
+use std::f64::consts::{FRAC_2_SQRT_PI, LN_10, LN_2, PI};
 
 fn t(x: &Tensor) -> Operand {
     Operand::T(x.clone())
@@ -70,6 +70,17 @@ float_unary!(expm1 / expm1_, "Expm1Backward0", f64::expm1_, f32::expm1_, save: o
 float_unary!(erfc / erfc_, "ErfcBackward0", f64::erfc_, f32::erfc_, save: input, grad: math::erfc_grad, |ctx, x, g| {
     let e = super::exp(&neg(&mul(&x, &x)?)?)?;
     mul(&g, &mul_scalar(&e, -FRAC_2_SQRT_PI)?)?
+});
+float_unary!(sinc / sinc_, "SincBackward0", math::sinc::<f64>, math::sinc::<f32>, save: input, grad: math::sinc_grad, |ctx, x, g| {
+    // the formula on x with its zeros replaced by 1, so that no 0 / 0 reaches a derivative
+    let zero = binary(BinOp::Eq, &t(&x), &s(0.0))?;
+    let xs = where_op(&zero, &s(1.0), &t(&x))?;
+    let p = mul_scalar(&xs, PI)?;
+    let num = binary(BinOp::Sub, &t(&mul(&p, &super::cos(&p)?)?), &t(&super::sin(&p)?))?;
+    let d = div(&num, &mul(&p, &xs)?)?;
+    // at 0: 0, with the derivative there (sinc''(0) = -pi^2 / 3) through -pi^2 / 3 * x
+    let at_zero = binary(BinOp::Add, &t(&mul_scalar(&x, -PI * PI / 3.0)?), &s(0.0))?; // +0, not -0
+    mul(&g, &where_op(&zero, &t(&at_zero), &t(&d))?)?
 });
 float_unary!(erfinv / erfinv_, "ErfinvBackward0", math::erfinv_f64, f32::erfinv_, save: output, grad: math::erfinv_grad, |ctx, out, g| {
     let e = super::exp(&mul(&out, &out)?)?;

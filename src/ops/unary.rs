@@ -948,6 +948,7 @@ macro_rules! for_each_unary_op {
             exp2 => exp2_ fn,
             expm1 => expm1_ fn,
             erfc => erfc_ fn,
+            sinc => sinc_ fn,
             erfinv => erfinv_,
             lgamma => lgamma_,
             digamma => digamma_,

@@ -746,6 +746,13 @@ impl PyTensor {
         tensor_arg(other, "other")?;
         inplace(slf, BinOp::Igammac, other)
     }
+    fn xlogy_<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        tensor_arg(other, "other")?;
+        inplace(slf, BinOp::Xlogy, other)
+    }
     fn zero_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
         guarded(|| ops::zero_(&slf.get().t))?;
         Ok(slf.clone())

@@ -4273,7 +4273,7 @@ OP_DB += [
 _UNARY_INPLACE.update({
     "tan": True, "atan": True, "asin": True, "acos": True, "sinh": True, "cosh": True, "asinh": True,
     "acosh": True, "atanh": True, "log2": True, "log10": True, "exp2": True, "expm1": True, "erfc": True,
-    "erfinv": False, "lgamma": False, "digamma": False,
+    "sinc": True, "erfinv": False, "lgamma": False, "digamma": False,
 })
 OP_DB += [_inplace_row(name, function) for name, function in _UNARY_INPLACE.items()
           if name not in {r.name[:-1] for r in OP_DB if r.name.endswith("_")}]

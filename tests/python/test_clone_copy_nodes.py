@@ -134,3 +134,51 @@ def test_matrix_power_low_powers_of_a_transposed_matrix(n):
     assert y.grad_fn.name() == ("torch::autograd::CopyBackwards" if n == 0 else "CloneBackward0")
     y.sum().backward()
     assert ferrograd.equal(a.grad, ferrograd.full((4, 4), float(n), dtype=ferrograd.float64))
+
+
+# ---- sinc and xlogy: single native ops with PyTorch's nodes (were composites) ----
+
+
+def test_sinc_node_values_and_derivatives_at_zero():
+    x = ferrograd.tensor([0.0, 0.5, -1.0, 3.3], dtype=ferrograd.float64, requires_grad=True)
+    y = ferrograd.sinc(x)
+    assert y.grad_fn.name() == "SincBackward0"
+    p = np.pi * np.array([0.5, -1.0, 3.3])
+    assert np.allclose(y.detach().numpy(), [1.0, *(np.sin(p) / p)], rtol=1e-15, atol=1e-16)
+    (g,) = ferrograd.autograd.grad(y.sum(), x, create_graph=True)
+    assert g[0].item() == 0.0 and not np.signbit(g[0].item())
+    (gg,) = ferrograd.autograd.grad(g.sum(), x)
+    assert abs(gg[0].item() + np.pi ** 2 / 3) < 1e-12  # sinc''(0) = -pi^2 / 3, not NaN
+
+
+def test_sinc_in_place_is_native():
+    x = ferrograd.tensor([0.25, 1.0], requires_grad=True).clone()
+    x.sinc_()
+    assert x.grad_fn.name() == "SincBackward0"
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        ferrograd.tensor([1, 2]).sinc_()
+
+
+def test_xlogy_in_place_of_integers_raises_and_takes_numbers():
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        ferrograd.tensor([1, 2]).xlogy_(ferrograd.tensor([2, 3]))
+    y = ferrograd.tensor([1.0, 2.0], requires_grad=True).clone()
+    y.xlogy_(3.0)
+    assert y.grad_fn.name() == "XlogyBackward0"
+    assert np.allclose(y.detach().numpy(), [np.log(3.0), 2 * np.log(3.0)])
+
+
+def test_xlogy_edge_values_and_grads_match_torch(torch):
+    inf, nan = float("inf"), float("nan")
+    xs = [0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 0.0, -1.0, 3.0]
+    ys = [0.0, -1.0, inf, nan, 0.0, inf, 2.0, 2.0, -1.0]
+    out = []
+    for lib in (ferrograd, torch):
+        x = lib.tensor(xs, dtype=lib.float64, requires_grad=True)
+        y = lib.tensor(ys, dtype=lib.float64, requires_grad=True)
+        z = lib.xlogy(x, y)
+        z.sum().backward()
+        out.append((z.grad_fn.name(), z.detach().numpy(), x.grad.numpy(), y.grad.numpy()))
+    assert out[0][0] == out[1][0]
+    for a, b in zip(out[0][1:], out[1][1:]):
+        np.testing.assert_array_equal(a, b)
