@@ -11,9 +11,10 @@ import math
 
 from . import _core
 from ._core import Tensor
-from ._dtype import get_default_dtype
+from ._dtype import can_cast, get_default_dtype
 from ._factories import arange, full
 from ._functions import _not_a_tensor
+from ._shape_functions import _scalar_type_name
 
 __all__ = [
     "arccos", "arccos_", "arccosh", "arccosh_", "arcsin", "arcsin_", "arcsinh", "arcsinh_",
@@ -78,9 +79,18 @@ def xlogy(input, other):
     return _core.xlogy(x, y)
 
 
+def _write_result(self, result, prefix=""):
+    """``self.copy_(result)`` for an in-place op computed out of place, with PyTorch's refusal
+    of a result that cannot be cast to ``self``'s dtype (a float result into integers)."""
+    if not can_cast(result.dtype, self.dtype):
+        raise RuntimeError(f"{prefix}result type {_scalar_type_name(result.dtype)} can't be cast to the "
+                           f"desired output type {_scalar_type_name(self.dtype)}")
+    return self.copy_(result)
+
+
 def _inplace(name, fn):
     def method(self, *args, **kwargs):
-        return self.copy_(fn(self, *args, **kwargs))
+        return _write_result(self, fn(self, *args, **kwargs))
 
     method.__name__ = name
     return method

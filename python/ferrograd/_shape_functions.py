@@ -27,11 +27,13 @@ def _wrap_dim(dim, ndim):
     return dim % n
 
 
-_DTYPE_NAMES = {"torch.float32": "Float", "torch.float64": "Double", "torch.int64": "Long", "torch.bool": "Bool"}
+_DTYPE_NAMES = {"torch.float32": "Float", "torch.float64": "Double", "torch.float16": "Half",
+                "torch.bfloat16": "BFloat16", "torch.int64": "Long", "torch.int32": "Int", "torch.int16": "Short",
+                "torch.int8": "Char", "torch.uint8": "Byte", "torch.bool": "Bool"}
 
 
 def _scalar_type_name(dtype):
-    """PyTorch's ScalarType name of a dtype (``Float``, ``Double``, ``Long``, ``Bool``)."""
+    """PyTorch's ScalarType name of a dtype (``Float``, ``Double``, ``Long``, ``Bool``, ...)."""
     return _DTYPE_NAMES[str(dtype)]
 
 

@@ -34,6 +34,7 @@ from ._core import (
     uint8,
 )
 from ._device import _CPU, device
+from ._dtype import get_default_dtype
 from ._factories import _rebuild_tensor, full, ones, tensor, zeros
 from ._memory_format import _check_memory_format, contiguous_format, preserve_format
 from ._op_args import (
@@ -779,13 +780,17 @@ class _TensorMethods:
     mvlgamma = _math_functions.mvlgamma
 
     def mvlgamma_(self, p):
+        if not self.is_floating_point():  # PyTorch's message names the dtypes the other way round
+            name = _shape_functions._scalar_type_name
+            raise RuntimeError(f"mvlgamma: result type {name(self.dtype)} can't be cast to the "
+                               f"desired output type {name(get_default_dtype())}")
         return self.copy_(_math_functions.mvlgamma(self, p))
 
     def polygamma(self, n):
         return _math_functions.polygamma(n, self)
 
     def polygamma_(self, n):
-        return self.copy_(_math_functions.polygamma(n, self))
+        return _math_functions._write_result(self, _math_functions.polygamma(n, self))
 
 
 # what every class body has, not methods to copy

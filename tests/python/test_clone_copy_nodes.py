@@ -182,3 +182,28 @@ def test_xlogy_edge_values_and_grads_match_torch(torch):
     assert out[0][0] == out[1][0]
     for a, b in zip(out[0][1:], out[1][1:]):
         np.testing.assert_array_equal(a, b)
+
+
+_INPLACE_OF_FLOAT_RESULT = [("logit_", ()), ("polygamma_", (1,)), ("sinc_", ()), ("xlogy_", (2.0,))]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8"])
+@pytest.mark.parametrize("op, args", _INPLACE_OF_FLOAT_RESULT + [("mvlgamma_", (1,))])
+def test_in_place_float_results_into_integers_raise(op, args, dtype):
+    x = ferrograd.tensor([1, 2], dtype=getattr(ferrograd, dtype))
+    # these wrote a float result into the integers silently (truncated) before
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+        getattr(x, op)(*args)
+    assert x.tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8"])
+@pytest.mark.parametrize("op, args", _INPLACE_OF_FLOAT_RESULT + [("mvlgamma_", (1,))])
+def test_in_place_float_results_into_integers_errors_match_torch(torch, op, args, dtype):
+    texts = []
+    for lib in (ferrograd, torch):
+        x = lib.tensor([1, 2], dtype=getattr(lib, dtype))
+        with pytest.raises(RuntimeError) as info:
+            getattr(x, op)(*args)
+        texts.append(str(info.value))
+    assert texts[0] == texts[1]
