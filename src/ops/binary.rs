@@ -716,6 +716,28 @@ impl Arith for op::Div {
 }
 
 /// atan2(a, b) = atan(a / b) in the quadrant of (b, a); integers compute in the default float.
+/// The items of an [`Arith`] op whose integer and bool operands are computed in the default
+/// float dtype (so its `int` / `boolean` element functions are never reached).
+macro_rules! computed_in_float {
+    () => {
+        #[inline(always)]
+        fn int(a: i64, _: i64) -> i64 {
+            a // never reached: computed in float
+        }
+        #[inline(always)]
+        fn boolean(a: bool, _: bool) -> bool {
+            a // never reached, as `int`
+        }
+        fn dtype(promoted: DType) -> DType {
+            if promoted.is_float() {
+                promoted
+            } else {
+                DType::default_float()
+            }
+        }
+    };
+}
+
 impl Arith for op::Atan2 {
     const NUMBER_OTHER: bool = false;
     const COSTLY: bool = true;
@@ -723,21 +745,7 @@ impl Arith for op::Atan2 {
     fn float<F: Math>(a: F, b: F) -> F {
         a.atan2_(b)
     }
-    #[inline(always)]
-    fn int(a: i64, _: i64) -> i64 {
-        a // never reached: computed in float
-    }
-    #[inline(always)]
-    fn boolean(a: bool, _: bool) -> bool {
-        a // never reached, as `int`
-    }
-    fn dtype(promoted: DType) -> DType {
-        if promoted.is_float() {
-            promoted
-        } else {
-            DType::default_float()
-        }
-    }
+    computed_in_float!();
     fn backward(_: &Operand, _: &Operand, [ea, eb]: [&Tensor; 2], out: &Tensor) {
         let saved = vec![Saved::Input(ea.clone()), Saved::Input(eb.clone())];
         record("Atan2Backward0", &[ea, eb], &[out], saved, |ctx| {
@@ -821,21 +829,7 @@ impl Arith for op::Xlogy {
             v
         }
     }
-    #[inline(always)]
-    fn int(a: i64, _: i64) -> i64 {
-        a // never reached: computed in float
-    }
-    #[inline(always)]
-    fn boolean(a: bool, _: bool) -> bool {
-        a // never reached, as `int`
-    }
-    fn dtype(promoted: DType) -> DType {
-        if promoted.is_float() {
-            promoted
-        } else {
-            DType::default_float()
-        }
-    }
+    computed_in_float!();
     fn backward(_: &Operand, _: &Operand, [ea, eb]: [&Tensor; 2], out: &Tensor) {
         let saved = vec![Saved::Input(ea.clone()), Saved::Input(eb.clone())];
         record("XlogyBackward0", &[ea, eb], &[out], saved, |ctx| {
