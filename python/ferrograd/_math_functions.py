@@ -79,11 +79,11 @@ def xlogy(input, other):
     return _core.xlogy(x, y)
 
 
-def _write_result(self, result, prefix=""):
+def _write_result(self, result):
     """``self.copy_(result)`` for an in-place op computed out of place, with PyTorch's refusal
     of a result that cannot be cast to ``self``'s dtype (a float result into integers)."""
     if not can_cast(result.dtype, self.dtype):
-        raise RuntimeError(f"{prefix}result type {_scalar_type_name(result.dtype)} can't be cast to the "
+        raise RuntimeError(f"result type {_scalar_type_name(result.dtype)} can't be cast to the "
                            f"desired output type {_scalar_type_name(self.dtype)}")
     return self.copy_(result)
 

@@ -208,43 +208,49 @@ pub fn to_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
 /// `clone()`: a contiguous copy (CloneBackward0).
 pub fn clone(t: &Tensor) -> Result<Tensor> {
     let out = materialize(t)?;
+    record_clone(t, &out);
+    Ok(out)
+}
+
+fn record_clone(t: &Tensor, out: &Tensor) {
     if needs_grad(&[t]) {
-        record("CloneBackward0", &[t], &[&out], vec![], |ctx| {
+        record("CloneBackward0", &[t], &[out], vec![], |ctx| {
             Ok(vec![Some(ctx.grad(0)?)])
         });
     }
-    Ok(out)
 }
 
 /// `clone()` laid out in the memory order `order` (dims from outermost to innermost: the
 /// result permuted by `order` is contiguous), for `preserve_format` and `channels_last`
 /// clones. A new tensor recorded as CloneBackward0, not a view of a contiguous copy.
 pub fn clone_in_order(t: &Tensor, order: &[usize]) -> Result<Tensor> {
-    let n = t.ndim();
     let mut sorted = order.to_vec();
     sorted.sort_unstable();
-    if !sorted.iter().copied().eq(0..n) {
+    if !sorted.iter().copied().eq(0..t.ndim()) {
         return Err(Error::Runtime(format!(
-            "clone: {} is not a memory order of a {n}-d tensor",
-            crate::layout::fmt_list(order)
+            "clone: {} is not a memory order of a {}-d tensor",
+            crate::layout::fmt_list(order),
+            t.ndim()
         )));
     }
+    let out = copy_in_order(t, order)?;
+    record_clone(t, &out);
+    Ok(out)
+}
+
+/// A copy of `t` (no autograd) whose elements lie row-major over the dims in `order` (a
+/// permutation of t's dims, outermost first), with the strides that gives, in t's dim order.
+fn copy_in_order(t: &Tensor, order: &[usize]) -> Result<Tensor> {
     let copy = materialize(&t.with_layout(t.layout().permute(order)))?;
-    let mut strides = vec![0; n];
+    let mut strides = vec![0; order.len()];
     for (k, &d) in order.iter().enumerate() {
         strides[d] = copy.layout().strides[k];
     }
-    let out = copy.with_layout(Layout {
+    Ok(copy.with_layout(Layout {
         shape: t.shape().to_vec(),
         strides,
         offset: 0,
-    });
-    if needs_grad(&[t]) {
-        record("CloneBackward0", &[t], &[&out], vec![], |ctx| {
-            Ok(vec![Some(ctx.grad(0)?)])
-        });
-    }
-    Ok(out)
+    }))
 }
 
 /// A copy of `t` (no autograd) laid out as `like`: with its strides when `like` is dense (in
@@ -253,14 +259,10 @@ pub fn clone_like(t: &Tensor, like: &Layout) -> Result<Tensor> {
     if !like.is_non_overlapping_and_dense() || like.is_contiguous() || like.shape != t.shape() {
         return materialize(t);
     }
-    let order = like.memory_order();
-    let permuted = t.with_layout(t.layout().permute(&order));
-    // row-major over the dims in memory order is where a dense layout puts each element
-    let copy = materialize(&permuted)?;
-    Ok(copy.with_layout(Layout {
-        shape: like.shape.clone(),
-        strides: like.strides.clone(),
+    // like's own strides (size-1 dims keep whatever stride they had)
+    Ok(copy_in_order(t, &like.memory_order())?.with_layout(Layout {
         offset: 0,
+        ..like.clone()
     }))
 }
 
