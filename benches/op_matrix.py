@@ -320,6 +320,62 @@ def _pair_with_targets(op, s, n, layout, vals):
                    strided=[0, 1])
 
 
+def _kron(op, s, n, layout, vals):
+    """(r, c) kron (4, 4): the output has 16 times the input's elements, so the input gets
+    n / 16."""
+    r, c = two_d(max(1, n // 16))
+    return resized(s, vals, layout, {0: (r, c), 1: (4, 4)}, strided=0)
+
+
+def _tensordot(op, s, n, layout, vals):
+    """(a, k, k) x (k, k, b) contracted over two dims (the first sample's dims=2)."""
+    a, k = two_d(n)
+    k = max(1, math.isqrt(k))
+    return resized(s, vals, layout, {0: (a, k, k), 1: (k, k, a)}, strided=(1, "T"))
+
+
+def _cdist(op, s, n, layout, vals):
+    """x1 (r, 64) against x2 (r, 64): r^2 distances of 64 features."""
+    r = max(1, n // 64)
+    r = max(1, min(r, 1024))
+    return resized(s, vals, layout, {0: (r, min(64, n)), 1: (r, min(64, n))}, strided=(0, "slice"))
+
+
+def _take(op, s, n, layout, vals):
+    r, c = two_d(n)
+    return resized(s, vals, layout, {0: (r, c), 1: vals.idx((max(1, n // 2),), r * c)}, strided=0)
+
+
+def _take_along_dim(op, s, n, layout, vals):
+    r, c = two_d(n)
+    return resized(s, vals, layout, {0: (r, c), 1: vals.idx((r, max(1, c // 2)), c)}, strided=0)
+
+
+def _index_fill(op, s, n, layout, vals):
+    r, c = two_d(n)  # a quarter of the columns filled
+    return resized(s, vals, layout, {0: (r, c), 2: vals.idx((max(1, c // 4),), c)}, strided=0)
+
+
+def _masked_scatter(op, s, n, layout, vals):
+    r, c = two_d(n)
+    return resized(s, vals, layout, {0: (r, c), 1: vals.like(s.inputs[1], (r, c)), 2: (r * c,)},
+                   strided=0)
+
+
+def _index_put(op, s, n, layout, vals):
+    r, c = two_d(n)  # half of the rows replaced
+    k = max(1, r // 2)
+    return resized(s, vals, layout, {0: (r, c), 1: vals.idx((k,), r), 2: (k, c)}, strided=0)
+
+
+def _tri_indices(op, s, n, layout, vals):
+    """the indices of a triangle of an (r, r) matrix with about n elements; no tensor input"""
+    if layout != "contig":
+        raise NotApplicable("no tensor input")
+    r = max(1, math.isqrt(n))
+    return resized(s, vals, layout, {}, args={0: r, 1: r})
+
+
 def _one_hot(op, s, n, layout, vals):
     r, c = two_d(n)  # the output has n elements
     k = min(8, c)
@@ -466,6 +522,16 @@ BUILDERS = {
     "nn.functional.scaled_dot_product_attention": _sdpa,
     "nn.functional.one_hot": _one_hot,
     "nn.functional.cosine_embedding_loss": _pair_with_targets,
+    "kron": _kron,
+    "tensordot": _tensordot,
+    "cdist": _cdist,
+    "take": _take,
+    "take_along_dim": _take_along_dim,
+    "index_fill": _index_fill,
+    "masked_scatter": _masked_scatter,
+    "index_put": _index_put,
+    "tril_indices": _tri_indices,
+    "triu_indices": _tri_indices,
     **{name: _linalg for name in (
         "linalg_inv", "linalg_solve", "linalg_det", "linalg_slogdet", "logdet", "linalg_cholesky",
         "linalg_qr", "linalg_svd", "linalg_svd_full", "linalg_svdvals", "linalg_eigh",

@@ -85,6 +85,63 @@ pub fn eye(n: usize, m: usize, dtype: DType) -> Result<Tensor> {
     Ok(t)
 }
 
+/// The (row, column) indices of the upper (`upper`) or lower triangle of a `row` x `col`
+/// matrix, from or up to diagonal `offset`, row-major, as a (2, N) int64 tensor
+/// (`triu_indices` / `tril_indices`). N is counted in closed form and only the rows holding
+/// indices are visited, so a huge `row` with few indices is quick and a huge N fails to
+/// allocate (an error) before any loop.
+pub fn tri_indices(row: usize, col: usize, offset: i64, upper: bool) -> Result<Tensor> {
+    let (rows, cols, off) = (row as i128, col as i128, offset as i128);
+    // row r holds the columns [lo, hi): c - r >= offset (upper) or c - r <= offset (lower)
+    let span = |r: i128| {
+        if upper {
+            ((r + off).clamp(0, cols), cols)
+        } else {
+            (0, (r + off + 1).clamp(0, cols))
+        }
+    };
+    // the rows holding indices, [first, last), and among them the full ones, [f0, f1)
+    let (first, last) = if cols == 0 {
+        (0, 0)
+    } else if upper {
+        (0, (cols - off).clamp(0, rows))
+    } else {
+        ((-off).clamp(0, rows), rows)
+    };
+    let (f0, f1) = if upper {
+        (first, (1 - off).clamp(first, last))
+    } else {
+        ((cols - off - 1).clamp(first, last), last)
+    };
+    // the partial rows' widths are consecutive integers: an arithmetic series
+    let partial = |a: i128, b: i128| {
+        if a >= b {
+            0
+        } else {
+            let (wa, wb) = (span(a).1 - span(a).0, span(b - 1).1 - span(b - 1).0);
+            (wa + wb).saturating_mul(b - a) / 2
+        }
+    };
+    // (saturating: beyond usize, the allocation fails)
+    let n = ((f1 - f0).saturating_mul(cols))
+        .saturating_add(partial(first, f0))
+        .saturating_add(partial(f1, last));
+    let n = usize::try_from(n)
+        .ok()
+        .filter(|&n| n <= usize::MAX / 16)
+        .ok_or_else(|| crate::storage::out_of_memory(usize::MAX))?;
+    let mut v = crate::storage::alloc::<i64>(2 * n)?;
+    for r in first..last {
+        let (lo, hi) = span(r);
+        v.extend(std::iter::repeat_n(r as i64, (hi - lo) as usize));
+    }
+    for r in first..last {
+        let (lo, hi) = span(r);
+        v.extend(lo as i64..hi as i64);
+    }
+    Tensor::from_vec(v, vec![2, n])
+}
+
 /// xoshiro256** seeded through splitmix64.
 pub struct Rng {
     s: [u64; 4],

@@ -15,6 +15,15 @@ from ._nondifferentiable import scatter_with_reduce
 from ._return_types import topk_result
 
 
+def _correction(unbiased, correction):
+    """var/std's ``correction`` as a float from PyTorch's ``unbiased`` / ``correction``."""
+    if correction is not None:
+        return float(correction)
+    if unbiased is None:
+        return 1.0
+    return 1.0 if unbiased else 0.0
+
+
 def _index(v):
     """``v`` as an int where PyTorch takes one (ints, NumPy ints, one-element integer
     tensors; not bool), else None."""

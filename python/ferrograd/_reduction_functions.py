@@ -20,6 +20,7 @@ from . import _core
 from ._core import Tensor
 from ._factories import tensor
 from ._functions import isnan
+from ._op_args import _correction
 from ._return_types import (
     aminmax_result,
     cummax_result,
@@ -47,24 +48,25 @@ def _all_dims(input, dim, keepdim):
     return dim
 
 
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """(variance, mean) over ``dim`` (all dims by default): a tuple."""
-    _check_tensor("var_mean", input)
+def _moments(fname, input, dim, unbiased, keepdim, correction, take_sqrt):
+    _check_tensor(fname, input)
     if isinstance(dim, bool):  # var_mean(input, unbiased)
         dim, unbiased = None, dim
     dim = _all_dims(input, dim, keepdim)
-    return (Tensor.var(input, dim, unbiased, keepdim, correction=correction),
-            Tensor.mean(input, dim, keepdim))
+    dims = [dim] if isinstance(dim, int) else (list(dim) if dim is not None else None)
+    return input._var_mean(dims, _correction(unbiased, correction), keepdim, take_sqrt)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(variance, mean) over ``dim`` (all dims by default): a tuple, from one native pass and
+    one node (VarMeanBackward0), as PyTorch's."""
+    return _moments("var_mean", input, dim, unbiased, keepdim, correction, False)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """(standard deviation, mean) over ``dim`` (all dims by default): a tuple."""
-    _check_tensor("std_mean", input)
-    if isinstance(dim, bool):  # std_mean(input, unbiased)
-        dim, unbiased = None, dim
-    dim = _all_dims(input, dim, keepdim)
-    return (Tensor.std(input, dim, unbiased, keepdim, correction=correction),
-            Tensor.mean(input, dim, keepdim))
+    """(standard deviation, mean) over ``dim`` (all dims by default): a tuple (one node,
+    StdMeanBackward0)."""
+    return _moments("std_mean", input, dim, unbiased, keepdim, correction, True)
 
 
 def aminmax(input, *, dim=None, keepdim=False):
@@ -79,7 +81,8 @@ def aminmax(input, *, dim=None, keepdim=False):
             dim = list(range(input.dim()))
     elif input.dim() and input.shape[_wrap_dim(dim, input.dim())] == 0:
         raise IndexError(f"aminmax: Expected reduction dim {_wrap_dim(dim, input.dim())} to have non-zero size.")
-    return aminmax_result(Tensor.amin(input, dim, keepdim), Tensor.amax(input, dim, keepdim))
+    dims = [dim] if isinstance(dim, int) else (list(dim) if dim is not None else None)
+    return aminmax_result(*input._aminmax(dims, keepdim))
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):

@@ -9,7 +9,6 @@ and ``diag_embed`` are native: a view and its adjoint), so the gradients follow.
 
 from . import _core
 from ._core import Tensor, int64
-from ._factories import arange
 
 
 def _check_tensor(fname, value, name="input", pos=1):
@@ -121,10 +120,7 @@ def _tri_indices(fname, row, col, offset, dtype, upper):
         raise RuntimeError(f"row must be non-negative, got{row}")
     if col < 0:
         raise RuntimeError(f"col must be non-negative, got{col}")
-    r = arange(row).unsqueeze(1).expand(row, col)
-    c = arange(col).unsqueeze(0).expand(row, col)
-    keep = (c - r >= offset) if upper else (c - r <= offset)
-    return _core.stack([r[keep], c[keep]])
+    return _core._tri_indices(row, col, offset, upper)
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):

@@ -39,6 +39,7 @@ from ._factories import _rebuild_tensor, full, ones, tensor, zeros
 from ._memory_format import _check_memory_format, contiguous_format, preserve_format
 from ._op_args import (
     _bind,
+    _correction,
     _flip,
     _repeat,
     _roll,
@@ -107,14 +108,6 @@ def _copy_in(self, op, *args, **kwargs):
     if _core.is_grad_enabled() and any(isinstance(t, Tensor) and t.requires_grad for t in tensors):
         return self.copy_(op(self.clone(), *args, **kwargs))
     return self.copy_(op(self, *args, **kwargs))
-
-
-def _correction(unbiased, correction):
-    if correction is not None:
-        return float(correction)
-    if unbiased is None:
-        return 1.0
-    return 1.0 if unbiased else 0.0
 
 
 class _TensorMethods:

@@ -413,6 +413,74 @@ where
     Ok(out)
 }
 
+/// The sum of the deviations `v - c` (or of their squares, `SQUARE`) in f64, of f32 or f64
+/// elements: with c = 0 the first pass of a variance, with c the mean the second.
+pub struct DevSum<const SQUARE: bool>(pub f64);
+impl<T: Copy + Into<f64> + Send + Sync, const SQUARE: bool> Reduce<T> for DevSum<SQUARE> {
+    type Acc = f64;
+    type Out = f64;
+    #[inline(always)]
+    fn init(&self) -> f64 {
+        0.0
+    }
+    #[inline(always)]
+    fn step(&self, a: f64, v: T) -> f64 {
+        let d = v.into() - self.0;
+        a + if SQUARE { d * d } else { d }
+    }
+    #[inline(always)]
+    fn merge(&self, a: f64, b: f64) -> f64 {
+        a + b
+    }
+    #[inline(always)]
+    fn finish(&self, a: f64, _: &[T]) -> f64 {
+        a
+    }
+}
+
+/// Each row's mean and sum of squared deviations, two passes over the row (`DevSum<false>`
+/// from 0, then `DevSum<true>` from the mean, in `finish`).
+struct Deviations;
+impl<T: Copy + Into<f64> + Send + Sync> Reduce<T> for Deviations {
+    type Acc = f64;
+    type Out = (f64, f64);
+    #[inline(always)]
+    fn init(&self) -> f64 {
+        0.0
+    }
+    #[inline(always)]
+    fn step(&self, a: f64, v: T) -> f64 {
+        DevSum::<false>(0.0).step(a, v)
+    }
+    #[inline(always)]
+    fn merge(&self, a: f64, b: f64) -> f64 {
+        a + b
+    }
+    #[inline(always)]
+    fn finish(&self, sum: f64, row: &[T]) -> (f64, f64) {
+        let mean = sum / row.len() as f64;
+        (mean, fold_lanes(row, &DevSum::<true>(mean)))
+    }
+}
+
+/// The mean and the sum of squared deviations of each of `rows` rows of `len` elements, in
+/// f64 (the variance's parts, as PyTorch's CPU var accumulates in double). One row (a whole
+/// tensor) is split across threads, a pass at a time; several rows are shared out.
+pub fn deviations<T: Copy + Into<f64> + Send + Sync>(
+    data: &[T],
+    rows: usize,
+    len: usize,
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    if rows == 1 {
+        let mean = reduce(data, 1, len, 1, &DevSum::<false>(0.0))?[0] / len as f64;
+        let m2 = reduce(data, 1, len, 1, &DevSum::<true>(mean))?[0];
+        return Ok((vec![mean], vec![m2]));
+    }
+    Ok(reduce_rows(data, rows, len, &Deviations)?
+        .into_iter()
+        .unzip())
+}
+
 /// Sum, accumulated in the element type (as PyTorch's CPU sum for float types).
 pub struct SumOf;
 impl<T: Copy + Default + Send + Sync + std::ops::Add<Output = T>> Reduce<T> for SumOf {

@@ -28,7 +28,7 @@ fn div(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     binary(BinOp::Div, &t(a), &t(b))
 }
 
-float_unary!(tan / tan_, "TanBackward0", f64::tan_, f32::tan_, save: output, grad: math::tan_grad, |ctx, out, g| {
+float_unary!(tan / tan_, "TanBackward0", f64::tan_, f32::tan_ => crate::kernels::simd::x86::avx512::tan_ps, save: output, grad: math::tan_grad, |ctx, out, g| {
     mul(&g, &affine_sq(1.0, 1.0, &out)?)?
 });
 float_unary!(atan / atan_, "AtanBackward0", f64::atan_, f32::atan_, save: input, grad: math::atan_grad, |ctx, x, g| {

@@ -661,6 +661,105 @@ pub fn argmax(t: &Tensor, dim: Option<i64>, keepdim: bool, want_max: bool) -> Re
     }
 }
 
+/// var (or std, `take_sqrt`) and mean over `rd` of a float tensor whose reduced elements form
+/// rows (the last dims, or any dims once `plan` has gathered them) or the whole tensor, in two
+/// passes per row accumulated in f64 (PyTorch's CPU var / std accumulate in double); None for
+/// other arrangements, an empty tensor, or no reduced dims.
+fn var_mean_rows(
+    x: &Tensor,
+    rd: &[usize],
+    correction: f64,
+    keepdim: bool,
+    take_sqrt: bool,
+) -> Result<Option<(Tensor, Tensor)>> {
+    if rd.is_empty() || x.numel() == 0 {
+        return Ok(None);
+    }
+    let p = plan(x, rd, keepdim)?;
+    if p.inner != 1 {
+        return Ok(None);
+    }
+    let denom = (p.red as f64 - correction).max(0.0);
+    let spread = |m2: f64| {
+        let v = m2 / denom;
+        if take_sqrt {
+            v.sqrt()
+        } else {
+            v
+        }
+    };
+    macro_rules! rows {
+        ($t:ty) => {{
+            let (means, m2s) =
+                contiguous_slice::<$t, _>(&p.data, |s| kr::deviations(s, p.outer, p.red))?;
+            let v: Vec<$t> = m2s.into_iter().map(|m2| spread(m2) as $t).collect();
+            let m: Vec<$t> = means.into_iter().map(|m| m as $t).collect();
+            (p.output(v)?, p.output(m)?)
+        }};
+    }
+    Ok(Some(match x.dtype() {
+        DType::F32 => rows!(f32),
+        DType::F64 => rows!(f64),
+        _ => return Ok(None),
+    }))
+}
+
+/// The forward of var / std and mean (see `var`): `var_mean_rows`, or mean, deviations and
+/// their squares' sum as ops.
+fn var_mean_forward(
+    x: &Tensor,
+    rd: &[usize],
+    correction: f64,
+    keepdim: bool,
+    take_sqrt: bool,
+) -> Result<(Tensor, Tensor)> {
+    let _g = crate::autograd::GradModeGuard::new(false);
+    if let Some(vm) = var_mean_rows(x, rd, correction, keepdim, take_sqrt)? {
+        return Ok(vm);
+    }
+    let n: usize = rd.iter().map(|&d| x.shape()[d]).product();
+    let denom = (n as f64 - correction).max(0.0);
+    let idims: Vec<i64> = rd.iter().map(|&d| d as i64).collect();
+    let m = mean(x, Some(&idims), true, None)?;
+    let c = sub(x, &m)?;
+    let sq = sum_dims(&mul(&c, &c)?, Some(&idims), keepdim, None)?;
+    let v = mul_scalar(&sq, 1.0 / denom)?;
+    let m = if keepdim {
+        m
+    } else {
+        reshape(&m, &out_shapes(x.shape(), rd, false).1)?
+    };
+    Ok((if take_sqrt { unary::sqrt(&v)? } else { v }, m))
+}
+
+/// The gradient of var (or std, from its saved output `out`) for the incoming `g`, in
+/// differentiable ops: 2 (x - mean) g / (n - correction), divided by 2 std for std.
+#[allow(clippy::too_many_arguments)]
+fn var_grad(
+    g: &Tensor,
+    x: &Tensor,
+    out: &Tensor,
+    idims: &[i64],
+    ishape: &[usize],
+    kshape: &[usize],
+    denom: f64,
+    take_sqrt: bool,
+) -> Result<Tensor> {
+    let m = mean(x, Some(idims), true, None)?;
+    let c = sub(x, &m)?;
+    let ge = expand_back(g, ishape, kshape)?;
+    if take_sqrt {
+        let se = expand_back(out, ishape, kshape)?;
+        binary(
+            BinOp::Div,
+            &Operand::T(mul_scalar(&mul(&ge, &c)?, 1.0 / denom)?),
+            &Operand::T(se),
+        )
+    } else {
+        mul_scalar(&mul(&ge, &c)?, 2.0 / denom)
+    }
+}
+
 /// var / std with `correction` (1 = unbiased). VarBackward0 / StdBackward0.
 pub fn var(
     t: &Tensor,
@@ -669,6 +768,29 @@ pub fn var(
     keepdim: bool,
     take_sqrt: bool,
 ) -> Result<Tensor> {
+    Ok(var_mean_impl(t, dims, correction, keepdim, take_sqrt, false)?.0)
+}
+
+/// `var_mean` / `std_mean`: both from one pass over the data, recorded as one node
+/// (VarMeanBackward0 / StdMeanBackward0) whose gradient sums var's and mean's.
+pub fn var_mean(
+    t: &Tensor,
+    dims: Option<&[i64]>,
+    correction: f64,
+    keepdim: bool,
+    take_sqrt: bool,
+) -> Result<(Tensor, Tensor)> {
+    var_mean_impl(t, dims, correction, keepdim, take_sqrt, true)
+}
+
+fn var_mean_impl(
+    t: &Tensor,
+    dims: Option<&[i64]>,
+    correction: f64,
+    keepdim: bool,
+    take_sqrt: bool,
+    with_mean: bool,
+) -> Result<(Tensor, Tensor)> {
     if !t.dtype().is_float() {
         return Err(Error::Runtime(
             "std and var only support floating point and complex dtypes".into(),
@@ -678,50 +800,91 @@ pub fn var(
     let n: usize = rd.iter().map(|&d| t.shape()[d]).product();
     let idims: Vec<i64> = rd.iter().map(|&d| d as i64).collect();
     let denom = (n as f64 - correction).max(0.0);
-    let x = t.detach();
-    let (out, mean_k) = {
-        let _g = crate::autograd::GradModeGuard::new(false);
-        let m = mean(&x, Some(&idims), true, None)?;
-        let c = sub(&x, &m)?;
-        let sq = sum_dims(&mul(&c, &c)?, Some(&idims), keepdim, None)?;
-        let v = mul_scalar(&sq, 1.0 / denom)?;
-        (if take_sqrt { unary::sqrt(&v)? } else { v }, m)
-    };
+    let (out, m) = var_mean_forward(&t.detach(), &rd, correction, keepdim, take_sqrt)?;
     if needs_grad(&[t]) {
         let ishape = t.shape().to_vec();
         let kshape = keep_shape(&ishape, &rd);
-        let name = if take_sqrt {
-            "StdBackward0"
-        } else {
-            "VarBackward0"
+        let name = match (take_sqrt, with_mean) {
+            (true, false) => "StdBackward0",
+            (false, false) => "VarBackward0",
+            (true, true) => "StdMeanBackward0",
+            (false, true) => "VarMeanBackward0",
         };
-        let _ = mean_k;
+        let outs: Vec<&Tensor> = if with_mean {
+            vec![&out, &m]
+        } else {
+            vec![&out]
+        };
         record(
             name,
             &[t],
-            &[&out],
+            &outs,
             vec![Saved::Input(t.clone()), Saved::Output(out.clone(), 0)],
             move |ctx| {
-                let g = ctx.grad(0)?;
                 let x = &ctx.saved[0];
-                let m = mean(x, Some(&idims), true, None)?;
-                let c = sub(x, &m)?;
-                let ge = expand_back(&g, &ishape, &kshape)?;
-                let r = if take_sqrt {
-                    let se = expand_back(&ctx.saved[1], &ishape, &kshape)?;
-                    binary(
-                        BinOp::Div,
-                        &Operand::T(mul_scalar(&mul(&ge, &c)?, 1.0 / denom)?),
-                        &Operand::T(se),
-                    )?
-                } else {
-                    mul_scalar(&mul(&ge, &c)?, 2.0 / denom)?
-                };
-                Ok(vec![Some(r)])
+                let mut parts = vec![];
+                if let Some(g) = &ctx.grads[0] {
+                    let s = &ctx.saved[1];
+                    parts.push(var_grad(
+                        g, x, s, &idims, &ishape, &kshape, denom, take_sqrt,
+                    )?);
+                }
+                if let Some(Some(g)) = ctx.grads.get(1) {
+                    let gm = mul_scalar(g, 1.0 / n as f64)?;
+                    parts.push(expand_back(&gm, &ishape, &kshape)?);
+                }
+                Ok(vec![Some(sum_grads(parts, &ishape, x.dtype())?)])
             },
         );
     }
-    Ok(out)
+    Ok((out, m))
+}
+
+/// The sum of the gradient parts an input gets from a node's outputs (zeros of `shape` when
+/// none of the outputs had a gradient).
+fn sum_grads(parts: Vec<Tensor>, shape: &[usize], dtype: DType) -> Result<Tensor> {
+    let mut it = parts.into_iter();
+    let Some(first) = it.next() else {
+        return Tensor::zeros(shape, dtype);
+    };
+    it.try_fold(first, |a, b| {
+        binary(BinOp::Add, &Operand::T(a), &Operand::T(b))
+    })
+}
+
+/// `aminmax`: amin and amax over `dims` recorded as one node (AminmaxBackward0), each output's
+/// gradient shared evenly over its ties, as PyTorch's.
+pub fn aminmax(t: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<(Tensor, Tensor)> {
+    let (lo, hi) = {
+        let _g = crate::autograd::GradModeGuard::new(false);
+        (
+            amax(t, dims, keepdim, false)?,
+            amax(t, dims, keepdim, true)?,
+        )
+    };
+    if needs_grad(&[t]) {
+        let rd = dims_of(dims, t.ndim())?;
+        let ishape = t.shape().to_vec();
+        let kshape = keep_shape(&ishape, &rd);
+        let idims: Vec<i64> = rd.iter().map(|&d| d as i64).collect();
+        let saved = vec![
+            Saved::Input(t.clone()),
+            Saved::Output(lo.clone(), 0),
+            Saved::Output(hi.clone(), 1),
+        ];
+        record("AminmaxBackward0", &[t], &[&lo, &hi], saved, move |ctx| {
+            let x = &ctx.saved[0];
+            let mut parts = vec![];
+            for (k, g) in ctx.grads.iter().enumerate() {
+                if let Some(g) = g {
+                    let o = &ctx.saved[1 + k];
+                    parts.push(evenly_distribute(g, x, o, &ishape, &kshape, &idims)?);
+                }
+            }
+            Ok(vec![Some(sum_grads(parts, &ishape, x.dtype())?)])
+        });
+    }
+    Ok((lo, hi))
 }
 
 /// logsumexp over dims, stable (LogsumexpBackward0).

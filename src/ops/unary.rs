@@ -265,8 +265,8 @@ float_unary!(rsqrt / rsqrt_, "RsqrtBackward0", |x: f64| 1.0 / x.sqrt(), |x: f32|
     let o3 = mul(&mul(&out, &out)?, &out)?;
     mul_scalar(&mul(&g, &o3)?, -0.5)?
 });
-float_unary!(sin / sin_, "SinBackward0", f64::sin, simd::sin_f32, save: input, grad: sin_grad, |ctx, x, g| mul(&g, &cos(&x)?)?);
-float_unary!(cos / cos_, "CosBackward0", f64::cos, simd::cos_f32, save: input, grad: cos_grad, |ctx, x, g| {
+float_unary!(sin / sin_, "SinBackward0", f64::sin, simd::sin_f32 => simd::x86::avx512::sin_ps, save: input, grad: sin_grad, |ctx, x, g| mul(&g, &cos(&x)?)?);
+float_unary!(cos / cos_, "CosBackward0", f64::cos, simd::cos_f32 => simd::x86::avx512::cos_ps, save: input, grad: cos_grad, |ctx, x, g| {
     mul(&g, &neg(&sin(&x)?)?)?
 });
 float_unary!(tanh / tanh_, "TanhBackward0", vm::tanh_f64, simd::tanh_f32 => simd::x86::avx512::tanh_ps, save: output, grad: tanh_grad, |ctx, out, g| {

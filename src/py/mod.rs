@@ -152,6 +152,11 @@ fn _linspace(start: f64, end: f64, steps: i64, dtype: &Bound<'_, PyAny>) -> PyRe
 }
 
 #[pyfunction]
+fn _tri_indices(row: usize, col: usize, offset: i64, upper: bool) -> PyResult<PyTensor> {
+    errors::guarded(|| creation::tri_indices(row, col, offset, upper)).map(PyTensor::new)
+}
+
+#[pyfunction]
 fn _eye(n: usize, m: usize, dtype: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
     let d = required_dtype(dtype)?;
     errors::guarded(|| creation::eye(n, m, d)).map(PyTensor::new)
@@ -540,6 +545,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_from_ptr, m)?)?;
     m.add_function(wrap_pyfunction!(_full, m)?)?;
     m.add_function(wrap_pyfunction!(_arange, m)?)?;
+    m.add_function(wrap_pyfunction!(_tri_indices, m)?)?;
     m.add_function(wrap_pyfunction!(_linspace, m)?)?;
     m.add_function(wrap_pyfunction!(_eye, m)?)?;
     m.add_function(wrap_pyfunction!(cat, m)?)?;

@@ -1041,6 +1041,32 @@ impl PyTensor {
         })
         .map(wrap)
     }
+    fn _var_mean(
+        &self,
+        py: Python<'_>,
+        dims: Option<Vec<i64>>,
+        correction: f64,
+        keepdim: bool,
+        take_sqrt: bool,
+    ) -> PyResult<(PyTensor, PyTensor)> {
+        let t = self.t.clone();
+        run(py, Work::elems([&t]), move || {
+            ops::var_mean(&t, dims.as_deref(), correction, keepdim, take_sqrt)
+        })
+        .map(|(v, m)| (wrap(v), wrap(m)))
+    }
+    fn _aminmax(
+        &self,
+        py: Python<'_>,
+        dims: Option<Vec<i64>>,
+        keepdim: bool,
+    ) -> PyResult<(PyTensor, PyTensor)> {
+        let t = self.t.clone();
+        run(py, Work::elems([&t]), move || {
+            ops::aminmax(&t, dims.as_deref(), keepdim)
+        })
+        .map(|(lo, hi)| (wrap(lo), wrap(hi)))
+    }
     #[pyo3(signature = (dim, keepdim=false))]
     fn logsumexp(
         &self,

@@ -2037,10 +2037,12 @@ OP_DB += [
         Sample(np.round(g.f(3, 2)), np.round(g.f(4, 2)), p=0.0),
     ], differentiable=False),
     OpInfo("triu_indices", V(fn="triu_indices"), lambda r, c, offset=0: np.stack(np.triu_indices(r, offset, c)),
-           lambda g: [Sample(3, 4), Sample(4, 3, 1), Sample(3, 3, -1), Sample(0, 3)],
+           lambda g: [Sample(3, 4), Sample(4, 3, 1), Sample(3, 3, -1), Sample(0, 3),
+                      Sample(4, 6, -5), Sample(3, 4, 10), Sample(5, 2, -1), Sample(2, 0)],
            differentiable=False),
     OpInfo("tril_indices", V(fn="tril_indices"), lambda r, c, offset=0: np.stack(np.tril_indices(r, offset, c)),
-           lambda g: [Sample(3, 4), Sample(4, 3, 1), Sample(3, 3, offset=-2)], differentiable=False),
+           lambda g: [Sample(3, 4), Sample(4, 3, 1), Sample(3, 3, offset=-2), Sample(4, 6, -5),
+                      Sample(3, 4, 10), Sample(5, 2, -7), Sample(0, 0)], differentiable=False),
 ]
 
 

@@ -94,6 +94,45 @@ def test_named_tuples():
     assert type(fg.var_mean(x)) is tuple and m.tolist() == [2.0, 3.0]
 
 
+@pytest.mark.parametrize("fname, node", [("var_mean", "VarMeanBackward0"), ("std_mean", "StdMeanBackward0")])
+@pytest.mark.parametrize("dim", [1, 0, None])
+def test_var_mean_is_one_node_with_both_gradients(fname, node, dim):
+    # one native pass (float64 accumulation) and one node of two outputs, as PyTorch's
+    a = np.random.default_rng(0).standard_normal((4, 6))
+    x = fg.tensor(a, requires_grad=True)
+    v, m = getattr(fg, fname)(x, dim, correction=1)
+    assert v.grad_fn.name() == m.grad_fn.name() == node
+    assert (v.output_nr, m.output_nr) == (0, 1)
+    n = a.size if dim is None else a.shape[dim]
+    mean = a.mean(axis=dim, keepdims=True)
+    var = ((a - mean) ** 2).sum(axis=dim, keepdims=True) / (n - 1)
+    want_v = np.sqrt(var) if fname == "std_mean" else var
+    np.testing.assert_allclose(v.detach().numpy(), want_v.reshape(v.shape), rtol=1e-12)
+    np.testing.assert_allclose(m.detach().numpy(), mean.reshape(m.shape), rtol=1e-12)
+    # d/dx of sum(v) + 3 sum(m); and of each output alone
+    (v.sum() + 3 * m.sum()).backward()
+    dv = 2 * (a - mean) / (n - 1)
+    if fname == "std_mean":
+        dv = dv / (2 * np.sqrt(var))
+    np.testing.assert_allclose(x.grad.numpy(), dv + 3 / n, rtol=1e-10)
+    x.grad = None
+    getattr(fg, fname)(x, dim)[1].sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full(a.shape, 1 / n), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dim", [1, None])
+def test_aminmax_is_one_node_sharing_ties(dim):
+    x = fg.tensor([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 5.0, 2.0]], requires_grad=True)
+    lo, hi = fg.aminmax(x, dim=dim)
+    assert lo.grad_fn.name() == hi.grad_fn.name() == "AminmaxBackward0"
+    (lo.sum() + 10 * hi.sum()).backward()
+    if dim == 1:
+        want = [[0, 5, 5, 1], [1 / 3, 1 / 3, 10, 1 / 3]]
+    else:
+        want = [[0, 0, 0, 1], [0, 0, 10, 0]]  # min 0 and max 5 are single
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-6)
+
+
 def test_median_of_integers_keeps_the_dtype():
     assert fg.median(fg.tensor([3, 1, 2, 5])).dtype == fg.int64
     assert fg.median(fg.tensor([3, 1, 2, 5])).item() == 2
