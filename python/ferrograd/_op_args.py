@@ -15,6 +15,11 @@ from ._nondifferentiable import scatter_with_reduce
 from ._return_types import topk_result
 
 
+def _dim_list(dim):
+    """A reduction's ``dim`` (an int, a sequence of ints or None) as a list, or None."""
+    return [dim] if isinstance(dim, int) else (list(dim) if dim is not None else None)
+
+
 def _correction(unbiased, correction):
     """var/std's ``correction`` as a float from PyTorch's ``unbiased`` / ``correction``."""
     if correction is not None:

@@ -20,7 +20,7 @@ from . import _core
 from ._core import Tensor
 from ._factories import tensor
 from ._functions import isnan
-from ._op_args import _correction
+from ._op_args import _correction, _dim_list
 from ._return_types import (
     aminmax_result,
     cummax_result,
@@ -53,7 +53,7 @@ def _moments(fname, input, dim, unbiased, keepdim, correction, take_sqrt):
     if isinstance(dim, bool):  # var_mean(input, unbiased)
         dim, unbiased = None, dim
     dim = _all_dims(input, dim, keepdim)
-    dims = [dim] if isinstance(dim, int) else (list(dim) if dim is not None else None)
+    dims = _dim_list(dim)
     return input._var_mean(dims, _correction(unbiased, correction), keepdim, take_sqrt)
 
 
@@ -81,7 +81,7 @@ def aminmax(input, *, dim=None, keepdim=False):
             dim = list(range(input.dim()))
     elif input.dim() and input.shape[_wrap_dim(dim, input.dim())] == 0:
         raise IndexError(f"aminmax: Expected reduction dim {_wrap_dim(dim, input.dim())} to have non-zero size.")
-    dims = [dim] if isinstance(dim, int) else (list(dim) if dim is not None else None)
+    dims = _dim_list(dim)
     return aminmax_result(*input._aminmax(dims, keepdim))
 
 

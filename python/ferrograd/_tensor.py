@@ -40,6 +40,7 @@ from ._memory_format import _check_memory_format, contiguous_format, preserve_fo
 from ._op_args import (
     _bind,
     _correction,
+    _dim_list,
     _flip,
     _repeat,
     _roll,
@@ -413,7 +414,7 @@ class _TensorMethods:
             dim, unbiased = None, dim
         if dim is None:
             dim = axis
-        dims = [dim] if isinstance(dim, int) else (list(dim) if dim is not None else None)
+        dims = _dim_list(dim)
         return self._var(dims, _correction(unbiased, correction), keepdim, False)
 
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
@@ -421,7 +422,7 @@ class _TensorMethods:
             dim, unbiased = None, dim
         if dim is None:
             dim = axis
-        dims = [dim] if isinstance(dim, int) else (list(dim) if dim is not None else None)
+        dims = _dim_list(dim)
         return self._var(dims, _correction(unbiased, correction), keepdim, True)
 
     def det(self):
@@ -462,7 +463,7 @@ class _TensorMethods:
             p = 2.0
         elif p == "nuc":
             return linalg.matrix_norm(self, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
-        dims = [dim] if isinstance(dim, int) else (list(dim) if dim is not None else None)
+        dims = _dim_list(dim)
         t = self.to(dtype) if dtype is not None else self
         return t._norm(float(p), dims, keepdim)
 

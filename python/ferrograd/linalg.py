@@ -14,6 +14,7 @@ from ._core import Tensor, _LinAlgError as LinAlgError, float32, float64, int32
 from ._factories import eye, full, ones_like, tensor, zeros
 from ._functions import broadcast_shapes, matmul
 from ._memory_format import contiguous_format
+from ._op_args import _dim_list
 from ._reduction_functions import cumprod
 from ._return_types import (
     linalg_cholesky_ex_result,
@@ -289,7 +290,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):  # 
                 f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {_kernel_name(x.dtype)}"
             )
         x = x.to(dtype)
-    dims = [dim] if isinstance(dim, int) else (list(dim) if dim is not None else None)
+    dims = _dim_list(dim)
     return x._norm(float(ord), dims, keepdim)
 
 
