@@ -89,6 +89,7 @@ from ._factories import (
 )
 
 # isort: split
+from . import _layout_functions, _pointwise_functions, _product_functions
 from ._core import (  # the unary and binary ops of the core's op table (and in-place forms)
     abs,  # noqa: A004
     abs_,
@@ -294,6 +295,7 @@ from ._index_functions import (
     take,
     take_along_dim,
 )
+from ._layout_functions import *  # noqa: F403 (the names in its __all__)
 from ._math_functions import (
     arccos,
     arccos_,
@@ -318,6 +320,8 @@ from ._math_functions import (
     xlogy_,
 )
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
+from ._pointwise_functions import *  # noqa: F403
+from ._product_functions import *  # noqa: F403
 from ._reduction_functions import (
     aminmax,
     cummax,
@@ -379,7 +383,9 @@ from .linalg import (
     _torch_triangular_solve as triangular_solve,
 )
 
-_install()  # Tensor's Python methods onto the native class
+_install(  # Tensor's Python methods onto the native class
+    _layout_functions.TensorMethods, _pointwise_functions.TensorMethods, _product_functions.TensorMethods
+)
 
 from . import (  # noqa: E402
     accelerator,
@@ -490,3 +496,4 @@ __all__ = [
     "accelerator", "amp", "autograd", "backends", "cpu", "cuda", "distributed", "func", "linalg", "nn",
     "onnx", "optim", "serialization", "special", "testing", "utils",
 ]
+__all__ += _layout_functions.__all__ + _pointwise_functions.__all__ + _product_functions.__all__

@@ -56,7 +56,8 @@ __all__ = [
     # scans and order statistics (src/py/scans.rs)
     "_nansum", "_cumprod", "_logcumsumexp", "_cum_extreme", "_kthvalue", "_median_dim", "_median_all", "_mode",
     # diagonals, scatter with reductions, index_put (src/py/breadth.rs)
-    "_diagonal", "_diag_embed", "_scatter_reduce", "_index_put", "_masked_select", "_polygamma",
+    "_diagonal", "_diag_embed", "_scatter_reduce", "_index_put", "_masked_select", "_index_fill", "_masked_scatter",
+    "_polygamma",
     # torch.special (src/py/special.rs)
     "special_i0", "special_i0e", "special_i1", "special_i1e", "special_erfcx", "special_log_ndtr",
     "special_airy_ai", "special_bessel_j0", "special_bessel_j1", "special_bessel_y0", "special_bessel_y1",
@@ -784,6 +785,10 @@ def _scatter_reduce(
 # out of place, IndexPutBackward0; int64 indices of the leading dims
 def _index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumulate: builtins.bool) -> Tensor: ...
 def _masked_select(input: Tensor, mask: Tensor) -> Tensor: ...
+def _index_fill(
+    input: Tensor, dim: builtins.int, index: Tensor, value: Tensor | builtins.float, inplace: builtins.bool
+) -> Tensor: ...
+def _masked_scatter(input: Tensor, mask: Tensor, source: Tensor, inplace: builtins.bool) -> Tensor: ...
 
 # ---- random sampling ----
 

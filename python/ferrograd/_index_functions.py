@@ -4,8 +4,9 @@
 Each is one function taking ``input`` first; the Tensor methods of the same names
 (``_tensor.py``) are these functions, and the in-place methods (``index_fill_``, ...) copy the
 out-of-place result into the tensor. The gradients follow from the ops they are composed of
-(advanced indexing, ``gather``, ``where``, the native ``index_put``), except ``scatter_reduce``,
-whose forward is native and whose backward is PyTorch's formula (``_ScatterReduce``).
+(advanced indexing, ``gather``), or are native ops (``index_put``, ``index_fill``,
+``masked_scatter``, ``masked_select``), except ``scatter_reduce``, whose forward is native and
+whose backward is PyTorch's formula (``_ScatterReduce``).
 """
 
 from . import _core
@@ -111,63 +112,21 @@ def argwhere(input):
 # --- writing
 
 
-def _index_mask(fname, input, dim, index):
-    """A bool mask broadcasting against ``input``: true at ``index`` (int64, 0-d or 1-D,
-    negative from the end) along ``dim``."""
-    if index.dtype != int64:
-        raise IndexError(f"{fname}(): Expected dtype int64 for index.")
-    if index.dim() > 1:
-        raise RuntimeError("Index has to be a vector/scalar")
-    d = _wrap_dim(dim, input.dim())
-    n = input.shape[d] if input.dim() else 1
-    idx = index.reshape(-1)
-    if idx.numel():
-        for bad in (int(idx.min()), int(idx.max())):
-            if not -n <= bad < n:
-                raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {n}")
-    idx = _core.where(idx < 0, idx + n, idx)
-    mask = _full([n], 0, int64).scatter(0, idx, _full(idx.shape, 1, int64)).bool()
-    shape = [1] * input.dim()
-    if shape:
-        shape[d] = n
-    return mask.reshape(shape)
-
-
 def index_fill(input, dim, index, value):
     """``input`` with the slices at ``index`` along ``dim`` set to ``value`` (a number or a 0-d
     tensor, which then gets the gradient of the filled elements)."""
     _check_tensor("index_fill", input)
-    if isinstance(value, Tensor) and value.dim() != 0:
-        raise RuntimeError(
-            f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.dim()} dimension(s)."
-        )
-    mask = _index_mask("index_fill_", input, dim, index)
-    if isinstance(value, Tensor):
-        return _core.where(mask, value.to(input.dtype), input)
-    return input.masked_fill(mask, value)
+    _check_tensor("index_fill", index, "index", 3)
+    return _core._index_fill(input, dim, index, value, False)
 
 
 def masked_scatter(input, mask, source):
     """``input`` (broadcast with ``mask``) with its elements where ``mask`` is true replaced,
     in order, by the first elements of ``source``."""
     _check_tensor("masked_scatter", input)
-    if mask.dtype != _core.bool:
-        raise RuntimeError(
-            f"masked_scatter_ only supports boolean masks, but got mask with dtype {_scalar_type_name(mask.dtype)}"
-        )
-    if source.dtype != input.dtype:
-        raise RuntimeError(
-            f"masked_scatter: expected self and source to have same dtypes but got"
-            f"{_scalar_type_name(input.dtype)} and {_scalar_type_name(source.dtype)}"
-        )
-    shape = _broadcast_shape(input.shape, mask.shape)
-    where = nonzero(mask.expand(shape).reshape(-1), as_tuple=True)[0]
-    k = where.numel()
-    if source.numel() < k:
-        raise RuntimeError("Number of elements of source < number of ones in mask")
-    values = source.reshape(-1)[:k]
-    flat = input.expand(shape).reshape(-1)
-    return _core._index_put(flat, [where], values, False).reshape(shape)
+    _check_tensor("masked_scatter", mask, "mask", 2)
+    _check_tensor("masked_scatter", source, "source", 3)
+    return _core._masked_scatter(input, mask, source, False)
 
 
 def _index_list(indices):

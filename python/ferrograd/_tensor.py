@@ -704,10 +704,12 @@ class _TensorMethods:
         return _index_functions.nonzero(self, as_tuple=as_tuple)
 
     def index_fill_(self, dim, index, value):
-        return _copy_in(self, _index_functions.index_fill, dim, index, value)
+        _core._index_fill(self, dim, index, value, True)
+        return self
 
     def masked_scatter_(self, mask, source):
-        return _copy_in(self, _index_functions.masked_scatter, mask, source)
+        _core._masked_scatter(self, mask, source, True)
+        return self
 
     def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
         return _copy_in(self, _index_functions.scatter_reduce, dim, index, src, reduce, include_self=include_self)
@@ -792,8 +794,10 @@ _CLASS_MACHINERY = {"__module__", "__qualname__", "__doc__", "__dict__", "__weak
                     "__firstlineno__", "__static_attributes__"}
 
 
-def install():
-    """Puts the methods and properties of ``_TensorMethods`` on ``_core.Tensor``."""
-    for name, value in vars(_TensorMethods).items():
-        if name not in _CLASS_MACHINERY:
-            setattr(Tensor, name, value)
+def install(*more):
+    """Puts the methods and properties of ``_TensorMethods`` (and of the classes ``more``, the
+    ``TensorMethods`` of other modules) on ``_core.Tensor``."""
+    for cls in (_TensorMethods, *more):
+        for name, value in vars(cls).items():
+            if name not in _CLASS_MACHINERY:
+                setattr(Tensor, name, value)

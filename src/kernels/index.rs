@@ -467,37 +467,49 @@ pub fn masked_select<T: Copy + Send + Sync>(
     Ok(v)
 }
 
-/// `masked_select`'s gradient: a contiguous buffer of the mask's shape holding `g`'s values,
-/// in order, where the mask (read through `lm`) is true, zero elsewhere.
-pub fn masked_scatter_zeros<T: Elem>(g: &[T], mask: &[u8], lm: &Layout) -> Result<Vec<T>> {
-    let n = lm.numel();
-    let mut out = try_filled(n, T::default())?;
-    if n == 0 || g.is_empty() {
-        return Ok(out);
+/// `masked_scatter` into `out` (contiguous, of the mask's shape): the k-th element where the
+/// mask (read through `lm`) is true becomes `src[k]`, the others are left as they are. Returns
+/// how many elements the mask holds; when `src` has fewer, the positions past its end are left
+/// as they are too (the caller raises).
+pub fn masked_scatter<T: Copy>(out: &mut [T], src: &[T], mask: &[u8], lm: &Layout) -> usize {
+    if out.is_empty() {
+        return 0;
     }
     let (shape, [sm]) = coalesce([lm]);
     let nd = shape.len();
     let (len, mi) = (shape[nd - 1], sm[nd - 1]);
     let (oshape, osm) = (&shape[..nd - 1], &sm[..nd - 1]);
-    let last = g.len() - 1;
     let mut rows = Rows::new(oshape, [osm], [lm.offset], 0);
     let mut k = 0;
     for row in out.chunks_exact_mut(len) {
         let [mo] = rows.off;
         if mi == 1 {
             for_each_true(&mask[mo..mo + len], |j| {
-                row[j] = g[k.min(last)];
+                if let Some(&v) = src.get(k) {
+                    row[j] = v;
+                }
                 k += 1;
             });
         } else {
             for (j, o) in row.iter_mut().enumerate() {
-                let m = mask[mo + j * mi] != 0;
-                *o = if m { g[k.min(last)] } else { T::default() };
-                k += m as usize;
+                if mask[mo + j * mi] != 0 {
+                    if let Some(&v) = src.get(k) {
+                        *o = v;
+                    }
+                    k += 1;
+                }
             }
         }
         rows.next();
     }
+    k
+}
+
+/// `masked_select`'s gradient: a contiguous buffer of the mask's shape holding `g`'s values,
+/// in order, where the mask (read through `lm`) is true, zero elsewhere.
+pub fn masked_scatter_zeros<T: Elem>(g: &[T], mask: &[u8], lm: &Layout) -> Result<Vec<T>> {
+    let mut out = try_filled(lm.numel(), T::default())?;
+    let k = masked_scatter(&mut out, g, mask, lm);
     if k != g.len() {
         return Err(Error::Runtime(format!(
             "masked_select backward: expected a gradient of {k} elements, got {}",

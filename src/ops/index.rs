@@ -188,6 +188,157 @@ fn masked_scatter_zeros(g: &Tensor, mask: &Tensor, shape: &[usize]) -> Result<Te
     Ok(out)
 }
 
+/// `masked_scatter(mask, source)`, out of place (MaskedScatterBackward0): `t` and the bool
+/// `mask` broadcast to one shape, the elements where the mask is true replaced, in order, by
+/// the first elements of `source` (any shape).
+pub fn masked_scatter(t: &Tensor, mask: &Tensor, source: &Tensor) -> Result<Tensor> {
+    if mask.dtype() != DType::Bool {
+        return Err(Error::Runtime(format!(
+            "masked_scatter_ only supports boolean masks, but got mask with dtype {}",
+            mask.dtype().kernel_name()
+        )));
+    }
+    if source.dtype() != t.dtype() {
+        return Err(Error::Runtime(format!(
+            "masked_scatter: expected self and source to have same dtypes but got{} and {}",
+            t.dtype().kernel_name(),
+            source.dtype().kernel_name()
+        )));
+    }
+    let shape = broadcast_shapes(t.shape(), mask.shape())?;
+    let mask = unshared(mask, source)?;
+    let lm = mask.layout().broadcast_to(&shape)?;
+    let out = super::materialize(&super::shape::broadcast_to(&t.detach(), &shape)?)?;
+    let ones = dispatch_all!(t.dtype(), T => {
+        super::with_slices::<T, _>(&[Some(source)], |s| {
+            let m = mask.storage().read::<u8>();
+            let mut o = out.storage().write::<T>();
+            ki::masked_scatter(&mut o, s[0].expect("source"), &m, &lm)
+        })?
+    });
+    if ones > source.numel() {
+        return Err(Error::Runtime(
+            "Number of elements of source < number of ones in mask".into(),
+        ));
+    }
+    if needs_grad(&[t, source]) {
+        let (tshape, sshape) = (t.shape().to_vec(), source.shape().to_vec());
+        let saved = vec![Saved::Input(mask.clone())];
+        record(
+            "MaskedScatterBackward0",
+            &[t, source],
+            &[&out],
+            saved,
+            move |ctx| {
+                let (g, mask) = (ctx.grad(0)?, &ctx.saved[0]);
+                let gt = if ctx.needs(0) {
+                    let kept = super::binary::masked_fill(&g, mask, Scalar::Float(0.0))?;
+                    Some(sum_to(&kept, &tshape)?)
+                } else {
+                    None
+                };
+                let gs = if ctx.needs(1) {
+                    // the selected gradient, zero-padded to source's size
+                    let sel = masked_select(&g, mask)?;
+                    let pad = crate::layout::numel(&sshape) - sel.numel();
+                    let flat = if pad > 0 {
+                        super::rearrange::constant_pad_nd(
+                            &sel,
+                            &[0, pad as i64],
+                            Scalar::Float(0.0),
+                        )?
+                    } else {
+                        sel
+                    };
+                    Some(super::shape::reshape(&flat, &sshape)?)
+                } else {
+                    None
+                };
+                Ok(vec![gt, gs])
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// index_fill's mask: a bool tensor broadcasting against `t`, true at `index` (int64, 0-d or
+/// 1-D, negative from the end) along dim `d`. PyTorch's errors for a bad index.
+fn index_fill_mask(t: &Tensor, d: usize, index: &Tensor) -> Result<Tensor> {
+    if index.dtype() != DType::I64 {
+        return Err(Error::Index(
+            "index_fill_(): Expected dtype int64 for index.".into(),
+        ));
+    }
+    if index.ndim() > 1 {
+        return Err(Error::Runtime("Index has to be a vector/scalar".into()));
+    }
+    let size = t.shape().get(d).copied().unwrap_or(1);
+    let mut marks = crate::storage::try_filled(size, 0u8)?;
+    for i in index.try_to_vec::<i64>()? {
+        let w = if i < 0 { i + size as i64 } else { i };
+        if !(0..size as i64).contains(&w) {
+            return Err(Error::Index(format!(
+                "index {i} is out of bounds for dimension {d} with size {size}"
+            )));
+        }
+        marks[w as usize] = 1;
+    }
+    let mut shape = vec![1; t.ndim()];
+    if let Some(s) = shape.get_mut(d) {
+        *s = size;
+    }
+    Tensor::from_vec(marks, shape)
+}
+
+/// `index_fill(dim, index, value)`, out of place: `t` with the slices at `index` along `dim`
+/// set to `value`, a number (IndexFillBackward0) or a 0-d tensor, which then gets the sum of
+/// the filled elements' gradients (IndexFillBackward1).
+pub fn index_fill(t: &Tensor, dim: i64, index: &Tensor, value: &Operand) -> Result<Tensor> {
+    let d = wrap_dim(dim, t.ndim().max(1))?;
+    let vt = match value {
+        Operand::T(v) if v.ndim() != 0 => {
+            return Err(Error::Runtime(format!(
+                "index_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
+                v.ndim()
+            )))
+        }
+        Operand::T(v) => Some(super::to_dtype(v, t.dtype())?),
+        Operand::S(_) => None,
+    };
+    let mask = index_fill_mask(t, d, index)?;
+    let fill = match (&vt, value) {
+        (Some(v), _) => v.detach(),
+        (None, Operand::S(s)) => Tensor::scalar(*s, t.dtype()),
+        (None, Operand::T(v)) => v.detach(),
+    };
+    let mut out = super::binary::where_op(&mask, &Operand::T(fill), &Operand::T(t.detach()))?;
+    if !out.is_contiguous() {
+        out = super::materialize(&out)?;
+    }
+    let ins: Vec<&Tensor> = [Some(t), vt.as_ref()].into_iter().flatten().collect();
+    if needs_grad(&ins) {
+        let has_value = vt.is_some();
+        let name = if has_value {
+            "IndexFillBackward1"
+        } else {
+            "IndexFillBackward0"
+        };
+        let saved = vec![Saved::Input(index.clone())];
+        record(name, &ins, &[&out], saved, move |ctx| {
+            let (g, index) = (ctx.grad(0)?, &ctx.saved[0]);
+            let zero = Operand::S(Scalar::Float(0.0));
+            let mut grads = vec![Some(index_fill(&g, d as i64, index, &zero)?)];
+            if has_value {
+                let mask = index_fill_mask(&g, d, index)?;
+                let picked = super::binary::where_op(&mask, &Operand::T(g.clone()), &zero)?;
+                grads.push(Some(super::reduce::sum(&picked)?));
+            }
+            Ok(grads)
+        });
+    }
+    Ok(out)
+}
+
 /// `scatter_add(dim, index, src)`, out of place (ScatterAddBackward0).
 pub fn scatter_add(t: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
     let d = wrap_dim(dim, t.ndim())?;

@@ -1,10 +1,13 @@
 //! Bindings of `diagonal` / `diag_embed` (src/ops/diagonal.rs), the `scatter_reduce` forward
-//! (src/ops/scatter_reduce.rs) and `index_put` (src/ops/index.rs); argument handling in
+//! (src/ops/scatter_reduce.rs), `index_put`, `index_fill` and `masked_scatter` (src/ops/index.rs); argument handling in
 //! ferrograd's Python layer; `polygamma` (src/ops/math.rs).
 
+use super::convert::operand;
 use super::errors::{run, Work};
 use super::tensor::PyTensor;
-use crate::ops::{diagonal as dg, scatter_reduce as sr};
+use crate::ops::{self, diagonal as dg, scatter_reduce as sr, Operand};
+use crate::tensor::Tensor;
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
 #[pyfunction]
@@ -75,6 +78,64 @@ fn _index_put(
     .map(PyTensor::new)
 }
 
+/// `index_fill(dim, index, value)` (IndexFillBackward0 / 1), or `index_fill_` with `inplace`;
+/// `value` a number or a 0-d tensor.
+#[pyfunction]
+fn _index_fill(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    dim: i64,
+    index: PyRef<'_, PyTensor>,
+    value: &Bound<'_, PyAny>,
+    inplace: bool,
+) -> PyResult<PyTensor> {
+    let v = operand(value).ok_or_else(|| {
+        PyTypeError::new_err(format!(
+            "index_fill(): argument 'value' must be Number or Tensor, not {}",
+            value
+                .get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        ))
+    })?;
+    let (x, i) = (input.t.clone(), index.t.clone());
+    run(py, Work::elems([&x]), move || {
+        if inplace {
+            let others: Vec<&Tensor> = match &v {
+                Operand::T(t) => vec![t],
+                Operand::S(_) => vec![],
+            };
+            ops::apply_inplace(&x, &others, |s| ops::index_fill(s, dim, &i, &v))?;
+            Ok(x)
+        } else {
+            ops::index_fill(&x, dim, &i, &v)
+        }
+    })
+    .map(PyTensor::new)
+}
+
+/// `masked_scatter(mask, source)` (MaskedScatterBackward0), or `masked_scatter_` with `inplace`.
+#[pyfunction]
+fn _masked_scatter(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    mask: PyRef<'_, PyTensor>,
+    source: PyRef<'_, PyTensor>,
+    inplace: bool,
+) -> PyResult<PyTensor> {
+    let (x, m, s) = (input.t.clone(), mask.t.clone(), source.t.clone());
+    run(py, Work::elems([&x, &m, &s]), move || {
+        if inplace {
+            ops::apply_inplace(&x, &[&s], |t| ops::masked_scatter(t, &m, &s))?;
+            Ok(x)
+        } else {
+            ops::masked_scatter(&x, &m, &s)
+        }
+    })
+    .map(PyTensor::new)
+}
+
 /// `masked_select(input, mask)` (MaskedSelectBackward0), one pass over both in place.
 #[pyfunction]
 fn _masked_select(
@@ -103,6 +164,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_polygamma, m)?)?;
     m.add_function(wrap_pyfunction!(_index_put, m)?)?;
     m.add_function(wrap_pyfunction!(_masked_select, m)?)?;
+    m.add_function(wrap_pyfunction!(_index_fill, m)?)?;
+    m.add_function(wrap_pyfunction!(_masked_scatter, m)?)?;
     m.add_function(wrap_pyfunction!(_diagonal, m)?)?;
     m.add_function(wrap_pyfunction!(_diag_embed, m)?)?;
     m.add_function(wrap_pyfunction!(_scatter_reduce, m)?)?;

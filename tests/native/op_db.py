@@ -5262,3 +5262,19 @@ def _act_inplace_row(name, **kw):
 
 OP_DB += [_act_inplace_row(n) for n in ("elu", "selu", "celu", "hardtanh", "relu6", "hardswish", "hardsigmoid",
                                         "mish", "threshold", "rrelu")]
+
+
+# --- stacking, splitting, rotating, *_scatter (python/ferrograd/_layout_functions.py)
+
+OP_DB += [
+]
+
+# --- elementwise functions beyond the core table (python/ferrograd/_pointwise_functions.py)
+
+OP_DB += [
+]
+
+# --- products and statistics (python/ferrograd/_product_functions.py)
+
+OP_DB += [
+]
