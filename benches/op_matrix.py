@@ -155,6 +155,10 @@ class Values:
     def idx(self, shape, high):
         return self.rng.integers(0, high, size=shape, dtype=np.int64)
 
+    def distinct(self, k, high):
+        """``k`` distinct indices below ``high``, in random order."""
+        return self.rng.permutation(high)[:k].astype(np.int64)
+
     def f(self, shape):
         return self.rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
 
@@ -363,9 +367,9 @@ def _masked_scatter(op, s, n, layout, vals):
 
 
 def _index_put(op, s, n, layout, vals):
-    r, c = two_d(n)  # half of the rows replaced
+    r, c = two_d(n)  # half of the rows replaced, each once (PyTorch leaves repeats unspecified)
     k = max(1, r // 2)
-    return resized(s, vals, layout, {0: (r, c), 1: vals.idx((k,), r), 2: (k, c)}, strided=0)
+    return resized(s, vals, layout, {0: (r, c), 1: vals.distinct(k, r), 2: (k, c)}, strided=0)
 
 
 def _tri_indices(op, s, n, layout, vals):
@@ -482,6 +486,40 @@ def _prelu(op, s, n, layout, vals):
     return resized(s, vals, layout, {0: shape, 1: (shape[1],)}, strided=0)
 
 
+def _addmv(op, s, n, layout, vals):
+    r, c = two_d(n)
+    return resized(s, vals, layout, {0: (r,), 1: (r, c), 2: (c,)}, strided=(1, "T"), bcast=(0, (1,)))
+
+
+def _addr(op, s, n, layout, vals):
+    r, c = two_d(n)
+    return resized(s, vals, layout, {0: (r, c), 1: (r,), 2: (c,)}, strided=(0, "T"), bcast=(0, (c,)))
+
+
+def _baddbmm(op, s, n, layout, vals):
+    """input + batch1 @ batch2 (baddbmm: per batch; addbmm: summed over the batches)"""
+    b, m, k = batched(n)
+    shapes = {0: (b, m, m) if op.name == "baddbmm" else (m, m), 1: (b, m, k), 2: (b, k, m)}
+    return resized(s, vals, layout, shapes, strided=(2, "mT"), bcast=(0, (m,)))
+
+
+def _pair_of_vectors(op, s, n, layout, vals):
+    """meshgrid / cartesian_prod of two vectors whose grid has about n points"""
+    r, c = two_d(n)
+    return resized(s, vals, layout, {0: (r,), 1: (c,)}, strided=(0, "slice"))
+
+
+def _combinations(op, s, n, layout, vals):
+    """the pairs of an isqrt(2n)-element vector: about n pairs"""
+    return resized(s, vals, layout, {0: (max(2, math.isqrt(2 * n)),)}, strided=(0, "slice"))
+
+
+def _block_diag(op, s, n, layout, vals):
+    """two square blocks whose block-diagonal matrix has about n elements"""
+    r = max(1, math.isqrt(n) // 2)
+    return resized(s, vals, layout, {0: (r, r), 1: (r, r)}, strided=(0, "T"))
+
+
 # rows whose inputs do not all share one shape, or whose arguments depend on the size;
 # every other row goes through `generic`
 BUILDERS = {
@@ -489,9 +527,21 @@ BUILDERS = {
     "bmm": _matmul,
     "mm": _mm,
     "outer": _outer,
+    "ger": _outer,
+    "chain_matmul": _mm,
+    "addmv": _addmv,
+    "addr": _addr,
+    "baddbmm": _baddbmm,
+    "addbmm": _baddbmm,
     "diag": _square_of_vector,
     "diag_embed": _square_of_vector,
     "linalg_vander": _square_of_vector,
+    "vander": _square_of_vector,
+    "diagflat": _square_of_vector,
+    "meshgrid": _pair_of_vectors,
+    "cartesian_prod": _pair_of_vectors,
+    "combinations": _combinations,
+    "block_diag": _block_diag,
     "nn.functional.pdist": _pdist,
     "dot": _dot,
     "expand": _expand,

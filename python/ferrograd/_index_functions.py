@@ -53,14 +53,7 @@ def take(input, index):
     the end), in ``index``'s shape."""
     _check_tensor("take", input)
     _check_tensor("take", index, "index", 2)
-    if index.dtype != int64:
-        raise RuntimeError(f"take(): Expected a long tensor for index, but got {_scalar_type_name(index.dtype)}")
-    n = input.numel()
-    if index.numel():
-        for bad in (int(index.min()), int(index.max())):
-            if not -n <= bad < n:
-                raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
-    return input.reshape(-1)[index]
+    return _core._take(input, index)
 
 
 def take_along_dim(input, indices, dim=None):

@@ -41,30 +41,9 @@ def _scalar_type_name(dtype):
 
 def movedim(input, source, destination):
     """``input`` with the dims ``source`` moved to the positions ``destination`` (ints or
-    sequences of ints); the other dims keep their order. A view."""
+    sequences of ints); the other dims keep their order. A view (native: ``Tensor.movedim``)."""
     _check_tensor("movedim", input)
-    src = [source] if isinstance(source, int) else list(source)
-    dst = [destination] if isinstance(destination, int) else list(destination)
-    if len(src) != len(dst):
-        raise RuntimeError(
-            f"movedim: Invalid source or destination dims: source ({src} dims) should contain the same "
-            f"number of dims as destination ({dst} dims)"
-        )
-    n = input.dim()
-    src_w = [_wrap_dim(d, n) for d in src]
-    dst_w = [_wrap_dim(d, n) for d in dst]
-    if len(set(src_w)) != len(src_w):
-        raise RuntimeError(f"movedim: repeated dim in `source` ({src})")
-    if len(set(dst_w)) != len(dst_w):
-        raise RuntimeError(f"movedim: repeated dim in `destination` ({dst})")
-    if n == 0:
-        return input.view(())
-    perm = [-1] * n
-    for s, d in zip(src_w, dst_w):
-        perm[d] = s
-    rest = iter(d for d in range(n) if d not in src_w)
-    perm = [p if p != -1 else next(rest) for p in perm]
-    return input.permute(perm)
+    return input.movedim(source, destination)
 
 
 moveaxis = movedim

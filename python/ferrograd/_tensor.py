@@ -496,6 +496,10 @@ class _TensorMethods:
                 sizes = [0]
         else:
             sizes = list(split_size_or_sections)
+            if any(s < 0 for s in sizes):
+                raise RuntimeError(
+                    f"split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes={sizes}"
+                )
             if sum(sizes) != n:
                 raise RuntimeError(
                     f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
@@ -654,8 +658,6 @@ class _TensorMethods:
 
     # --- dims moved, diagonals, products (_shape_functions.py)
 
-    movedim = _shape_functions.movedim
-    moveaxis = _shape_functions.movedim
     swapdims = _shape_functions.swapdims
     diagonal = _shape_functions.diagonal
     diag = _shape_functions.diag

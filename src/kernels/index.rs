@@ -58,6 +58,34 @@ fn first_out_of_range(idx: &[i64], size: usize) -> Option<i64> {
     }
 }
 
+/// `take`'s indices into `n` elements checked (PyTorch's IndexError names the first one out of
+/// range), and wrapped into a new vector when one of them counts from the end.
+pub fn take_indices(idx: &[i64], n: usize) -> Result<Option<Vec<i64>>> {
+    let n = n as i64;
+    let bad = |i: i64| i < -n || i >= n;
+    if idx
+        .chunks(256)
+        .any(|c| c.iter().fold(false, |b, &i| b | bad(i)))
+    {
+        let i = idx
+            .iter()
+            .copied()
+            .find(|&i| bad(i))
+            .expect("an index out of range");
+        return Err(Error::Index(format!(
+            "out of range: tried to access index {i} on a tensor of {n} elements."
+        )));
+    }
+    if idx.iter().all(|&i| i >= 0) {
+        return Ok(None);
+    }
+    try_collect(
+        idx.len(),
+        idx.iter().map(|&i| if i < 0 { i + n } else { i }),
+    )
+    .map(Some)
+}
+
 /// The start offsets, in `N` layouts over one shape, of the rows (all dims but the last) from
 /// row `row` on, advanced odometer-style: one division per walk, none per row.
 struct Rows<'a, const N: usize> {
@@ -642,6 +670,31 @@ pub fn layout_offsets(l: &Layout) -> Result<Vec<usize>> {
 
 /// `a[i] + b[j]` for every (i, j), `i` outermost: the offsets of blocks laid out by `b`, one
 /// block at each offset of `a`.
+/// `put` of whole rows: `dst[b + j] = values[k * len + j]` (`+=` with `accumulate`) for the
+/// k-th base `b` and every j below `len` — advanced indexing's writes when the dims after the
+/// indexed ones are contiguous.
+pub fn put_rows<T: Elem>(
+    dst: &mut [T],
+    bases: &[usize],
+    len: usize,
+    values: &[T],
+    accumulate: bool,
+) {
+    if len == 0 {
+        return;
+    }
+    for (&b, v) in bases.iter().zip(values.chunks_exact(len)) {
+        let row = &mut dst[b..b + len];
+        if accumulate {
+            for (d, &x) in row.iter_mut().zip(v) {
+                *d = add_elem(*d, x);
+            }
+        } else {
+            row.copy_from_slice(v);
+        }
+    }
+}
+
 pub fn outer_sum(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
     try_collect(
         a.len() * b.len(),

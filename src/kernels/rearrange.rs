@@ -71,14 +71,70 @@ pub fn tri<T: Copy + Default>(
 }
 
 /// `flip` over `dims` (distinct, in range).
-pub fn flip<T: Copy + Default>(data: &[T], l: &Layout, dims: &[usize]) -> Result<Vec<T>> {
-    let shape = &l.shape;
-    remap(data, l, shape, |o, si| {
-        copy(o, si);
-        for &d in dims {
-            si[d] = shape[d] - 1 - o[d];
+pub fn flip<T: Copy + Send + Sync>(data: &[T], l: &Layout, dims: &[usize]) -> Result<Vec<T>> {
+    // the flipped dims read backwards: from their last element, with negated strides
+    let mut strides: Vec<isize> = l.strides.iter().map(|&s| s as isize).collect();
+    let mut base = l.offset as isize;
+    for &d in dims {
+        if l.shape[d] > 0 {
+            base += (l.shape[d] as isize - 1) * strides[d];
+            strides[d] = -strides[d];
         }
-        true
+    }
+    let n = l.numel();
+    let nd = l.shape.len();
+    if nd == 0 || n == 0 {
+        return crate::storage::try_collect(n, (0..n).map(|_| data[l.offset]));
+    }
+    let (len, step) = (l.shape[nd - 1], strides[nd - 1]);
+    let (oshape, ostrides) = (&l.shape[..nd - 1], &strides[..nd - 1]);
+    super::build(n, |start, dst| {
+        // the row of `start` and its offset, then row by row (odometer over the outer dims)
+        let mut at = vec![0usize; oshape.len()];
+        super::index::unravel(start / len, oshape, &mut at);
+        let mut off = base
+            + at.iter()
+                .zip(ostrides)
+                .map(|(&i, &s)| i as isize * s)
+                .sum::<isize>();
+        let (mut pos, mut j) = (0, start % len);
+        while pos < dst.len() {
+            let take = (len - j).min(dst.len() - pos);
+            let out = &mut dst[pos..pos + take];
+            let first = off + j as isize * step;
+            match step {
+                1 => {
+                    let src = &data[first as usize..first as usize + take];
+                    for (o, &v) in out.iter_mut().zip(src) {
+                        o.write(v);
+                    }
+                }
+                -1 => {
+                    let src = &data[(first + 1) as usize - take..(first + 1) as usize];
+                    for (o, &v) in out.iter_mut().zip(src.iter().rev()) {
+                        o.write(v);
+                    }
+                }
+                _ => {
+                    for (k, o) in out.iter_mut().enumerate() {
+                        o.write(data[(first + k as isize * step) as usize]);
+                    }
+                }
+            }
+            pos += take;
+            j = 0;
+            // next row
+            for d in (0..oshape.len()).rev() {
+                at[d] += 1;
+                off += ostrides[d];
+                if at[d] < oshape[d] {
+                    break;
+                }
+                off -= ostrides[d] * oshape[d] as isize;
+                at[d] = 0;
+            }
+        }
+        dst.len()
     })
 }
 

@@ -1708,6 +1708,33 @@ pub fn where_(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     where_op(cond, &a.into(), &b.into())
 }
 
+/// `masked_fill(mask, value)` with a 0-d tensor `value` (MaskedFillBackward1): the value gets
+/// the sum of the filled elements' gradients.
+pub fn masked_fill_tensor(t: &Tensor, mask: &Tensor, value: &Tensor) -> Result<Tensor> {
+    if value.ndim() != 0 {
+        return Err(Error::Runtime(format!(
+            "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
+            value.ndim()
+        )));
+    }
+    let v = super::to_dtype(value, t.dtype())?;
+    let out = {
+        let _g = crate::autograd::GradModeGuard::new(false);
+        masked_fill(&t.detach(), mask, v.item()?)?
+    };
+    if needs_grad(&[t, &v]) {
+        let saved = vec![Saved::Input(mask.clone())];
+        record("MaskedFillBackward1", &[t, &v], &[&out], saved, |ctx| {
+            let (g, mask) = (ctx.grad(0)?, &ctx.saved[0]);
+            let zero = Scalar::Float(0.0);
+            let gt = masked_fill(&g, mask, zero)?;
+            let picked = where_op(mask, &Operand::T(g), &Operand::S(zero))?;
+            Ok(vec![Some(gt), Some(super::reduce::sum(&picked)?)])
+        });
+    }
+    Ok(out)
+}
+
 /// `masked_fill(mask, value)` (MaskedFillBackward0).
 pub fn masked_fill(t: &Tensor, mask: &Tensor, value: Scalar) -> Result<Tensor> {
     if mask.dtype() != DType::Bool {

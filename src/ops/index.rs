@@ -93,6 +93,51 @@ pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     Ok(out)
 }
 
+/// `take(index)` (TakeBackward0): the elements of the flattened `t` at `index` (int64, any
+/// shape, negative from the end), in `index`'s shape.
+pub fn take(t: &Tensor, index: &Tensor) -> Result<Tensor> {
+    if index.dtype() != DType::I64 {
+        return Err(Error::Runtime(format!(
+            "take(): Expected a long tensor for index, but got {}",
+            index.dtype().kernel_name()
+        )));
+    }
+    let n = t.numel();
+    let src = if t.is_contiguous() {
+        t.detach()
+    } else {
+        super::materialize(t)?
+    };
+    let index_data = unshared(index, &src)?;
+    let walk = Layout {
+        shape: vec![index.numel()],
+        strides: vec![0],
+        offset: src.layout().offset,
+    };
+    let out = dispatch_all!(t.dtype(), T => {
+        let v = super::with_slices::<i64, _>(&[Some(&index_data)], |s| {
+            let idx = s[0].expect("index");
+            let wrapped = ki::take_indices(idx, n)?;
+            let data = src.storage().read::<T>();
+            ki::gather(&data, &walk, wrapped.as_deref().unwrap_or(idx), n, 1, 0)
+        })??;
+        Tensor::from_vec(v, index.shape().to_vec())?
+    });
+    if needs_grad(&[t]) {
+        let shape = t.shape().to_vec();
+        let saved = vec![Saved::Input(index.clone())];
+        record("TakeBackward0", &[t], &[&out], saved, move |ctx| {
+            let (g, index) = (ctx.grad(0)?, &ctx.saved[0]);
+            let k = index.numel();
+            let flat = [Some(super::shape::reshape(index, &[k])?)];
+            let z = Tensor::zeros(&[crate::layout::numel(&shape)], g.dtype())?;
+            let put = index_put(&z, &flat, &super::shape::reshape(&g, &[k])?, true)?;
+            Ok(vec![Some(super::shape::reshape(&put, &shape)?)])
+        });
+    }
+    Ok(out)
+}
+
 /// `zeros(shape).scatter_add(d, index, src)`, gather's gradient, with the zeros written once
 /// and `src` read in place (ScatterAddBackward0 for `src` only, so that it is differentiable
 /// again). Float32 / float64; other dtypes through `scatter_add`.
@@ -614,7 +659,7 @@ pub fn index_put(
     accumulate: bool,
 ) -> Result<Tensor> {
     let g = plan_advanced(&Layout::contiguous(t.shape().to_vec()), indices)?;
-    let (shape, lin) = (g.out_shape.clone(), g.offsets()?);
+    let shape = g.out_shape.clone();
     let vals = super::shape::broadcast_to(&values.detach(), &shape).map_err(|_| {
         Error::Runtime(format!(
             "shape mismatch: value tensor of shape {} cannot be broadcast to indexing result of shape {}",
@@ -623,10 +668,23 @@ pub fn index_put(
         ))
     })?;
     let out = super::materialize(&super::widen(t)?)?;
+    // the dims after the indexed ones are contiguous rows of the output when they trail
+    let rows = g.block.is_contiguous();
+    let lin = if rows { vec![] } else { g.offsets()? };
     dispatch!(out.dtype(), T => {
-        let v = super::cast_vec::<T>(&vals)?;
-        let mut d = out.storage().write::<T>();
-        ki::put(&mut d, &lin, &v, accumulate);
+        let write = |v: &[T]| {
+            let mut d = out.storage().write::<T>();
+            if rows {
+                ki::put_rows(&mut d, &g.bases, g.block.numel(), v, accumulate);
+            } else {
+                ki::put(&mut d, &lin, v, accumulate);
+            }
+        };
+        if vals.dtype() == out.dtype() {
+            super::with_slices::<T, _>(&[Some(&vals)], |v| write(v[0].expect("values")))?;
+        } else {
+            write(&super::cast_vec::<T>(&vals)?);
+        }
     });
     let out = super::narrow_to(out, t.dtype())?;
     if needs_grad(&[t, values]) {

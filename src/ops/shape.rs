@@ -121,6 +121,43 @@ pub fn reshape_i(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
     Ok(out)
 }
 
+/// `movedim(source, destination)`: the dims `source` moved to the positions `destination`,
+/// the others keeping their order; a view (PermuteBackward0).
+pub fn movedim(t: &Tensor, src: &[i64], dst: &[i64]) -> Result<Tensor> {
+    if src.len() != dst.len() {
+        return Err(Error::Runtime(format!(
+            "movedim: Invalid source or destination dims: source ({src:?} dims) should contain the same number of dims as destination ({dst:?} dims)"
+        )));
+    }
+    let n = t.ndim();
+    let wrap =
+        |ds: &[i64]| -> Result<Vec<usize>> { ds.iter().map(|&d| wrap_dim(d, n.max(1))).collect() };
+    let (sw, dw) = (wrap(src)?, wrap(dst)?);
+    let repeated = |w: &[usize]| (1..w.len()).any(|i| w[..i].contains(&w[i]));
+    if repeated(&sw) {
+        return Err(Error::Runtime(format!(
+            "movedim: repeated dim in `source` ({src:?})"
+        )));
+    }
+    if repeated(&dw) {
+        return Err(Error::Runtime(format!(
+            "movedim: repeated dim in `destination` ({dst:?})"
+        )));
+    }
+    let mut perm: Vec<Option<i64>> = vec![None; n];
+    for (&s, &d) in sw.iter().zip(&dw) {
+        if let Some(p) = perm.get_mut(d) {
+            *p = Some(s as i64);
+        }
+    }
+    let mut rest = (0..n as i64).filter(|d| !sw.contains(&(*d as usize)));
+    let perm: Vec<i64> = perm
+        .into_iter()
+        .map(|p| p.or_else(|| rest.next()).expect("a dim for every position"))
+        .collect();
+    permute(t, &perm)
+}
+
 pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
     let n = t.ndim();
     if dims.len() != n {
@@ -243,8 +280,8 @@ pub fn expand(t: &Tensor, sizes: &[i64]) -> Result<Tensor> {
     if n < t.ndim() {
         return Err(Error::Runtime(format!(
             "expand({}{{{}}}, size=[{}]): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
-            t.dtype().legacy_name().trim_start_matches("torch."),
-            fmt_list(t.shape()).trim_matches(|c| c == '[' || c == ']'),
+            t.dtype().legacy_name(),
+            fmt_list(t.shape()),
             sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", "),
             n,
             t.ndim()
@@ -380,6 +417,59 @@ pub fn embed(g: &Tensor, shape: &[usize], r: Region) -> Result<Tensor> {
     Ok(out)
 }
 
+/// `Tensor.unfold(dimension, size, step)`: the windows of `size` elements every `step` along
+/// `dim`, as a new last dim; a view (UnfoldBackward0: the windows' gradients added back).
+pub fn unfold(t: &Tensor, dim: i64, size: i64, step: i64) -> Result<Tensor> {
+    let d = wrap_dim(dim, t.ndim().max(1))?;
+    let n = t.shape().get(d).copied().unwrap_or(1) as i64;
+    if size < 0 {
+        return Err(Error::Runtime(format!("size is {size} but must be >= 0")));
+    }
+    if size > n {
+        return Err(Error::Runtime(format!(
+            "maximum size for tensor at dimension {d} is {n} but size is {size}"
+        )));
+    }
+    if step <= 0 {
+        return Err(Error::Runtime(format!("step is {step} but must be > 0")));
+    }
+    let (size, step) = (size as usize, step as usize);
+    let mut l = t.layout().clone();
+    if t.ndim() == 0 {
+        l.shape = vec![size];
+        l.strides = vec![1];
+    } else {
+        let windows = (n as usize - size) / step + 1;
+        let st = l.strides[d];
+        l.shape[d] = windows;
+        l.strides[d] = st * step;
+        l.shape.push(size);
+        l.strides.push(st);
+    }
+    let out = view_of(t, l);
+    if needs_grad(&[t]) {
+        let shape = t.shape().to_vec();
+        record("UnfoldBackward0", &[t], &[&out], vec![], move |ctx| {
+            let g = ctx.grad(0)?;
+            if shape.is_empty() {
+                return Ok(vec![Some(reshape(&g, &[])?)]);
+            }
+            // the windows side by side along d, added into zeros at the positions they read
+            let windows = g.shape()[d];
+            let idx: Vec<i64> = (0..windows)
+                .flat_map(|w| (0..size).map(move |j| (w * step + j) as i64))
+                .collect();
+            let idx = Tensor::from_vec(idx, vec![windows * size])?;
+            let mut flat = shape.clone();
+            flat[d] = windows * size;
+            let g = reshape(&movedim(&g, &[-1], &[d as i64 + 1])?, &flat)?;
+            let z = Tensor::zeros(&shape, g.dtype())?;
+            Ok(vec![Some(super::index::index_add(&z, d as i64, &idx, &g)?)])
+        });
+    }
+    Ok(out)
+}
+
 pub fn narrow(t: &Tensor, dim: i64, start: i64, len: i64) -> Result<Tensor> {
     if t.ndim() == 0 {
         return Err(Error::Runtime(
@@ -499,16 +589,23 @@ pub fn cat(ts: &[Tensor], dim: i64) -> Result<Tensor> {
             start += len;
         }
     });
-    let refs: Vec<&Tensor> = parts.to_vec();
+    // every input is an edge of the node, the skipped empty ones too (their gradient: empty)
+    let refs: Vec<&Tensor> = ts.iter().collect();
     if dtype.is_float() && needs_grad(&refs) {
-        let sizes: Vec<usize> = parts.iter().map(|t| t.shape()[d]).collect();
+        let sizes: Vec<Option<usize>> = ts
+            .iter()
+            .map(|t| (t.ndim() == first.ndim()).then(|| t.shape()[d]))
+            .collect();
         record("CatBackward0", &refs, &[&out], vec![], move |ctx| {
             let g = ctx.grad(0)?;
             let mut start = 0;
             let mut grads = Vec::with_capacity(sizes.len());
             for &len in &sizes {
-                grads.push(Some(narrow(&g, d as i64, start as i64, len as i64)?));
-                start += len;
+                grads.push(Some(match len {
+                    Some(len) => narrow(&g, d as i64, start as i64, len as i64)?,
+                    None => Tensor::zeros(&[0], g.dtype())?,
+                }));
+                start += len.unwrap_or(0);
             }
             Ok(grads)
         });

@@ -343,13 +343,12 @@ where
     })
 }
 
+/// `(0 < v) - (v < 0)`, PyTorch's sign: 0 for a zero of either sign and for NaN.
 fn sign_f(v: f64) -> f64 {
     if v > 0.0 {
         1.0
     } else if v < 0.0 {
         -1.0
-    } else if v.is_nan() {
-        v
     } else {
         0.0
     }
@@ -763,19 +762,29 @@ fn clamp_grad_composite(
 fn clamp_float(x: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Option<Tensor>> {
     let lo = min.map_or(f64::NEG_INFINITY, |v| v.to_f64());
     let hi = max.map_or(f64::INFINITY, |v| v.to_f64());
+    // a NaN bound makes every element NaN, as PyTorch's clamp
+    let nan = lo.is_nan() || hi.is_nan();
     let l = x.layout();
     Ok(Some(match x.dtype() {
         DType::F32 => {
             let (lo, hi) = (lo as f32, hi as f32);
             let d = x.storage().read::<f32>();
             Tensor::from_mapped(elementwise::map_unary(&d, l, false, move |v| {
-                clamp_one(v, lo, hi)
+                if nan {
+                    f32::NAN
+                } else {
+                    clamp_one(v, lo, hi)
+                }
             })?)
         }
         DType::F64 => {
             let d = x.storage().read::<f64>();
             Tensor::from_mapped(elementwise::map_unary(&d, l, false, move |v| {
-                clamp_one(v, lo, hi)
+                if nan {
+                    f64::NAN
+                } else {
+                    clamp_one(v, lo, hi)
+                }
             })?)
         }
         _ => return Ok(None),

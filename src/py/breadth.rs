@@ -136,6 +136,17 @@ fn _masked_scatter(
     .map(PyTensor::new)
 }
 
+/// `take(input, index)` (TakeBackward0).
+#[pyfunction]
+fn _take(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    index: PyRef<'_, PyTensor>,
+) -> PyResult<PyTensor> {
+    let (x, i) = (input.t.clone(), index.t.clone());
+    run(py, Work::elems([&x, &i]), move || ops::take(&x, &i)).map(PyTensor::new)
+}
+
 /// `masked_select(input, mask)` (MaskedSelectBackward0), one pass over both in place.
 #[pyfunction]
 fn _masked_select(
@@ -165,6 +176,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_index_put, m)?)?;
     m.add_function(wrap_pyfunction!(_masked_select, m)?)?;
     m.add_function(wrap_pyfunction!(_index_fill, m)?)?;
+    m.add_function(wrap_pyfunction!(_take, m)?)?;
     m.add_function(wrap_pyfunction!(_masked_scatter, m)?)?;
     m.add_function(wrap_pyfunction!(_diagonal, m)?)?;
     m.add_function(wrap_pyfunction!(_diag_embed, m)?)?;

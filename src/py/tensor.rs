@@ -2,7 +2,7 @@
 //! `python/ferrograd/_tensor.py`, attached to this same class.
 
 use super::convert::{
-    dims_arg, dtype_arg, operand, parse_index, required_dtype, scalar_of, shape_args, PyDType,
+    dims_arg, dtype_arg, operand, parse_index, required_dtype, shape_args, PyDType,
 };
 use super::errors::{guarded, run, Work};
 use super::node::node_object;
@@ -801,17 +801,12 @@ impl PyTensor {
         value: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, Self>> {
         let m = tensor_arg(mask, "mask")?;
-        let v = scalar_of(value)
-            .or_else(|| {
-                operand(value).and_then(|o| match o {
-                    Operand::T(t) => t.item().ok(),
-                    _ => None,
-                })
-            })
+        let v = operand(value)
             .ok_or_else(|| PyTypeError::new_err("masked_fill_(): value must be a number"))?;
         let t = slf.get().t.clone();
-        run(slf.py(), Work::LIGHT, move || {
-            ops::apply_inplace(&t, &[], |s| ops::masked_fill(s, &m, v))
+        run(slf.py(), Work::LIGHT, move || match &v {
+            Operand::S(s) => ops::apply_inplace(&t, &[], |x| ops::masked_fill(x, &m, *s)),
+            Operand::T(v) => ops::apply_inplace(&t, &[v], |x| ops::masked_fill_tensor(x, &m, v)),
         })?;
         Ok(slf.clone())
     }
@@ -874,17 +869,15 @@ impl PyTensor {
         value: &Bound<'_, PyAny>,
     ) -> PyResult<PyTensor> {
         let m = tensor_arg(mask, "masked_fill(): argument 'mask'")?;
-        let v = match operand(value) {
-            Some(Operand::S(s)) => s,
-            Some(Operand::T(t)) if t.ndim() == 0 => t.item()?,
-            _ => {
-                return Err(PyTypeError::new_err(
-                    "masked_fill(): value must be a number or a 0-dim tensor",
-                ))
-            }
-        };
+        let v = operand(value).ok_or_else(|| {
+            PyTypeError::new_err("masked_fill(): value must be a number or a 0-dim tensor")
+        })?;
         let t = self.t.clone();
-        run(py, Work::elems([&t]), move || ops::masked_fill(&t, &m, v)).map(wrap)
+        run(py, Work::elems([&t]), move || match v {
+            Operand::S(s) => ops::masked_fill(&t, &m, s),
+            Operand::T(v) => ops::masked_fill_tensor(&t, &m, &v),
+        })
+        .map(wrap)
     }
     #[pyo3(signature = (approximate="none"))]
     fn _gelu(&self, py: Python<'_>, approximate: &str) -> PyResult<PyTensor> {
@@ -1157,6 +1150,25 @@ impl PyTensor {
             let d = shape_args(dims)?;
             guarded(|| ops::permute(&self.t, &d)).map(wrap)
         }
+    }
+    fn movedim(
+        &self,
+        source: &Bound<'_, PyAny>,
+        destination: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
+        let src = dims_arg(Some(source))?.unwrap_or_default();
+        let dst = dims_arg(Some(destination))?.unwrap_or_default();
+        guarded(|| ops::movedim(&self.t, &src, &dst)).map(wrap)
+    }
+    fn moveaxis(
+        &self,
+        source: &Bound<'_, PyAny>,
+        destination: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
+        self.movedim(source, destination)
+    }
+    fn unfold(&self, dimension: i64, size: i64, step: i64) -> PyResult<PyTensor> {
+        guarded(|| ops::unfold(&self.t, dimension, size, step)).map(wrap)
     }
     fn transpose(&self, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
         guarded(|| ops::transpose(&self.t, dim0, dim1)).map(wrap)

@@ -5266,15 +5266,764 @@ OP_DB += [_act_inplace_row(n) for n in ("elu", "selu", "celu", "hardtanh", "relu
 
 # --- stacking, splitting, rotating, *_scatter (python/ferrograd/_layout_functions.py)
 
+
+def _seq(name):
+    """Variant calling ``lib.<name>`` with the inputs as one sequence."""
+    return lambda lib, *ts, **kw: getattr(lib, name)(ts, **kw)
+
+
+def _ref_broadcast_to(x, size):
+    lead = len(size) - x.ndim
+    return np.broadcast_to(x, tuple(x.shape[i - lead] if s == -1 else s for i, s in enumerate(size)))
+
+
+def _ref_cartesian_prod(*arrs):
+    if len(arrs) == 1:
+        return arrs[0]
+    return np.stack([g.ravel() for g in np.meshgrid(*arrs, indexing="ij")], 1)
+
+
+def _ref_combinations(x, r=2, with_replacement=False):
+    import itertools
+
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    return np.array(list(pick(x, r)), dtype=x.dtype).reshape(-1, r)
+
+
+def _ref_block_diag(*arrs):
+    blocks = [a.reshape(1, -1) if a.ndim < 2 else a for a in arrs]
+    out = np.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)))
+    r = c = 0
+    for b in blocks:
+        out[r:r + b.shape[0], c:c + b.shape[1]] = b
+        r, c = r + b.shape[0], c + b.shape[1]
+    return out
+
+
+def _ref_unsafe_split(x, split_size, dim=0):
+    return tuple(np.split(x, np.arange(split_size, x.shape[dim], split_size), axis=dim))
+
+
+def _ref_split_with_sizes(x, split_sizes, dim=0):
+    return tuple(np.split(x, np.cumsum(split_sizes)[:-1], axis=dim))
+
+
+def _ref_select_scatter(x, src, dim, index):
+    out = x.copy()
+    np.moveaxis(out, dim, 0)[index] = src
+    return out
+
+
+def _ref_slice_scatter(x, src, dim=0, start=None, end=None, step=1):
+    out = x.copy()
+    np.moveaxis(out, dim, 0)[start:end:step] = np.moveaxis(src, dim, 0)
+    return out
+
+
+def _ref_diagonal_scatter(x, src, offset=0, dim1=0, dim2=1):
+    out = x.copy()
+    pos = np.arange(src.shape[-1])
+    np.moveaxis(out, (dim1, dim2), (0, 1))[pos + max(-offset, 0), pos + max(offset, 0)] = np.moveaxis(src, -1, 0)
+    return out
+
+
+def _ref_index_copy(x, dim, index, source):
+    out = x.copy()
+    np.moveaxis(out, dim, 0)[index.reshape(-1)] = np.moveaxis(source, dim, 0)
+    return out
+
+
+def _ref_index_reduce(x, dim, index, source, reduce, include_self=True):
+    idx = np.broadcast_to(index.reshape([-1 if i == dim else 1 for i in range(x.ndim)]), source.shape)
+    return _ref_scatter_reduce(x, dim, idx, source, reduce, include_self)
+
+
+def _ref_put(x, index, source, accumulate=False):
+    return _ref_index_put(x.reshape(-1), [index.reshape(-1)], source.reshape(-1), accumulate).reshape(x.shape)
+
+
+def _ref_unfold(x, dimension, size, step):
+    if x.ndim == 0:
+        return x.reshape(1)
+    d = dimension % x.ndim
+    windows = np.lib.stride_tricks.sliding_window_view(x, size, axis=d)
+    return np.moveaxis(np.moveaxis(windows, d, 0)[::step], 0, d)
+
+
+def _ref_fill_diagonal(x, value, wrap=False):
+    out = x.copy()
+    np.fill_diagonal(out, value, wrap=wrap)
+    return out
+
+
+def _ref_sum_to_size(x, *size):
+    lead = x.ndim - len(size)
+    out = x.sum(axis=tuple(range(lead)))
+    return out.sum(axis=tuple(i for i, s in enumerate(size) if s == 1), keepdims=True)
+
+
+def _ref_slice_copy(x, dim=0, start=None, end=None, step=1):
+    return np.moveaxis(np.moveaxis(x, dim, 0)[start:end:step], 0, dim)
+
+
+def _ref_squeeze(x, dim=None):
+    if dim is None:
+        return np.squeeze(x)
+    dims = (dim,) if isinstance(dim, int) else dim
+    return np.squeeze(x, axis=tuple(d for d in dims if x.shape[d] == 1))
+
+
+def _ref_repeat_interleave(x, repeats, dim=None, output_size=None):
+    return np.repeat(x, repeats, axis=dim)
+
+
+def _ref_diff(x, n=1, dim=-1, prepend=None, append=None):
+    kw = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
+    return np.diff(x, n, axis=dim, **kw)
+
+
+def _layout_samples_2d(g):
+    return [Sample(g.f(3, 4)), Sample(g.f(2, 3, 4)), Sample(g.f(4, 3), views={0: "T"})]
+
+
 OP_DB += [
+    OpInfo("broadcast_to", V(fn="broadcast_to", method="broadcast_to"), _ref_broadcast_to, lambda g: [
+        Sample(g.f(3, 1), (3, 4)),
+        Sample(g.f(4), (2, 3, 4)),
+        Sample(g.f(), (2, 2)),
+        Sample(g.f(1, 3), (2, -1, 3)),
+        Sample(g.f(1, 3), (2, 3), views={0: "T"}),
+    ]),
+    OpInfo("meshgrid", {"fn.meshgrid": _fn("meshgrid"), "fn.meshgrid(list)": _seq("meshgrid")},
+           lambda *arrs, indexing: tuple(np.meshgrid(*arrs, indexing=indexing)), lambda g: [
+               Sample(g.f(3), g.f(2), indexing="ij"),
+               Sample(g.f(3), g.f(2), indexing="xy"),
+               Sample(g.f(3), g.f(), g.f(4), indexing="xy"),
+               Sample(g.f(2), g.f(3), g.f(4), indexing="ij"),
+               Sample(g.f(3), views={0: "slice"}, indexing="ij"),
+           ]),
+    OpInfo("cartesian_prod", V(fn="cartesian_prod"), _ref_cartesian_prod, lambda g: [
+        Sample(g.f(3), g.f(2)),
+        Sample(g.f(2), g.f(3), g.f(2)),
+        Sample(g.f(4)),
+        Sample(g.f(3), g.f(2), views={0: "slice"}),
+    ]),
+    OpInfo("combinations", V(fn="combinations"), _ref_combinations, lambda g: [
+        Sample(g.f(4)),
+        Sample(g.f(4), r=3),
+        Sample(g.f(3), r=2, with_replacement=True),
+        Sample(g.f(3), r=1),
+        Sample(g.f(2), r=3),  # more than there are: no rows
+        Sample(g.f(4), r=2, views={0: "slice"}),
+    ]),
+    OpInfo("hstack", {"fn.hstack": _seq("hstack")}, lambda *arrs: np.hstack(arrs), lambda g: [
+        Sample(g.f(3), g.f(2)),
+        Sample(g.f(2, 3), g.f(2, 1)),
+        Sample(g.f(), g.f()),
+        Sample(g.f(2, 3, 2), g.f(2, 1, 2)),
+        Sample(g.f(2, 3), g.f(2, 2), views={0: "T"}),
+    ]),
+    OpInfo("vstack", {"fn.vstack": _seq("vstack"), "fn.row_stack": _seq("row_stack")},
+           lambda *arrs: np.vstack(arrs), lambda g: [
+               Sample(g.f(3), g.f(3)),
+               Sample(g.f(2, 3), g.f(3)),
+               Sample(g.f(), g.f()),
+               Sample(g.f(2, 3), g.f(1, 3), views={0: "T"}),
+           ]),
+    OpInfo("dstack", {"fn.dstack": _seq("dstack")}, lambda *arrs: np.dstack(arrs), lambda g: [
+        Sample(g.f(3), g.f(3)),
+        Sample(g.f(2, 3), g.f(2, 3)),
+        Sample(g.f(2, 3, 2), g.f(2, 3)),
+        Sample(g.f(), g.f()),
+        Sample(g.f(2, 3), g.f(2, 3), views={0: "T"}),
+    ]),
+    OpInfo("column_stack", {"fn.column_stack": _seq("column_stack")}, lambda *arrs: np.column_stack(arrs),
+           lambda g: [
+               Sample(g.f(3), g.f(3)),
+               Sample(g.f(3), g.f(3, 2)),
+               Sample(g.f(), g.f()),
+               Sample(g.f(3, 2), g.f(3), views={0: "T"}),
+           ]),
+    OpInfo("atleast_1d", V(fn="atleast_1d"), np.atleast_1d, lambda g: [
+        Sample(g.f()), Sample(g.f(3)), Sample(g.f(), g.f(2, 3)), Sample(g.f(3, 2), views={0: "T"}),
+    ]),
+    OpInfo("atleast_2d", V(fn="atleast_2d"), np.atleast_2d, lambda g: [
+        Sample(g.f()), Sample(g.f(3)), Sample(g.f(3), g.f(2, 3, 2)), Sample(g.f(3, 2), views={0: "T"}),
+    ]),
+    OpInfo("atleast_3d", V(fn="atleast_3d"), np.atleast_3d, lambda g: [
+        Sample(g.f()), Sample(g.f(3)), Sample(g.f(2, 3)), Sample(g.f(3), g.f(2, 3, 2)),
+        Sample(g.f(3, 2), views={0: "T"}),
+    ]),
+    OpInfo("block_diag", V(fn="block_diag"), _ref_block_diag, lambda g: [
+        Sample(g.f(2, 3), g.f(1, 2)),
+        Sample(g.f(), g.f(3), g.f(2, 2)),
+        Sample(g.f(0, 2), g.f(2, 1)),
+        Sample(g.f(3, 2), g.f(2), views={0: "T"}),
+    ]),
+    OpInfo("tensor_split", V(fn="tensor_split", method="tensor_split"),
+           lambda x, s, dim=0: tuple(np.array_split(x, s, axis=dim)), lambda g: [
+               Sample(g.f(7, 2), 3),
+               Sample(g.f(2, 5), 2, dim=1),
+               Sample(g.f(6, 2), [1, 4]),
+               Sample(g.f(2, 6), [4, 1, -1, 9], dim=-1),  # out of order, negative, past the end
+               Sample(g.f(5, 2), np.array(2)),  # a 0-d tensor: sections
+               Sample(g.f(5, 2), np.array([1, 3])),  # a 1-d tensor: indices
+               Sample(g.f(4, 3), 2, views={0: "T"}),
+           ]),
+    OpInfo("hsplit", V(fn="hsplit", method="hsplit"), lambda x, s: tuple(np.hsplit(x, s)), lambda g: [
+        Sample(g.f(2, 6), 3), Sample(g.f(6), 2), Sample(g.f(2, 5), [1, 3]), Sample(g.f(3, 4), 2, views={0: "T"}),
+    ]),
+    OpInfo("vsplit", V(fn="vsplit", method="vsplit"), lambda x, s: tuple(np.vsplit(x, s)), lambda g: [
+        Sample(g.f(6, 2), 3), Sample(g.f(5, 2), [1, 3]), Sample(g.f(4, 3), 2, views={0: "T"}),
+    ]),
+    OpInfo("dsplit", V(fn="dsplit", method="dsplit"), lambda x, s: tuple(np.dsplit(x, s)), lambda g: [
+        Sample(g.f(2, 1, 4), 2), Sample(g.f(1, 2, 5), [2]), Sample(g.f(3, 2, 4), 2, views={0: "T"}),
+    ]),
+    OpInfo("split_with_sizes", V(fn=("split_with_sizes", "unsafe_split_with_sizes"),
+                                 method=("split_with_sizes", "unsafe_split_with_sizes")),
+           _ref_split_with_sizes, lambda g: [
+               Sample(g.f(5, 2), [2, 3]),
+               Sample(g.f(2, 6), [3, 0, 3], dim=-1),
+               Sample(g.f(4, 3), [1, 2], dim=1, views={0: "T"}),
+           ]),
+    OpInfo("unsafe_chunk", V(fn="unsafe_chunk", method="unsafe_chunk"), _ref_chunk, lambda g: [
+        Sample(g.f(5, 3), 3), Sample(g.f(3, 6), 2, dim=1), Sample(g.f(4, 3), 2, views={0: "T"}),
+    ]),
+    OpInfo("unsafe_split", V(fn="unsafe_split", method="unsafe_split"), _ref_unsafe_split, lambda g: [
+        Sample(g.f(5, 3), 2), Sample(g.f(3, 6), 4, dim=1), Sample(g.f(4, 3), 2, views={0: "T"}),
+    ]),
+    OpInfo("ravel", V(fn="ravel", method="ravel"), np.ravel, lambda g: [
+        Sample(g.f(3, 4)), Sample(g.f()), Sample(g.f(2, 3, 4)), Sample(g.f(4, 3), views={0: "T"}),
+    ]),
+    OpInfo("rot90", V(fn="rot90", method="rot90"),
+           lambda x, k=1, dims=(0, 1): np.rot90(x, k, axes=tuple(dims)), lambda g: [
+               Sample(g.f(3, 4)),
+               Sample(g.f(3, 4), 2),
+               Sample(g.f(3, 4), 3),
+               Sample(g.f(3, 4), -1),
+               Sample(g.f(3, 4), 4),
+               Sample(g.f(2, 3, 4), 1, [2, 0]),
+               Sample(g.f(2, 3, 4), 5, (-1, -2)),
+               Sample(g.f(4, 3), 1, views={0: "T"}),
+           ]),
+    OpInfo("fliplr", V(fn="fliplr", method="fliplr"), np.fliplr, _layout_samples_2d),
+    OpInfo("flipud", V(fn="flipud", method="flipud"), np.flipud,
+           lambda g: _layout_samples_2d(g) + [Sample(g.f(5))]),
+    OpInfo("repeat_interleave", V(fn="repeat_interleave", method="repeat_interleave"), _ref_repeat_interleave,
+           lambda g: [
+               Sample(g.f(2, 3), 2),
+               Sample(g.f(2, 3), 3, dim=1),
+               Sample(g.f(2, 3), 2, dim=-2, output_size=4),
+               Sample(g.f(2, 3), 0, dim=1),
+               Sample(g.f(), 3),
+               Sample(g.f(2, 3), np.array([1, 0, 2]), dim=1),
+               Sample(g.f(3, 2), np.array([2, 1, 3]), dim=0, output_size=6),
+               Sample(g.f(2, 2), np.array([1, 0, 2, 1])),  # dim=None: of the flattened input
+               Sample(g.f(2, 3), np.array([2]), dim=1),  # a one-element tensor works like an int
+               Sample(g.f(3, 2), np.array([2, 1, 3]), dim=0, views={0: "T"}),
+           ]),
+    OpInfo("diff", V(fn="diff", method="diff"), _ref_diff, lambda g: [
+        Sample(g.f(5)),
+        Sample(g.f(3, 4), dim=0),
+        Sample(g.f(3, 4), n=2),
+        Sample(g.f(3, 4), n=0),
+        Sample(g.f(3, 4), n=5),  # n >= size: empty
+        Sample(g.f(2, 3), 1, 1, g.f(2, 2), g.f(2, 1)),  # prepend and append
+        Sample(g.f(2, 3), 2, 0, None, g.f(1, 3)),
+        Sample(g.f(4, 3), n=2, views={0: "T"}),
+    ]),
+    OpInfo("diagflat", V(fn="diagflat", method="diagflat"), lambda x, offset=0: np.diagflat(x, offset), lambda g: [
+        Sample(g.f(3)), Sample(g.f(2, 2), 1), Sample(g.f(), -2), Sample(g.f(3, 2), -1, views={0: "T"}),
+    ]),
+    OpInfo("select_scatter", V(fn="select_scatter", method="select_scatter"), _ref_select_scatter, lambda g: [
+        Sample(g.f(3, 4), g.f(4), 0, 1),
+        Sample(g.f(3, 4), g.f(3), 1, -1),
+        Sample(g.f(2, 3, 4), g.f(2, 4), -2, 0),
+        Sample(g.f(4), g.f(), 0, 2),
+        Sample(g.f(3, 4), g.f(4), 0, 2, views={0: "T"}),
+    ]),
+    OpInfo("slice_scatter", V(fn="slice_scatter", method="slice_scatter"), _ref_slice_scatter, lambda g: [
+        Sample(g.f(5, 3), g.f(2, 3), 0, 1, 3),
+        Sample(g.f(3, 5), g.f(3, 2), 1, 0, None, 3),
+        Sample(g.f(3, 5), g.f(3, 2), -1, -4, 4, 2),
+        Sample(g.f(6), g.f(6)),
+        Sample(g.f(3, 4), g.f(3, 0), 1, 3, 1),
+        Sample(g.f(5, 3), g.f(5, 2), 1, 1, None, 1, views={0: "T"}),
+    ]),
+    OpInfo("diagonal_scatter", V(fn="diagonal_scatter", method="diagonal_scatter"), _ref_diagonal_scatter,
+           lambda g: [
+               Sample(g.f(3, 3), g.f(3)),
+               Sample(g.f(3, 4), g.f(3), 1),
+               Sample(g.f(3, 4), g.f(2), -1),
+               Sample(g.f(2, 3, 4), g.f(3, 2), 0, 0, 2),
+               Sample(g.f(2, 3, 4), g.f(2, 2), 1, -1, 1),
+               Sample(g.f(4, 3), g.f(2), 1, views={0: "T"}),
+           ]),
+    OpInfo("index_copy", V(fn="index_copy", method="index_copy"), _ref_index_copy, lambda g: [
+        Sample(g.f(3, 4), 1, np.array([2, 0]), g.f(3, 2)),
+        Sample(g.f(3, 4), 0, np.array([1]), g.f(1, 4)),
+        Sample(g.f(2, 3, 4), -1, np.array([3, 0, 1]), g.f(2, 3, 3)),
+        Sample(g.f(5), 0, np.array(3), g.f(1)),
+        Sample(g.f(4, 3), 0, np.array([1, 2]), g.f(2, 3), views={0: "T"}),
+    ]),
+    OpInfo("index_copy_", {"method.index_copy_": lambda lib, x, *a: x.clone().index_copy_(*a)},
+           _ref_index_copy, lambda g: [
+               Sample(g.f(3, 4), 1, np.array([2, 0]), g.f(3, 2)),
+               Sample(g.f(4, 3), 0, np.array([1, 2]), g.f(2, 3), views={0: "T"}),
+           ]),
+    OpInfo("index_reduce", V(fn="index_reduce", method="index_reduce"), _ref_index_reduce, lambda g: [
+        Sample(g.distinct(3, 4), 1, np.array([2, 0, 2]), g.distinct(3, 3), "prod"),
+        Sample(g.distinct(3, 4), 0, np.array([1, 1]), g.distinct(2, 4), "mean"),
+        Sample(g.distinct(3, 4), 0, np.array([1, 1, 2]), g.distinct(3, 4), "mean", include_self=False),
+        Sample(g.distinct(3, 4), 1, np.array([0, 3, 0]), g.distinct(3, 3), "amax"),
+        Sample(g.distinct(3, 4), 1, np.array([0, 3, 0]), g.distinct(3, 3), "amin", include_self=False),
+        Sample(g.distinct(4, 3), 0, np.array([1, 2]), g.distinct(2, 3), "prod", views={0: "T"}),
+    ]),
+    OpInfo("index_reduce_", {"method.index_reduce_": lambda lib, x, *a, **kw: x.clone().index_reduce_(*a, **kw)},
+           _ref_index_reduce, lambda g: [
+               Sample(g.distinct(3, 4), 1, np.array([2, 0, 2]), g.distinct(3, 3), "amax"),
+               Sample(g.distinct(4, 3), 0, np.array([1, 2]), g.distinct(2, 3), "mean", views={0: "T"}),
+           ]),
+    OpInfo("put", V(fn="put", method="put"), _ref_put, lambda g: [
+        Sample(g.f(3, 4), np.array([0, 5, -1]), g.f(3)),
+        Sample(g.f(3, 4), np.array([[1, 1], [7, 1]]), g.f(4), accumulate=True),
+        Sample(g.f(5), np.array([4]), g.f(1, 1)),
+        Sample(g.f(4, 3), np.array([2, 7]), g.f(2), views={0: "T"}),
+    ]),
+    OpInfo("put_", {"method.put_": lambda lib, x, *a, **kw: x.clone().put_(*a, **kw)}, _ref_put, lambda g: [
+        Sample(g.f(3, 4), np.array([0, 5, -1]), g.f(3)),
+        Sample(g.f(4, 3), np.array([2, 2]), g.f(2), views={0: "T"}, accumulate=True),
+    ]),
+    OpInfo("unfold", {"method.unfold": _method("unfold"), "fn.unfold_copy": _fn("unfold_copy")}, _ref_unfold,
+           lambda g: [
+               Sample(g.f(3, 5), 1, 2, 1),
+               Sample(g.f(5, 3), 0, 3, 2),
+               Sample(g.f(2, 3, 4), -1, 2, 2),
+               Sample(g.f(2, 3, 4), 1, 3, 1),
+               Sample(g.f(3, 4), 1, 0, 1),  # empty windows
+               Sample(g.f(), 0, 1, 1),
+               Sample(g.f(4, 3), 0, 2, 1, views={0: "T"}),
+           ]),
+    OpInfo("fill_diagonal_",
+           {"method.fill_diagonal_": lambda lib, x, *a, **kw: x.clone().fill_diagonal_(*a, **kw)}, _ref_fill_diagonal,
+           lambda g: [
+               Sample(g.f(3, 4), 2.5),
+               Sample(g.f(5, 2), -1.0, wrap=True),
+               Sample(g.f(5, 2), -1.0),
+               Sample(g.f(3, 3, 3), 0.5),
+               Sample(g.f(4, 3), 1.5, views={0: "T"}),
+           ]),
+    OpInfo("sum_to_size", {"method.sum_to_size": _method("sum_to_size"),
+                           "method.sum_to_size(seq)": lambda lib, x, *size: x.sum_to_size(size)},
+           _ref_sum_to_size, lambda g: [
+               Sample(g.f(3, 4), 4),
+               Sample(g.f(3, 4), 3, 1),
+               Sample(g.f(2, 3, 4), 1, 4),
+               Sample(g.f(3, 4), 3, 4),
+               Sample(g.f(4, 3), 1, 1, views={0: "T"}),
+           ]),
+    OpInfo("fill", V(fn="fill"), lambda x, value: np.full_like(x, value), lambda g: [
+        Sample(g.f(3, 4), 2.5),
+        Sample(g.f(3, 4), g.f()),  # a 0-d tensor value gets the gradient
+        Sample(g.f(4, 3), g.f(), views={0: "T"}),
+    ]),
+    OpInfo("vander", V(fn="vander"), lambda x, N=None, increasing=False: np.vander(x, N, increasing),
+           lambda g: [
+        Sample(g.f(3)),
+        Sample(g.f(4), 2),
+        Sample(g.f(3), 5, True),
+        # (N = 0 and N = 1 do not depend on x: tests/python/test_layout_functions.py)
+        Sample(np.array([1.5, 0.0, -2.0]), 4),
+        Sample(g.f(4), 3, views={0: "slice"}),
+        # PyTorch's backward of vander fails ("modified by an inplace operation"): the gradients are
+        # checked in tests/python/test_layout_functions.py (gradcheck, gradgradcheck)
+    ], differentiable=False),
+    OpInfo("narrow_copy", V(fn="narrow_copy", method="narrow_copy"),
+           lambda x, dim, start, length: np.moveaxis(np.moveaxis(x, dim, 0)[start % x.shape[dim]:][:length], 0, dim),
+           lambda g: [
+               # (a negative start: in tests/python/test_layout_functions.py; PyTorch's backward fails on it)
+               Sample(g.f(3, 4), 1, 1, 2), Sample(g.f(3, 4), 0, 1, 2), Sample(g.f(4, 3), 0, 1, 2, views={0: "T"}),
+           ]),
+    OpInfo("alias_copy", V(fn="alias_copy"), lambda x: x, lambda g: [
+        Sample(g.f(3, 4)), Sample(g.f(4, 3), views={0: "T"}),
+    ]),
+    OpInfo("detach_copy", V(fn="detach_copy"), lambda x: x, lambda g: [
+        Sample(g.f(3, 4)), Sample(g.f(4, 3), views={0: "T"}),
+    ], differentiable=False),
+    OpInfo("diagonal_copy", V(fn="diagonal_copy"),
+           lambda x, offset=0, dim1=0, dim2=1: np.diagonal(x, offset, dim1, dim2), lambda g: [
+               Sample(g.f(3, 4)), Sample(g.f(2, 3, 4), 1, 2, 0), Sample(g.f(4, 3), -1, views={0: "T"}),
+           ]),
+    OpInfo("expand_copy", V(fn="expand_copy"), _ref_broadcast_to, lambda g: [
+        Sample(g.f(3, 1), (3, 4)), Sample(g.f(1, 3), (2, 3, -1), views={0: "T"}),
+    ]),
+    OpInfo("permute_copy", V(fn="permute_copy"), lambda x, dims: np.transpose(x, dims), lambda g: [
+        Sample(g.f(2, 3, 4), (2, 0, 1)), Sample(g.f(4, 3), (1, 0), views={0: "T"}),
+    ]),
+    OpInfo("select_copy", V(fn="select_copy"), lambda x, dim, index: np.take(x, index, axis=dim), lambda g: [
+        Sample(g.f(3, 4), 1, -1), Sample(g.f(4, 3), 0, 2, views={0: "T"}),
+    ]),
+    OpInfo("slice_copy", V(fn="slice_copy"), _ref_slice_copy, lambda g: [
+        Sample(g.f(3, 6), 1, 1, None, 2), Sample(g.f(5, 3)), Sample(g.f(5, 3), 0, -3, 10, 1, views={0: "T"}),
+    ]),
+    OpInfo("split_copy", V(fn="split_copy"), _ref_split, lambda g: [
+        Sample(g.f(5, 3), 2), Sample(g.f(4, 3), 2, 1, views={0: "T"}),
+    ]),
+    OpInfo("split_with_sizes_copy", V(fn="split_with_sizes_copy"), _ref_split_with_sizes, lambda g: [
+        Sample(g.f(5, 3), [2, 3]), Sample(g.f(4, 3), [1, 2], 1, views={0: "T"}),
+    ]),
+    OpInfo("squeeze_copy", V(fn="squeeze_copy"), _ref_squeeze, lambda g: [
+        Sample(g.f(1, 3, 1)), Sample(g.f(1, 3, 1), 0), Sample(g.f(1, 3, 1), (0, 2)),
+        Sample(g.f(1, 3), views={0: "T"}),
+    ]),
+    OpInfo("t_copy", V(fn="t_copy"), np.transpose, lambda g: [
+        Sample(g.f(3, 4)), Sample(g.f(3)), Sample(g.f(4, 3), views={0: "T"}),
+    ]),
+    OpInfo("transpose_copy", V(fn="transpose_copy"), lambda x, d0, d1: np.swapaxes(x, d0, d1), lambda g: [
+        Sample(g.f(2, 3, 4), 0, 2), Sample(g.f(4, 3), 0, 1, views={0: "T"}),
+    ]),
+    OpInfo("unbind_copy", V(fn="unbind_copy"), lambda x, dim=0: tuple(np.moveaxis(x, dim, 0)), lambda g: [
+        Sample(g.f(3, 4)), Sample(g.f(4, 3), 1, views={0: "T"}),
+    ]),
+    OpInfo("unsqueeze_copy", V(fn="unsqueeze_copy"), lambda x, dim: np.expand_dims(x, dim), lambda g: [
+        Sample(g.f(3, 4), 1), Sample(g.f(4, 3), -1, views={0: "T"}),
+    ]),
+    OpInfo("view_copy", V(fn="view_copy"), lambda x, size: x.reshape(size), lambda g: [
+        Sample(g.f(3, 4), (2, 6)), Sample(g.f(3, 4), (-1,)),
+    ]),
 ]
 
 # --- elementwise functions beyond the core table (python/ferrograd/_pointwise_functions.py)
 
+_PW_INF = np.inf
+
+
+def _pw_special_pairs():
+    """Ties, signed zeros, infinities and NaN as (input, other) columns: the gradients there are
+    compared with PyTorch's (not gradcheck-ed)."""
+    a = np.array([0.0, 1.5, -0.0, 0.0, _PW_INF, _PW_INF, -_PW_INF, -_PW_INF, _PW_INF, 2.0, np.nan, 1.0, np.nan, -3.0])
+    b = np.array([0.0, 1.5, 0.0, -0.0, _PW_INF, 1.0, -_PW_INF, 1.0, -_PW_INF, -_PW_INF, 1.0, np.nan, np.nan, -3.0])
+    return [Sample(a, b, gradcheck=False), Sample(b, a, gradcheck=False)]
+
+
+def _pw_binary(name, ref, make_a=None, make_b=None, scalars=(), special=True, **kw):
+    base = binary_samples(make_a, make_b, scalars=scalars)
+    samples = _with(base, lambda g: _pw_special_pairs()) if special else base
+    return OpInfo(name, V(fn=name, method=name), ref, samples, **kw)
+
+
+def _pw_away(*points):
+    return lambda g, *s: g.f(*s, avoid=points, margin=0.2)
+
+
+def _pw_nan_to_num_samples(g):
+    x = np.array([np.nan, _PW_INF, -_PW_INF, 1.5, -0.0, -2.0])
+    return unary_samples()(g) + [
+        Sample(x, nan=0.5, posinf=3.0, neginf=-4.0, gradcheck=False),
+        Sample(x, 1.0, 1e30, -1e30, gradcheck=False),
+        Sample(np.array([np.nan, 1.5, -2.0]), gradcheck=False),
+        Sample(g.f(4, 3), views={0: "T"}, nan=2.0),
+    ]
+
+
+def _pw_shifted(g, *s):
+    """Pairwise distinct values, 0.1 away from those of ``g.distinct``: no ties."""
+    return np.asarray(g.distinct(*s) + 0.1)
+
+
+def _pw_int_exponents(g, *s):
+    """Integer exponents >= 0: for negative ones PyTorch's gradient of ``input`` is 0 (it computes
+    ``2**other`` in the integer dtype); ferrograd's is the true one (tested in
+    tests/python/test_pointwise_functions.py)."""
+    return g.idx(s, 4)
+
+
 OP_DB += [
+    _pw_binary("logaddexp", np.logaddexp),
+    _pw_binary("logaddexp2", np.logaddexp2),
+    # ties are on the special samples (no gradcheck there: fmax is not differentiable at ties)
+    _pw_binary("fmax", np.fmax, make_a=lambda g, *s: g.distinct(*s), make_b=_pw_shifted),
+    _pw_binary("fmin", np.fmin, make_a=lambda g, *s: g.distinct(*s), make_b=_pw_shifted),
+    _pw_binary("copysign", np.copysign, make_a=_pw_away(0.0), make_b=_pw_away(0.0), scalars=(2.5, -0.0, -3)),
+    _pw_binary("nextafter", np.nextafter, make_b=lambda g, *s: g.f(*s, lo=3.0, hi=5.0), special=False,
+               tol64=(1e-12, 1e-300)),
+    # (towards an infinity the float32 and float64 results differ: in tests/python/test_pointwise_functions.py)
+    OpInfo("nextafter(special)", V(fn="nextafter", method="nextafter"), np.nextafter, lambda g: [
+        Sample(np.array([0.0, 1.5, -0.0, 0.0, np.nan, 1.0, np.nan, 2.0]),
+               np.array([0.0, 1.5, 0.0, -0.0, 1.0, np.nan, np.nan, -3.0]), gradcheck=False)], tol64=(1e-12, 1e-300)),
+    OpInfo("ldexp", V(fn="ldexp", method="ldexp"), lambda x, e: x * np.exp2(e), lambda g: [
+        Sample(g.f(3, 4), _pw_int_exponents(g, 3, 4)),
+        Sample(g.f(3, 1), _pw_int_exponents(g, 1, 4)),
+        Sample(g.f(4, 3), _pw_int_exponents(g, 4, 3), views={0: "T"}),
+        Sample(g.f(3, 4), g.f(4)),
+        Sample(g.f(2, 3, 4), g.f(3, 1), views={0: "slice"}),
+    ]),
+    OpInfo("nan_to_num", V(fn="nan_to_num", method="nan_to_num"),
+           lambda x, nan=0.0, posinf=None, neginf=None: np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf),
+           _pw_nan_to_num_samples),
+    _unary("deg2rad", np.deg2rad),
+    _unary("rad2deg", np.rad2deg),
+    OpInfo("frexp.mantissa", {"fn.frexp": lambda lib, x: lib.frexp(x).mantissa,
+                              "method.frexp": lambda lib, x: x.frexp()[0]},
+           lambda x: np.frexp(x)[0], _with(unary_samples(_pw_away(0.0)), lambda g: [
+               Sample(np.array([0.0, -0.0, 8.0, 0.3, -5.0, 1e-30, _PW_INF, np.nan]), gradcheck=False)])),
+    OpInfo("clamp_min", V(fn="clamp_min", method="clamp_min"), np.maximum, lambda g: [
+        Sample(g.f(3, 4, avoid=(0.5,)), 0.5),
+        Sample(g.f(4, 3, avoid=(-0.5,)), -0.5, views={0: "T"}),
+        Sample(g.distinct(3, 4), _pw_shifted(g, 3, 4)),
+        Sample(g.distinct(3, 1), _pw_shifted(g, 1, 4)),
+        Sample(np.array([1.0, 2.0, -1.0]), np.array([1.0, 0.0, 3.0]), gradcheck=False),  # a tie
+    ]),
+    OpInfo("clamp_max", V(fn="clamp_max", method="clamp_max"), np.minimum, lambda g: [
+        Sample(g.f(3, 4, avoid=(0.5,)), 0.5),
+        Sample(g.f(4, 3, avoid=(-0.5,)), -0.5, views={0: "T"}),
+        Sample(g.distinct(3, 4), _pw_shifted(g, 3, 4)),
+        Sample(g.distinct(3, 1), _pw_shifted(g, 1, 4)),
+        Sample(np.array([1.0, 2.0, -1.0]), np.array([1.0, 0.0, 3.0]), gradcheck=False),
+    ]),
+    OpInfo("rsub", V(fn="rsub"), lambda a, b, alpha=1: b - alpha * a, lambda g: [
+        Sample(g.f(3, 4), g.f(3, 4)),
+        Sample(g.f(4, 3), g.f(1, 3), views={0: "T"}),
+        Sample(g.f(3, 4), 2.5),
+        Sample(g.f(3, 4), g.f(4), alpha=2),
+        Sample(g.f(3, 4), 2, alpha=0.5),
+    ]),
+    OpInfo("positive", V(fn="positive", method="positive"), lambda x: x, unary_samples()),
+    _unary("absolute", np.abs, _nz, extra=lambda g: [Sample(np.array([0.0, -0.0, 1.0, -2.0]), gradcheck=False)]),
 ]
 
 # --- products and statistics (python/ferrograd/_product_functions.py)
 
+
+def _pf_addmv(i, m, v, beta=1, alpha=1):
+    return beta * i + alpha * (m @ v)
+
+
+def _pf_addr(i, a, b, beta=1, alpha=1):
+    return beta * i + alpha * np.outer(a, b)
+
+
+def _pf_baddbmm(i, a, b, beta=1, alpha=1):
+    return beta * i + alpha * (a @ b)
+
+
+def _pf_addbmm(i, a, b, beta=1, alpha=1):
+    return beta * i + alpha * (a @ b).sum(0)
+
+
+def _pf_dist(x, y, p=2):
+    d = np.abs(x - y).reshape(-1)
+    if p == 0:
+        return np.array(float((d != 0).sum()))
+    if p == np.inf:
+        return d.max()
+    return (d ** p).sum() ** (1.0 / p)
+
+
+def _pf_cov(x, fweights=None, aweights=None, correction=1):
+    return np.asarray(np.cov(x, ddof=correction, fweights=fweights, aweights=aweights))
+
+
+def _pf_cov_call(method):
+    """``cov(x, fweights=..., aweights=...)`` with the weights as sample inputs (so they are
+    tensors: aweights differentiable, fweights int64)."""
+
+    def call(lib, x, fweights=None, aweights=None, **kw):
+        fn = x.cov if method else lib.cov
+        return fn(fweights=fweights, aweights=aweights, **kw) if method else fn(x, fweights=fweights,
+                                                                                 aweights=aweights, **kw)
+
+    return call
+
+
+def _pf_trapezoid(y, x=None, dx=None, dim=-1):
+    if x is None:
+        return np.trapezoid(y, dx=1.0 if dx is None else dx, axis=dim)
+    if 1 < x.ndim < y.ndim:  # PyTorch lines the trailing dims up
+        x = x.reshape((1,) * (y.ndim - x.ndim) + x.shape)
+    return np.trapezoid(y, x, axis=dim)
+
+
+def _pf_cumulative_trapezoid(y, x=None, dx=None, dim=-1):
+    n = y.shape[dim]
+    mid = np.take(y, range(1, n), axis=dim) + np.take(y, range(n - 1), axis=dim)
+    if x is None:
+        step = 1.0 if dx is None else dx
+    else:
+        shape = [1] * y.ndim
+        shape[dim] = n
+        xs = x.reshape(shape) if x.ndim == 1 else x
+        step = np.diff(xs, axis=dim)
+    return np.cumsum(mid * step / 2.0, axis=dim)
+
+
+def _pf_renorm(x, p, dim, maxnorm):
+    axes = tuple(d for d in range(x.ndim) if d != dim % x.ndim)
+    norm = (np.abs(x) ** p).sum(axis=axes, keepdims=True) ** (1.0 / p)
+    return x * np.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+
+
+def _pf_histogram(x, bins=100, range=None, weight=None, density=False):  # noqa: A002
+    hist, edges = np.histogram(x, bins, range=range, weights=weight, density=density)
+    return hist.astype(np.float64), edges
+
+
+def _pf_nuclear_norm(x, dim=(-2, -1), keepdim=False):
+    return np.linalg.norm(x, "nuc", axis=tuple(dim), keepdims=keepdim)
+
+
+def _pf_frobenius_norm(x, dim, keepdim=False):
+    return np.sqrt((x * x).sum(axis=tuple(dim), keepdims=keepdim))
+
+
+def _pf_chain_matmul(lib, *ms):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return lib.chain_matmul(*ms)
+
+
+def _pf_deprecated(name):
+    def call(lib, *args, **kwargs):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return getattr(lib, name)(*args, **kwargs)
+
+    return call
+
+
 OP_DB += [
+    OpInfo("addmv", V(fn="addmv", method="addmv"), _pf_addmv, lambda g: [
+        Sample(g.f(3), g.f(3, 4), g.f(4)),
+        Sample(g.f(3), g.f(3, 4), g.f(4), beta=0.5, alpha=2.0),
+        Sample(g.f(1), g.f(3, 4), g.f(4), beta=-1.5),
+        Sample(g.f(), g.f(2, 3), g.f(3), alpha=0.5),
+        Sample(g.f(3), g.f(3, 4), g.f(4), beta=0),
+        Sample(g.f(3), g.f(3, 4), g.f(4), views={1: "T"}),
+    ]),
+    OpInfo("addr", V(fn="addr", method="addr"), _pf_addr, lambda g: [
+        Sample(g.f(3, 4), g.f(3), g.f(4)),
+        Sample(g.f(3, 4), g.f(3), g.f(4), beta=2.0, alpha=-0.5),
+        Sample(g.f(4), g.f(3), g.f(4), beta=0.5),
+        Sample(g.f(), g.f(2), g.f(3)),
+        Sample(g.f(3, 4), g.f(3), g.f(4), views={0: "T"}, beta=0),
+    ]),
+    OpInfo("baddbmm", V(fn="baddbmm", method="baddbmm"), _pf_baddbmm, lambda g: [
+        Sample(g.f(2, 3, 4), g.f(2, 3, 5), g.f(2, 5, 4)),
+        Sample(g.f(2, 3, 4), g.f(2, 3, 5), g.f(2, 5, 4), beta=0.5, alpha=2.0),
+        Sample(g.f(4), g.f(2, 3, 2), g.f(2, 2, 4), beta=0),
+        Sample(g.f(2, 3, 4), g.f(2, 3, 5), g.f(2, 5, 4), views={0: "T"}, alpha=-1.0),
+    ]),
+    OpInfo("addbmm", V(fn="addbmm", method="addbmm"), _pf_addbmm, lambda g: [
+        Sample(g.f(3, 4), g.f(2, 3, 5), g.f(2, 5, 4)),
+        Sample(g.f(3, 4), g.f(2, 3, 5), g.f(2, 5, 4), beta=0.5, alpha=2.0),
+        Sample(g.f(1, 4), g.f(3, 2, 2), g.f(3, 2, 4), beta=0),
+        Sample(g.f(3, 4), g.f(2, 3, 5), g.f(2, 5, 4), views={0: "T"}, beta=-1.0),
+    ]),
+    OpInfo("inner", V(fn="inner", method="inner"), np.inner, lambda g: [
+        Sample(g.f(3), g.f(3)),
+        Sample(g.f(2, 3), g.f(4, 3)),
+        Sample(g.f(2, 2, 3), g.f(3)),
+        Sample(g.f(), g.f(2, 3)),
+        Sample(g.f(2, 3), g.f()),
+        Sample(g.f(2, 3), g.f(4, 3), views={0: "T", 1: "T"}),
+    ]),
+    OpInfo("ger", V(fn="ger", method="ger"), np.outer, lambda g: [
+        Sample(g.f(3), g.f(4)),
+        Sample(g.f(1), g.f(2)),
+        Sample(g.f(3), g.f(4), views={0: "slice"}),
+    ]),
+    OpInfo("vdot", V(fn="vdot", method="vdot"), np.vdot, lambda g: [
+        Sample(g.f(3), g.f(3)),
+        Sample(g.f(5), g.f(5), views={0: "slice", 1: "slice"}),
+    ]),
+    OpInfo("chain_matmul", {"fn.chain_matmul": _pf_chain_matmul}, lambda *ms: np.linalg.multi_dot(ms), lambda g: [
+        Sample(g.f(2, 3), g.f(3, 4)),
+        Sample(g.f(2, 3), g.f(3, 4), g.f(4, 2)),
+        Sample(g.f(2, 3), g.f(3, 4), g.f(4, 1), g.f(1, 2), views={0: "T"}),
+    ]),
+    OpInfo("dist", V(fn="dist", method="dist"), _pf_dist, lambda g: [
+        Sample(g.f(3, 4), g.f(3, 4)),
+        Sample(g.f(3, 4), g.f(4), 1),
+        Sample(g.f(2, 3), g.f(2, 1), 3),
+        Sample(g.f(3, 4), g.f(3, 4), 1.5),
+        Sample(g.f(), g.f(3), p=2.5),
+        Sample(g.f(3, 4), g.f(3, 4), views={0: "T"}),
+        Sample(g.distinct(3, 4), g.f(3, 4, lo=-0.05, hi=0.05), float("inf")),
+    ]),
+    OpInfo("cov", {"fn.cov": _pf_cov_call(False), "method.cov": _pf_cov_call(True)}, _pf_cov, lambda g: [
+        Sample(g.f(3, 5)),
+        Sample(g.f(5)),
+        Sample(g.f(3, 5), correction=0),
+        Sample(g.f(2, 6), correction=2),
+        Sample(g.f(3, 5), np.array([1, 2, 0, 3, 1])),
+        Sample(g.f(3, 5), None, g.f(5, lo=0.2, hi=1.0)),
+        Sample(g.f(3, 5), np.array([2, 1, 1, 3, 1]), g.f(5, lo=0.2, hi=1.0), correction=2),
+        Sample(g.f(3, 5), views={0: "T"}),
+    ]),
+    OpInfo("corrcoef", V(fn="corrcoef", method="corrcoef"), np.corrcoef, lambda g: [
+        Sample(g.f(3, 5)),
+        Sample(g.f(2, 6)),
+        Sample(g.f(3, 5), views={0: "T"}),
+    ]),
+    OpInfo("trapezoid", V(fn=("trapezoid", "trapz")), _pf_trapezoid, lambda g: [
+        Sample(g.f(3, 5)),
+        Sample(g.f(5)),
+        Sample(g.f(3, 5), dim=0),
+        Sample(g.f(3, 5), dx=0.5),
+        Sample(g.f(2, 3, 4), dx=2, dim=1),
+        Sample(g.f(3, 5), np.sort(g.f(5))),
+        Sample(g.f(3, 5), g.f(3, 5)),
+        Sample(g.f(2, 3, 5), g.f(3, 5), dim=1),
+        Sample(g.f(3, 4), np.sort(g.f(3)), dim=0),
+        Sample(g.f(3, 1)),
+        Sample(g.f(5, 3), views={0: "T"}),
+        Sample(g.f(5, 3), g.f(5, 3), views={0: "T", 1: "T"}),
+    ]),
+    OpInfo("cumulative_trapezoid", V(fn="cumulative_trapezoid"), _pf_cumulative_trapezoid, lambda g: [
+        Sample(g.f(3, 5)),
+        Sample(g.f(5)),
+        Sample(g.f(3, 5), dim=0),
+        Sample(g.f(3, 5), dx=0.5),
+        Sample(g.f(3, 5), np.sort(g.f(5))),
+        Sample(g.f(3, 5), g.f(3, 5)),
+        Sample(g.f(5, 3), views={0: "T"}),
+    ]),
+    OpInfo("msort", V(fn="msort", method="msort"), lambda x: np.sort(x, axis=0), lambda g: [
+        Sample(g.distinct(4, 3)),
+        Sample(g.distinct(5)),
+        Sample(g.distinct(3, 2, 2)),
+        Sample(g.distinct(3, 4), views={0: "T"}),
+    ]),
+    OpInfo("renorm", V(fn="renorm", method="renorm"), _pf_renorm, lambda g: [
+        Sample(g.f(3, 4), 2, 0, 1.0),
+        Sample(g.f(3, 4), 1, 1, 1.5),
+        Sample(g.f(2, 3, 2), 3, -1, 0.8),
+        Sample(g.f(3, 4) * 0.1, 2, 0, 5.0),
+        Sample(g.f(4, 3), 2, 1, 1.0, views={0: "T"}),
+    ]),
+    OpInfo("histogram", V(fn="histogram", method="histogram"), _pf_histogram, lambda g: [
+        Sample(g.f(20), 5),
+        Sample(g.f(4, 5), 4, range=(-1.0, 1.0)),
+        Sample(g.f(20), 4, density=True),
+        Sample(g.f(4, 5), np.array([-1.0, 0.0, 0.5, 2.0])),
+        Sample(np.array([0.0, 1.0, 2.0, 3.0, 3.5, -0.1]), 3, range=(0.0, 3.0)),
+        Sample(g.f(5, 4), 3, views={0: "T"}),
+    ], differentiable=False),
+    OpInfo("nuclear_norm", {"fn.nuclear_norm": _pf_deprecated("nuclear_norm")}, _pf_nuclear_norm, lambda g: [
+        Sample(g.f(3, 4)),
+        Sample(g.f(3, 2, 4), (0, 2)),
+        Sample(g.f(3, 4), (1, 0), True),
+        Sample(g.f(4, 3), views={0: "T"}),
+    ]),
+    OpInfo("frobenius_norm", {"fn.frobenius_norm": _pf_deprecated("frobenius_norm")}, _pf_frobenius_norm,
+           lambda g: [
+               Sample(g.f(3, 4), (0, 1)),
+               Sample(g.f(2, 3, 4), (2, 0), True),
+               Sample(g.f(2, 3, 4), (1,)),
+               Sample(g.f(4, 3), (0, 1), views={0: "T"}),
+           ]),
 ]

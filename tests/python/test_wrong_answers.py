@@ -462,3 +462,60 @@ def test_python_floats_and_int_to_float_results_follow_the_default_dtype(default
     assert (a + 2.5).tolist() == [2.5, 3.5, 4.5]
     with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long"):
         T.arange(3).div_(2)
+
+
+# --- found while adding the breadth functions (values as PyTorch 2.13 gives them)
+
+
+def test_clamp_with_a_nan_bound_is_nan_everywhere():
+    x = T.tensor([1.0, nan, -2.0], requires_grad=True)
+    for y in (T.clamp(x, min=nan), T.clamp(x, max=nan), T.clamp(x, min=0.0, max=nan)):
+        assert all(math.isnan(v) for v in y.tolist())
+    T.clamp(x, min=nan).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_sign_of_nan_is_zero_and_abs_passes_no_gradient_there():
+    x = T.tensor([nan, 0.0, -0.0, 2.0, -3.0], requires_grad=True)
+    assert T.sign(x.detach()).tolist() == [0.0, 0.0, 0.0, 1.0, -1.0]
+    assert T.sgn(x.detach()).tolist() == [0.0, 0.0, 0.0, 1.0, -1.0]
+    x.abs().sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0, 1.0, -1.0]
+
+
+def test_masked_fill_with_a_tensor_value_gives_the_value_its_gradient():
+    x = T.randn(2, 3, requires_grad=True)
+    v = T.tensor(2.0, requires_grad=True)
+    m = T.tensor([[True, False, True], [False, False, True]])
+    y = x.masked_fill(m, v)
+    assert type(y.grad_fn).__name__ == "MaskedFillBackward1"
+    y.backward(T.arange(6.0).reshape(2, 3))
+    assert v.grad.item() == 0.0 + 2.0 + 5.0
+    assert x.grad.tolist() == [[0.0, 1.0, 0.0], [3.0, 4.0, 0.0]]
+    # in place too, and a value of another dtype is cast as PyTorch casts it
+    z = T.zeros(3) * 1
+    z.masked_fill_(T.tensor([True, False, True]), v)
+    assert z.tolist() == [2.0, 0.0, 2.0] and type(z.grad_fn).__name__ == "MaskedFillBackward1"
+    assert T.zeros(3, dtype=T.int64).masked_fill(T.tensor([True, False, True]), T.tensor(2.7)).tolist() == [2, 0, 2]
+    with pytest.raises(RuntimeError, match="only supports a 0-dimensional value tensor, but got tensor with 1"):
+        x.masked_fill(m, T.ones(1))
+    assert T.autograd.gradcheck(lambda a, b: a.masked_fill(m, b), (x.double().detach().requires_grad_(),
+                                                                    v.double().detach().requires_grad_()))
+
+
+def test_cat_keeps_skipped_empty_inputs_in_the_graph():
+    e = T.zeros(0, requires_grad=True)  # a 1-D empty tensor, skipped by cat's legacy rule
+    y = T.randn(2, 3, requires_grad=True)
+    w = T.zeros(0, 3, requires_grad=True)
+    z = T.cat([e, y, w])
+    assert len(z.grad_fn.next_functions) == 3
+    z.sum().backward()
+    assert e.grad is not None and e.grad.shape == (0,)
+    assert w.grad is not None and w.grad.shape == (0, 3)
+
+
+def test_split_with_a_negative_size_is_a_runtime_error():
+    with pytest.raises(RuntimeError, match=r"non-negative entries, but got split_sizes=\[1, -1, 3\]"):
+        T.ones(2, 3).split([1, -1, 3])
+    with pytest.raises(RuntimeError, match=r"expand\(torch.FloatTensor\{\[2, 3\]\}, size=\[3\]\)"):
+        T.ones(2, 3).expand(3)

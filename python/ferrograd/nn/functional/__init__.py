@@ -86,7 +86,15 @@ from .loss import (
     soft_margin_loss,
     triplet_margin_with_distance_loss,
 )
-from .normalization import batch_norm, group_norm, instance_norm, layer_norm, local_response_norm, normalize
+from .normalization import (
+    batch_norm,
+    group_norm,
+    instance_norm,
+    layer_norm,
+    local_response_norm,
+    normalize,
+    rms_norm,
+)
 from .padding import pad
 from .pooling import (
     adaptive_avg_pool1d,
@@ -214,6 +222,7 @@ __all__ = [
     "instance_norm",
     "group_norm",
     "layer_norm",
+    "rms_norm",
     "normalize",
     "local_response_norm",
     # padding

@@ -1,6 +1,6 @@
 """Normalisation functionals of ``ferrograd.nn.functional``.
 
-``batch_norm``, ``instance_norm``, ``group_norm`` and ``layer_norm``, with PyTorch's argument
+``batch_norm``, ``instance_norm``, ``group_norm``, ``layer_norm`` and ``rms_norm``, with PyTorch's argument
 checks in front of the native kernels.
 """
 
@@ -8,11 +8,12 @@ import math
 import numbers
 
 from ... import _core
+from ..._dtype import finfo
 from ._utils import _fmt, _int_arg
 from .padding import pad as _pad
 from .pooling import avg_pool2d, avg_pool3d
 
-__all__ = ["batch_norm", "instance_norm", "group_norm", "layer_norm", "normalize", "local_response_norm"]
+__all__ = ["batch_norm", "instance_norm", "group_norm", "layer_norm", "rms_norm", "normalize", "local_response_norm"]
 
 
 def _verify_batch_size(size):
@@ -123,6 +124,21 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             f"element, but got normalized_shape = {_fmt(tuple(normalized_shape))}"
         )
     return _core.layer_norm(input, list(normalized_shape), weight, bias, float(eps))
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """``input / sqrt(mean(input^2) + eps)`` over the trailing ``normalized_shape`` dims, times
+    ``weight``; ``eps`` defaults to the dtype's machine epsilon."""
+    shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    k = len(shape)
+    if k == 0 or tuple(input.shape[input.dim() - k:]) != tuple(shape) or input.dim() < k:
+        raise RuntimeError(f"Given normalized_shape={_fmt(shape)}, expected input with shape [*{_fmt(shape)[1:]}, "
+                           f"but got input of size{_fmt(input.shape)}")
+    if eps is None:
+        eps = finfo(input.dtype).eps
+    dims = list(range(input.dim() - k, input.dim()))
+    out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    return out if weight is None else out * weight
 
 
 # ------------------------------------------------------------------- embedding

@@ -58,7 +58,7 @@ from .lazy import LazyModuleMixin
 from .linear import Bilinear, Identity, LazyLinear, Linear
 from .loss import *  # noqa: F401,F403
 from .module import Module
-from .normalization import GroupNorm, LayerNorm, LocalResponseNorm
+from .normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm
 from .padding import *  # noqa: F401,F403
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .pooling import (
@@ -142,6 +142,7 @@ __all__ = [
     "Unflatten",
     "MultiheadAttention",
     "LayerNorm",
+    "RMSNorm",
     "GroupNorm",
     "LocalResponseNorm",
     "Conv1d",

@@ -1,4 +1,4 @@
-"""``LayerNorm``."""
+"""``LayerNorm``, ``RMSNorm``, ``GroupNorm``, ``LocalResponseNorm``."""
 
 import numbers
 
@@ -7,7 +7,7 @@ from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["LayerNorm", "GroupNorm", "LocalResponseNorm"]
+__all__ = ["LayerNorm", "RMSNorm", "GroupNorm", "LocalResponseNorm"]
 
 
 class LayerNorm(Module):
@@ -52,6 +52,39 @@ class LayerNorm(Module):
             f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
             f"bias={self.bias is not None}"
         )
+
+
+class RMSNorm(Module):
+    r"""Root-mean-square normalisation over the trailing ``normalized_shape`` dimensions:
+    ``y = x / sqrt(mean(x^2) + eps) * weight``, ``eps`` None meaning the dtype's machine epsilon;
+    ``weight`` starts at ones (when ``elementwise_affine``).
+    """
+
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__()
+        if isinstance(normalized_shape, numbers.Integral):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if self.elementwise_affine:
+            self.weight = Parameter(empty(self.normalized_shape, **factory_kwargs))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
 
 
 class GroupNorm(Module):
