@@ -520,6 +520,50 @@ def _block_diag(op, s, n, layout, vals):
     return resized(s, vals, layout, {0: (r, r), 1: (r, r)}, strided=(0, "T"))
 
 
+def _broadcast_to(op, s, n, layout, vals):
+    r, c = two_d(n)  # the output has n elements
+    return resized(s, vals, layout, {0: (r, 1)}, args={1: (r, c)}, strided=0)
+
+
+def _halves(op, s, n, layout, vals):
+    """two vectors of n / 2 elements (hstack)"""
+    return resized(s, vals, layout, {0: (n // 2,), 1: (n // 2,)}, strided=(0, "slice"))
+
+
+def _two_pieces_fix(case, shape):
+    """split into two pieces: 2 sections (hsplit / vsplit), or sizes summing to the dim"""
+    case.inputs[1] = 2 if isinstance(case.inputs[1], int) else [shape[0] // 2, shape[0] - shape[0] // 2]
+
+
+def _view_fix(case, shape):
+    case.inputs[1] = (-1, shape[-1])
+
+
+def _select_scatter(op, s, n, layout, vals):
+    r, c = two_d(n)
+    return resized(s, vals, layout, {0: (r, c), 1: (c,)}, strided=0)
+
+
+def _diagonal_scatter(op, s, n, layout, vals):
+    r = max(1, math.isqrt(n))
+    return resized(s, vals, layout, {0: (r, r), 1: (r,)}, strided=0)
+
+
+def _index_copy(op, s, n, layout, vals):
+    """half of the columns replaced (index_copy: each once; index_reduce: any)"""
+    r, c = two_d(n)
+    k = max(1, c // 2)
+    index = vals.distinct(k, c) if op.name.startswith("index_copy") else vals.idx((k,), c)
+    return resized(s, vals, layout, {0: (r, c), 2: index, 3: (r, k)}, strided=0)
+
+
+def _put(op, s, n, layout, vals):
+    """a quarter of the elements replaced, each once"""
+    r, c = two_d(n)
+    k = max(1, n // 4)
+    return resized(s, vals, layout, {0: (r, c), 1: vals.distinct(k, n), 2: (k,)}, strided=0)
+
+
 # rows whose inputs do not all share one shape, or whose arguments depend on the size;
 # every other row goes through `generic`
 BUILDERS = {
@@ -545,6 +589,22 @@ BUILDERS = {
     "nn.functional.pdist": _pdist,
     "dot": _dot,
     "expand": _expand,
+    "broadcast_to": _broadcast_to,
+    "expand_copy": _broadcast_to,
+    "hstack": _halves,
+    "hsplit": generic_then(_two_pieces_fix),
+    "vsplit": generic_then(_two_pieces_fix),
+    "split_with_sizes": generic_then(_two_pieces_fix),
+    "split_with_sizes_copy": generic_then(_two_pieces_fix),
+    "view_copy": generic_then(_view_fix),
+    "select_scatter": _select_scatter,
+    "diagonal_scatter": _diagonal_scatter,
+    "index_copy": _index_copy,
+    "index_copy_": _index_copy,
+    "index_reduce": _index_copy,
+    "index_reduce_": _index_copy,
+    "put": _put,
+    "put_": _put,
     "cat": _cat,
     "gather": _gather,
     "index_select": _index_select,

@@ -576,6 +576,14 @@ def _check_src_shape(src, slice_shape):
         )
 
 
+def _assign_copy(input, index, src):
+    """A copy of ``input`` with ``copy[index] = src``: one copy and one strided write (the
+    assignment's node, CopySlices, gives ``src`` its gradient)."""
+    out = clone(input)
+    out[index] = src
+    return out
+
+
 def select_scatter(input, src, dim, index):
     """``input`` with the slice ``input.select(dim, index)`` replaced by ``src``."""
     _check_tensor("select_scatter", input)
@@ -589,7 +597,7 @@ def select_scatter(input, src, dim, index):
             f"select(): index {index} out of range for tensor of size {list(input.shape)} at dimension {d}"
         )
     _check_src_shape(src, [s for k, s in enumerate(input.shape) if k != d])
-    return _put_along(input, d, _long([index % n]), src.unsqueeze(d))
+    return _assign_copy(input, (slice(None),) * d + (index,), src)
 
 
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
@@ -605,7 +613,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     s, e = _slice_bounds(start, end, n)
     count = -(-(e - s) // step)
     _check_src_shape(src, [count if k == d else size for k, size in enumerate(input.shape)])
-    return _put_along(input, d, _core._arange(float(s), float(e), float(step), int64), src)
+    return _assign_copy(input, (slice(None),) * d + (slice(s, e, step),), src)
 
 
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
@@ -765,10 +773,7 @@ def fill(input, value):
     gradient); ``input`` gets a zero gradient."""
     _check_tensor("fill", input)
     value = _fill_value("fill_", value)
-    everywhere = _core._full(list(input.shape), True, _core.bool)
-    if isinstance(value, Tensor):  # where() gives the value tensor its gradient, masked_fill does not
-        return _core.where(everywhere, value.to(input.dtype), input)
-    return input.masked_fill(everywhere, value)
+    return input.masked_fill(_core._full([], True, _core.bool), value)  # a 0-d mask, broadcast
 
 
 def fill_(input, value):
@@ -822,12 +827,10 @@ def _diagonal_positions(shape, wrap):
 def fill_diagonal_(self, fill_value, wrap=False):
     """Fills the main diagonal (all indices equal) in place; with ``wrap``, the diagonal of a tall
     matrix restarts every ``width + 1`` rows."""
-    positions = _diagonal_positions(list(self.shape), wrap)
-
-    def filled(x):
-        return x.reshape(-1).index_fill(0, positions, fill_value).reshape(x.shape)
-
-    return _copy_in(self, filled)
+    # the diagonal's positions as one index tensor per dim: one native indexed write (CopySlices
+    # under autograd, as PyTorch records)
+    self[unravel_index(_diagonal_positions(list(self.shape), wrap), list(self.shape))] = fill_value
+    return self
 
 
 def sum_to_size(self, *size):

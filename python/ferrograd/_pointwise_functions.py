@@ -165,6 +165,11 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     if not input.is_floating_point():
         return input.clone()
     info = finfo(input.dtype)
+    if (posinf is None or posinf >= info.max) and (neginf is None or neginf <= info.min):
+        # the infinities become bounds no finite value passes: a clamp (which keeps NaN and
+        # passes no gradient at +-inf) and one where
+        result = input.clamp(info.min if neginf is None else neginf, info.max if posinf is None else posinf)
+        return _core.where(isnan(input), float(nan), result)
     posinf = info.max if posinf is None else posinf
     neginf = info.min if neginf is None else neginf
     result = _core.where(input == math.inf, float(posinf), input)

@@ -232,7 +232,9 @@ def inner(input, other, *, out=None):
     if other.shape[-1] != n:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
                            f"{_fmt(input.shape)} and {_fmt(other.shape)}")
-    prod = input.reshape(-1, n).mm(other.reshape(-1, n).t())
+    if other.dim() == 1:
+        return input.matmul(other)
+    prod = input.matmul(other.reshape(-1, n).t())
     return prod.reshape(tuple(input.shape[:-1]) + tuple(other.shape[:-1]))
 
 

@@ -780,10 +780,9 @@ pub fn index_assign(t: &Tensor, idx: &ParsedIndex, value: &Operand) -> Result<Te
         record("CopySlices", &ins, &[&out], vec![], move |ctx| {
             let g = ctx.grad(0)?;
             let zero = Operand::S(Scalar::Float(0.0));
-            let gt = {
-                let _guard = crate::autograd::GradModeGuard::new(false);
-                index_assign(&g, &idx2, &zero)?
-            };
+            // differentiable in g (itself a CopySlices when a graph is built): double backward
+            // and forward-mode AD go through the assignment
+            let gt = index_assign(&g, &idx2, &zero)?;
             let mut grads = vec![Some(gt)];
             if has_v {
                 grads.push(Some(sum_to(&idx2.get(&g)?, &vshape)?));

@@ -2,7 +2,7 @@
 //! (src/ops/scatter_reduce.rs), `index_put`, `index_fill` and `masked_scatter` (src/ops/index.rs); argument handling in
 //! ferrograd's Python layer; `polygamma` (src/ops/math.rs).
 
-use super::convert::operand;
+use super::convert::{operand, type_name};
 use super::errors::{run, Work};
 use super::tensor::PyTensor;
 use crate::ops::{self, diagonal as dg, scatter_reduce as sr, Operand};
@@ -92,11 +92,7 @@ fn _index_fill(
     let v = operand(value).ok_or_else(|| {
         PyTypeError::new_err(format!(
             "index_fill(): argument 'value' must be Number or Tensor, not {}",
-            value
-                .get_type()
-                .name()
-                .map(|n| n.to_string())
-                .unwrap_or_default()
+            type_name(value)
         ))
     })?;
     let (x, i) = (input.t.clone(), index.t.clone());

@@ -519,3 +519,21 @@ def test_split_with_a_negative_size_is_a_runtime_error():
         T.ones(2, 3).split([1, -1, 3])
     with pytest.raises(RuntimeError, match=r"expand\(torch.FloatTensor\{\[2, 3\]\}, size=\[3\]\)"):
         T.ones(2, 3).expand(3)
+
+
+def test_indexed_assignment_is_differentiable_twice():
+    # CopySlices' backward zeroed the assigned region without recording it: second derivatives
+    # and forward-mode tangents through `y[idx] = v` came out wrong
+    x = T.tensor([1.0, 2.0, 3.0], dtype=T.float64, requires_grad=True)
+    v = T.tensor(0.5, dtype=T.float64, requires_grad=True)
+
+    def f(a, b):
+        y = a * a
+        y[1] = b * b
+        return (y * y).sum()
+
+    assert T.autograd.gradcheck(f, (x, v))
+    assert T.autograd.gradgradcheck(f, (x, v))
+    (gx,) = T.autograd.grad(f(x, v), x, create_graph=True)
+    (hx,) = T.autograd.grad(gx.sum(), x)
+    assert hx.tolist() == [12.0, 0.0, 108.0]  # d2/dx2 of x^4 where the element was kept
